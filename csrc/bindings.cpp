@@ -1,0 +1,183 @@
+// repmode._C: the Python binding of the CPU kernels. No torch headers: Python passes data
+// pointers (as integers), sizes and strides in elements, and a dtype code
+// (0 = float32, 1 = float64); outputs are allocated by Python.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
+
+#include "cpu/elementwise.h"
+#include "cpu/gemm.h"
+#include "cpu/isa.h"
+#include "cpu/reduce.h"
+#include "cpu/softmax_loss.h"
+
+namespace py = pybind11;
+using namespace repmode::cpu;
+
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+template <typename T> T* ptr(uintptr_t p) { return reinterpret_cast<T*>(p); }
+
+[[noreturn]] void bad_dtype(int dtype) {
+  throw std::invalid_argument("repmode._C: unsupported dtype code " + std::to_string(dtype));
+}
+
+// Call fn.template operator()<T>() with T = float or double by dtype code.
+template <typename Fn>
+auto by_dtype(int dtype, Fn&& fn) {
+  if (dtype == 0) return fn(float{});
+  if (dtype == 1) return fn(double{});
+  bad_dtype(dtype);
+}
+
+// An operand: a tensor (pointer + strides) or, when pointer is 0, the Python number `value`.
+template <typename T>
+Operand<T> operand(uintptr_t p, const Ints& strides, double value, size_t ndim, T* scalar_slot) {
+  if (p) return Operand<T>{ptr<const T>(p), strides};
+  *scalar_slot = static_cast<T>(value);  // a Python float is a double: one RNE rounding to T
+  return Operand<T>{scalar_slot, Ints(ndim, 0)};
+}
+
+void elementwise_py(int op, int dtype, const Ints& sizes, uintptr_t out, const Ints& out_strides,
+                    uintptr_t a, const Ints& a_strides, double a_value, uintptr_t b,
+                    const Ints& b_strides, double b_value, bool has_b, double alpha, int nthreads) {
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    T sa = 0, sb = 0;
+    Operand<T> A = operand<T>(a, a_strides, a_value, sizes.size(), &sa);
+    Operand<T> B = has_b ? operand<T>(b, b_strides, b_value, sizes.size(), &sb) : Operand<T>{nullptr, {}};
+    elementwise<T>(op, sizes, ptr<T>(out), out_strides, A, B, static_cast<T>(alpha), nthreads);
+  });
+}
+
+// The hot path: contiguous operands of n elements (b may be a Python number when b == 0).
+// Small calls keep the GIL: releasing it costs more than the work.
+void elementwise_flat(int op, int dtype, int64_t n, uintptr_t out, uintptr_t a, uintptr_t b,
+                      double b_value, bool has_b, double alpha, int nthreads) {
+  auto call = [&] {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      const T scalar = static_cast<T>(b_value);
+      const T* bp = !has_b ? nullptr : (b ? ptr<const T>(b) : &scalar);
+      elementwise_contiguous<T>(op, n, ptr<T>(out), ptr<const T>(a), bp, b ? 1 : 0, static_cast<T>(alpha),
+                                nthreads);
+    });
+  };
+  if (n < 4096) {
+    call();
+  } else {
+    py::gil_scoped_release release;
+    call();
+  }
+}
+
+bool flush_denormal_active() {
+#if defined(__x86_64__)
+  const unsigned csr = _mm_getcsr();
+  return (csr & 0x8000u) || (csr & 0x0040u);  // FTZ or DAZ
+#else
+  return false;
+#endif
+}
+
+bool set_cpu_isa(const std::string& name) {
+  if (name == "auto") return set_active_isa(best_isa());
+  if (name == "scalar") return set_active_isa(Isa::scalar);
+  if (name == "avx2") return set_active_isa(Isa::avx2);
+  if (name == "avx512") return set_active_isa(Isa::avx512);
+  return false;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "repmode's reproducible CPU kernels (see docs/semantics.md for every order)";
+
+  m.def("flush_denormal_active", &flush_denormal_active);
+  m.def("set_cpu_isa", &set_cpu_isa);
+  m.def("cpu_isa", [] { return std::string(isa_name(active_isa())); });
+  m.def("best_cpu_isa", [] { return std::string(isa_name(best_isa())); });
+
+  m.def("elementwise", &elementwise_py, py::call_guard<py::gil_scoped_release>());
+  m.def("elementwise_flat", &elementwise_flat);
+
+  m.def("sum_rows", [](int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN,
+                       uintptr_t out, int64_t s_out, bool mean, int nthreads) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      sum_rows<T>(ptr<const T>(x), M, N, sM, sN, ptr<T>(out), s_out, mean, nthreads);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+  m.def("sum_rows_reference", [](int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN,
+                                 uintptr_t out, int64_t s_out, bool mean) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      sum_rows_reference<T>(ptr<const T>(x), M, N, sM, sN, ptr<T>(out), s_out, mean);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+
+  m.def("gemm", [](int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb,
+                   int64_t sAm, int64_t sAk, uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn,
+                   uintptr_t C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      gemm<T>(batch, M, N, K, ptr<const T>(A), sAb, sAm, sAk, ptr<const T>(B), sBb, sBk, sBn, ptr<T>(C),
+              sCb, sCm, sCn, nthreads);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+  m.def("gemm_reference", [](int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A,
+                             int64_t sAb, int64_t sAm, int64_t sAk, uintptr_t B, int64_t sBb, int64_t sBk,
+                             int64_t sBn, uintptr_t C, int64_t sCb, int64_t sCm, int64_t sCn) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      gemm_reference<T>(batch, M, N, K, ptr<const T>(A), sAb, sAm, sAk, ptr<const T>(B), sBb, sBk, sBn,
+                        ptr<T>(C), sCb, sCm, sCn);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+
+  m.def("log_softmax", [](int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner,
+                          int nthreads) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      log_softmax<T>(ptr<const T>(x), ptr<T>(out), outer, n, inner, nthreads);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+  m.def("log_softmax_backward", [](int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer,
+                                   int64_t n, int64_t inner, int nthreads) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      log_softmax_backward<T>(ptr<const T>(grad), ptr<const T>(y), ptr<T>(out), outer, n, inner, nthreads);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+
+  m.def("nll_loss_forward", [](int dtype, uintptr_t x, int64_t N, int64_t C, int64_t sN, int64_t sC,
+                               uintptr_t target, int64_t s_target, uintptr_t weight, int reduction,
+                               int64_t ignore_index, uintptr_t out, int64_t s_out, uintptr_t total_weight) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      nll_loss_forward<T>(ptr<const T>(x), N, C, sN, sC, ptr<const int64_t>(target), s_target,
+                          ptr<const T>(weight), reduction, ignore_index, ptr<T>(out), s_out,
+                          ptr<T>(total_weight));
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+  m.def("nll_loss_backward", [](int dtype, uintptr_t grad_input, int64_t N, int64_t C, uintptr_t grad,
+                                int64_t s_grad, uintptr_t target, int64_t s_target, uintptr_t weight,
+                                int reduction, int64_t ignore_index, uintptr_t total_weight) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      nll_loss_backward<T>(ptr<T>(grad_input), N, C, ptr<const T>(grad), s_grad,
+                           ptr<const int64_t>(target), s_target, ptr<const T>(weight), reduction,
+                           ignore_index, *ptr<const T>(total_weight));
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+}

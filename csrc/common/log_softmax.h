@@ -1,0 +1,46 @@
+// Row formulas of log_softmax and its backward (docs/semantics.md, "log_softmax").
+// A row is n values reached through load(j)/store(j, v); the same code serves every device.
+#pragma once
+
+#include "defs.h"
+#include "math.h"
+#include "reduce_order.h"
+
+namespace repmode {
+
+REPMODE_HD float exp_of(float x) { return cr_expf(x); }
+REPMODE_HD double exp_of(double x) { return repmode_exp(x); }
+REPMODE_HD float log_of(float x) { return cr_logf(x); }
+REPMODE_HD double log_of(double x) { return repmode_log(x); }
+
+// max with NaN propagation, folded left to right (the value does not depend on the order;
+// the fold fixes which of +0/-0 is kept: the first).
+template <typename T, typename Load>
+REPMODE_HD T row_max(int64_t n, const Load& load) {
+  T m = load(0);
+  for (int64_t j = 1; j < n; ++j) {
+    const T v = load(j);
+    if (m != m) break;
+    if (v > m || v != v) m = v;
+  }
+  return m;
+}
+
+// out[j] = (x[j] - m) - log(S),  m = max(x),  S = canonical sum of exp(x[j] - m).
+template <typename T, typename Load, typename Store>
+REPMODE_HD void log_softmax_row(int64_t n, const Load& x, const Store& out) {
+  if (n == 0) return;
+  const T m = row_max<T>(n, x);
+  const T s = canonical_sum<T>(n, [&](int64_t j) { return exp_of(x(j) - m); });
+  const T ls = log_of(s);
+  for (int64_t j = 0; j < n; ++j) out(j, canon((x(j) - m) - ls));
+}
+
+// grad_in[j] = g[j] - exp(y[j]) * G,  G = canonical sum of g (y is log_softmax's output).
+template <typename T, typename LoadG, typename LoadY, typename Store>
+REPMODE_HD void log_softmax_backward_row(int64_t n, const LoadG& g, const LoadY& y, const Store& out) {
+  const T G = canonical_sum<T>(n, g);
+  for (int64_t j = 0; j < n; ++j) out(j, canon(g(j) - exp_of(y(j)) * G));
+}
+
+}  // namespace repmode

@@ -1,0 +1,43 @@
+// Thread partitioning for CPU kernels. Threads only decide which outputs (or which
+// independent chunks) a thread computes; they never change the arithmetic of one output.
+#pragma once
+
+#include <cstdint>
+
+#include <omp.h>
+
+namespace repmode::cpu {
+
+// Below this much work a kernel stays on the calling thread (thread start-up costs more).
+constexpr int64_t kMinParallelWork = 32768;
+
+// Run fn(begin, end) over [0, n) split into contiguous ranges across up to nthreads threads.
+template <typename Fn>
+void parallel_for(int64_t n, int nthreads, int64_t work_per_item, const Fn& fn) {
+  if (n <= 0) return;
+  int64_t threads = nthreads < 1 ? 1 : nthreads;
+  if (threads > n) threads = n;
+  if (threads == 1 || n * work_per_item < kMinParallelWork) {
+    fn(int64_t(0), n);
+    return;
+  }
+#pragma omp parallel num_threads(static_cast<int>(threads))
+  {
+    const int64_t t = omp_get_thread_num();
+    const int64_t T = omp_get_num_threads();
+    const int64_t begin = n * t / T, end = n * (t + 1) / T;
+    if (begin < end) fn(begin, end);
+  }
+}
+
+// The ISA-specific copy of a kernel body: same source, compiled for AVX2. The body is
+// inlined into a target("avx2") function so the vectorizer uses 256-bit registers; its
+// per-output arithmetic is unchanged (no contraction: -ffp-contract=off, no reassociation).
+#if defined(__x86_64__)
+#define REPMODE_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#else
+#define REPMODE_TARGET_AVX2
+#endif
+#define REPMODE_INLINE inline __attribute__((always_inline))
+
+}  // namespace repmode::cpu

@@ -1,0 +1,102 @@
+// CPU log_softmax and nll_loss: rows in parallel, each row by the shared row formulas.
+#include "softmax_loss.h"
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "../common/log_softmax.h"
+#include "../common/nll_loss.h"
+#include "parallel.h"
+
+namespace repmode::cpu {
+
+template <typename T>
+void log_softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, int nthreads) {
+  parallel_for(outer * inner, nthreads, n * 8, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t base = (r / inner) * n * inner + r % inner;
+      const T* xr = x + base;
+      T* orow = out + base;
+      log_softmax_row<T>(n, [&](int64_t j) { return xr[j * inner]; },
+                         [&](int64_t j, T v) { orow[j * inner] = v; });
+    }
+  });
+}
+
+template <typename T>
+void log_softmax_backward(const T* grad, const T* y, T* out, int64_t outer, int64_t n, int64_t inner,
+                          int nthreads) {
+  parallel_for(outer * inner, nthreads, n * 8, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t base = (r / inner) * n * inner + r % inner;
+      const T* g = grad + base;
+      const T* yr = y + base;
+      T* orow = out + base;
+      log_softmax_backward_row<T>(n, [&](int64_t j) { return g[j * inner]; },
+                                  [&](int64_t j) { return yr[j * inner]; },
+                                  [&](int64_t j, T v) { orow[j * inner] = v; });
+    }
+  });
+}
+
+namespace {
+void check_target(int64_t t, int64_t C) {
+  if (t < 0 || t >= C)
+    throw std::out_of_range("Target " + std::to_string(t) + " is out of bounds (classes: " +
+                            std::to_string(C) + ")");
+}
+}  // namespace
+
+template <typename T>
+void nll_loss_forward(const T* x, int64_t N, int64_t C, int64_t sN, int64_t sC, const int64_t* target,
+                      int64_t s_target, const T* weight, int reduction, int64_t ignore_index, T* out,
+                      int64_t s_out, T* total_weight) {
+  for (int64_t i = 0; i < N; ++i) {
+    const int64_t t = target[i * s_target];
+    if (t != ignore_index) check_target(t, C);
+  }
+  auto term = [&](int64_t i) -> T {
+    const int64_t t = target[i * s_target];
+    return t == ignore_index ? T(0.0) : nll_term(x[i * sN + t * sC], weight, t);
+  };
+  if (reduction == 0) {
+    for (int64_t i = 0; i < N; ++i) out[i * s_out] = canon(term(i));
+    *total_weight = T(0.0);
+    return;
+  }
+  const T sum = canonical_sum<T>(N, term);
+  const T tw = canonical_sum<T>(N, [&](int64_t i) -> T {
+    const int64_t t = target[i * s_target];
+    return t == ignore_index ? T(0.0) : (weight ? weight[t] : T(1.0));
+  });
+  *total_weight = canon(tw);
+  *out = canon(reduction == 1 ? sum / tw : sum);
+}
+
+template <typename T>
+void nll_loss_backward(T* grad_input, int64_t N, int64_t C, const T* grad, int64_t s_grad,
+                       const int64_t* target, int64_t s_target, const T* weight, int reduction,
+                       int64_t ignore_index, T total_weight) {
+  const T g_all = reduction == 1 ? -(grad[0] / total_weight) : -grad[0];
+  for (int64_t i = 0; i < N; ++i) {
+    const int64_t t = target[i * s_target];
+    if (t == ignore_index) continue;
+    check_target(t, C);
+    const T g = reduction == 0 ? -grad[i * s_grad] : g_all;
+    grad_input[i * C + t] = nll_grad_value(g, weight, t);
+  }
+}
+
+#define REPMODE_INSTANTIATE(T)                                                                     \
+  template void log_softmax<T>(const T*, T*, int64_t, int64_t, int64_t, int);                     \
+  template void log_softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, int);  \
+  template void nll_loss_forward<T>(const T*, int64_t, int64_t, int64_t, int64_t, const int64_t*, \
+                                    int64_t, const T*, int, int64_t, T*, int64_t, T*);            \
+  template void nll_loss_backward<T>(T*, int64_t, int64_t, const T*, int64_t, const int64_t*,     \
+                                     int64_t, const T*, int, int64_t, T);
+REPMODE_INSTANTIATE(float)
+REPMODE_INSTANTIATE(double)
+#undef REPMODE_INSTANTIATE
+
+}  // namespace repmode::cpu

@@ -1,0 +1,31 @@
+// Compile-only check: the headers that define repmode's bits build for the GPU as they are.
+// Instantiates each shared formula and order in device code (tests/test_cuda_sources.py).
+#include "../common/defs.h"
+#include "../common/elementwise_formulas.h"
+#include "../common/log_softmax.h"
+#include "../common/nll_loss.h"
+#include "../common/reduce_order.h"
+
+namespace repmode_check {
+
+template <typename T>
+__global__ void shared_headers_kernel(const T* x, T* out, int64_t n) {
+  using namespace repmode;
+  const int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i != 0) return;
+  auto load = [&](int64_t j) { return x[j]; };
+  out[0] = canonical_sum<T>(n, load);
+  out[1] = EwFormula<T, EwOp::add>::apply(x[0], x[1], T(2));
+  out[2] = EwFormula<T, EwOp::exp>::apply(x[0], T(0), T(0));
+  out[3] = EwFormula<T, EwOp::log>::apply(x[1], T(0), T(0));
+  out[4] = EwFormula<T, EwOp::threshold_backward>::apply(x[0], x[1], T(0));
+  log_softmax_row<T>(n, load, [&](int64_t j, T v) { out[8 + j] = v; });
+  out[5] = nll_term<T>(x[0], nullptr, 0);
+  T chunks[2] = {x[0], x[1]};
+  out[6] = finish_from_chunks<T>(chunks, 2);
+}
+
+}  // namespace repmode_check
+
+template __global__ void repmode_check::shared_headers_kernel<float>(const float*, float*, int64_t);
+template __global__ void repmode_check::shared_headers_kernel<double>(const double*, double*, int64_t);

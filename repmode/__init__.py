@@ -1,0 +1,24 @@
+"""repmode: bitwise-reproducible PyTorch.
+
+    with repmode.enabled():
+        train(model)          # every aten op runs in one canonical order
+
+See README.md and docs/semantics.md.
+"""
+from .errors import ReproducibilityEnvironmentError, UnsupportedOpError, UnsupportedOpWarning
+from .mode import ReproducibleMode, Session, enabled
+from .registry import registrations, supported_ops
+from .digest import digest
+from ._ext import cpu_isa, set_cpu_isa
+
+# Bumped whenever any kernel's canonical order or formula changes: results are identical across
+# repmode versions with the same NUMERICS_VERSION.
+NUMERICS_VERSION = 1
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "enabled", "Session", "ReproducibleMode", "UnsupportedOpError", "UnsupportedOpWarning",
+    "ReproducibilityEnvironmentError", "supported_ops", "registrations", "cpu_isa", "set_cpu_isa",
+    "NUMERICS_VERSION", "digest",
+]

@@ -1,0 +1,38 @@
+"""The compiled extension ``repmode._C`` and the small facts Python needs from it."""
+from __future__ import annotations
+
+import os
+
+try:
+    from . import _C  # noqa: F401  (built from csrc/ by setup.py)
+except ImportError as exc:  # pragma: no cover - only on a broken install
+    raise ImportError(
+        "repmode's compiled extension repmode._C is missing or failed to load "
+        f"({exc}). Reinstall with `pip install -e .` from the repository root."
+    ) from exc
+
+import torch
+
+C = _C
+
+# dtype -> the small integer the C++ side understands (see csrc/bindings.cpp).
+DTYPE_CODE = {torch.float32: 0, torch.float64: 1}
+
+
+def flush_denormal_active() -> bool:
+    return bool(_C.flush_denormal_active())
+
+
+def set_cpu_isa(name: str) -> None:
+    """Force the CPU SIMD path: ``scalar``, ``avx2``, ``avx512`` or ``auto`` (the best available)."""
+    if not _C.set_cpu_isa(name):
+        raise ValueError(f"CPU ISA path {name!r} is not available on this CPU (best: {_C.best_cpu_isa()})")
+
+
+def cpu_isa() -> str:
+    return _C.cpu_isa()
+
+
+_env_isa = os.environ.get("REPMODE_CPU_ISA", "").strip().lower()
+if _env_isa and _env_isa != "auto":
+    set_cpu_isa(_env_isa)

@@ -1,0 +1,55 @@
+"""Small helpers shared by the kernel families: dtype codes, errors, out= handling."""
+from __future__ import annotations
+
+import torch
+
+from .._ext import C, DTYPE_CODE  # noqa: F401  (re-exported for the families)
+from ..errors import UnsupportedOpError
+from ..mode import describe_inputs
+
+FLOATS = (torch.float32, torch.float64)
+get_num_threads = torch.get_num_threads
+
+
+def unsupported(func, args, kwargs, why: str):
+    """The UnsupportedOpError for a registered op called with inputs repmode does not cover."""
+    return UnsupportedOpError(
+        f"repmode does not support {func} with these inputs ({describe_inputs(args, kwargs)}): {why}"
+    )
+
+
+def check_cpu(func, args, kwargs, *tensors) -> None:
+    for t in tensors:
+        if isinstance(t, torch.Tensor) and t.device.type != "cpu":
+            raise unsupported(
+                func, args, kwargs,
+                f"tensors on {t.device} need repmode's {t.device.type.upper()} kernels, which this build "
+                "does not have (only the CPU kernels are built).",
+            )
+
+
+def write_out(result: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """Copy a computed result into a user's ``out=`` tensor the way torch does (resize, cast)."""
+    if not torch.can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type {out.dtype}")
+    if out.shape != result.shape:
+        out.resize_(result.shape)
+    out.copy_(result)
+    return out
+
+
+def normalize_dims(dims, ndim: int) -> list[int]:
+    """Sorted unique non-negative dims; ``None`` or ``[]`` means every dim (torch's rule)."""
+    if dims is None:
+        return list(range(ndim))
+    if isinstance(dims, int):
+        dims = [dims]
+    if len(dims) == 0:
+        return list(range(ndim))
+    rank = max(ndim, 1)
+    out = set()
+    for d in dims:
+        if not -rank <= d < rank:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-rank}, {rank - 1}], but got {d})")
+        out.add(d % rank)
+    return sorted(d for d in out if d < ndim) if ndim else []

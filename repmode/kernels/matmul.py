@@ -1,0 +1,116 @@
+"""Matrix products: every output element is a sequential FMA chain over k from 0, starting
+at +0.0 (csrc/cpu/gemm.h, docs/semantics.md "Matrix products"). Inputs of any strides are
+read in place; threads and tiles only partition the outputs."""
+from __future__ import annotations
+
+import torch
+
+from ..registry import register_kernel
+from ._common import C, DTYPE_CODE, check_cpu, get_num_threads, unsupported, write_out
+from .elementwise import ADD, MUL, _elementwise_general, elementwise
+
+aten = torch.ops.aten
+Tensor = torch.Tensor
+
+
+def _code(func, args, kwargs, *tensors):
+    check_cpu(func, args, kwargs, *tensors)
+    dtype = tensors[0].dtype
+    for t in tensors[1:]:
+        if t.dtype != dtype:
+            raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {dtype} != {t.dtype}")
+    code = DTYPE_CODE.get(dtype)
+    if code is None:
+        raise unsupported(func, args, kwargs, f"dtype {dtype} is not supported yet (float32 and float64 are)")
+    return code
+
+
+def bmm_kernel(func, args, kwargs, a: Tensor, b: Tensor) -> Tensor:
+    """(B, M, K) x (B, K, N) -> (B, M, N) in the canonical order."""
+    code = _code(func, args, kwargs, a, b)
+    if a.dim() != 3 or b.dim() != 3 or a.shape[0] != b.shape[0] or a.shape[2] != b.shape[1]:
+        raise RuntimeError(f"bmm: shapes {list(a.shape)} and {list(b.shape)} cannot be multiplied")
+    B, M, K = a.shape
+    N = b.shape[2]
+    out = torch.empty((B, M, N), dtype=a.dtype)
+    if out.numel():
+        C.gemm(code, B, M, N, K, a.data_ptr(), *a.stride(), b.data_ptr(), *b.stride(),
+               out.data_ptr(), *out.stride(), get_num_threads())
+    return out
+
+
+def mm_kernel(func, args, kwargs, a: Tensor, b: Tensor) -> Tensor:
+    if a.dim() != 2 or b.dim() != 2:
+        raise RuntimeError(f"mm: expected 2-D matrices, got {a.dim()}-D and {b.dim()}-D")
+    if a.shape[1] != b.shape[0]:
+        raise RuntimeError(
+            f"mat1 and mat2 shapes cannot be multiplied ({a.shape[0]}x{a.shape[1]} and {b.shape[0]}x{b.shape[1]})")
+    code = _code(func, args, kwargs, a, b)
+    M, K = a.shape
+    N = b.shape[1]
+    out = torch.empty((M, N), dtype=a.dtype)
+    if out.numel():
+        C.gemm(code, 1, M, N, K, a.data_ptr(), 0, *a.stride(), b.data_ptr(), 0, *b.stride(),
+               out.data_ptr(), 0, *out.stride(), get_num_threads())
+    return out
+
+
+def add_scaled_product(func, args, kwargs, bias: Tensor, product: Tensor, beta, alpha) -> Tensor:
+    """``beta * bias + alpha * product`` in the documented order: t = alpha*product (skipped when
+    alpha == 1), u = beta*bias (skipped when beta == 1; bias ignored when beta == 0), out = u + t."""
+    if beta == 0:
+        return product if alpha == 1 else elementwise(MUL, func, args, kwargs, product, alpha, inplace=True)
+    if not isinstance(bias, Tensor):
+        raise unsupported(func, args, kwargs, "the added input must be a tensor")
+    if torch.broadcast_shapes(bias.shape, product.shape) != product.shape:
+        raise RuntimeError(f"the input of shape {list(bias.shape)} cannot be broadcast to {list(product.shape)}")
+    if beta != 1:
+        bias = elementwise(MUL, func, args, kwargs, bias, beta)
+    return _elementwise_general(ADD, func, args, kwargs, bias.expand(product.shape), product, alpha, None, False)
+
+
+@register_kernel(aten.mm.default)
+def mm(func, args, kwargs):
+    return mm_kernel(func, args, kwargs, args[0], args[1])
+
+
+@register_kernel(aten.mm.out)
+def mm_out(func, args, kwargs):
+    return write_out(mm_kernel(func, args, kwargs, args[0], args[1]), kwargs["out"])
+
+
+@register_kernel(aten.bmm.default)
+def bmm(func, args, kwargs):
+    return bmm_kernel(func, args, kwargs, args[0], args[1])
+
+
+@register_kernel(aten.bmm.out)
+def bmm_out(func, args, kwargs):
+    return write_out(bmm_kernel(func, args, kwargs, args[0], args[1]), kwargs["out"])
+
+
+def _addmm(func, args, kwargs):
+    kwargs = kwargs or {}
+    bias, a, b = args[:3]
+    beta = args[3] if len(args) > 3 else kwargs.get("beta", 1)
+    alpha = args[4] if len(args) > 4 else kwargs.get("alpha", 1)
+    if isinstance(bias, Tensor):
+        check_cpu(func, args, kwargs, bias)
+        if bias.dtype != a.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {bias.dtype} and {a.dtype}")
+    return add_scaled_product(func, args, kwargs, bias, mm_kernel(func, args, kwargs, a, b), beta, alpha)
+
+
+@register_kernel(aten.addmm.default)
+def addmm(func, args, kwargs):
+    return _addmm(func, args, kwargs)
+
+
+@register_kernel(aten.addmm.out)
+def addmm_out(func, args, kwargs):
+    return write_out(_addmm(func, args, {k: v for k, v in kwargs.items() if k != "out"}), kwargs["out"])
+
+
+@register_kernel(aten.addmm_.default)
+def addmm_(func, args, kwargs):
+    return args[0].copy_(_addmm(func, args, kwargs))

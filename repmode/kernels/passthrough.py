@@ -1,0 +1,73 @@
+"""Overloads whose native result is bit-exactly defined, so torch's own kernel is used.
+
+Each group says why. Nothing here accumulates, applies a formula of several roundings,
+divides by a Python scalar or calls a math library. Data movement copies bits as they are
+(NaN payloads included); repmode.digest maps every NaN to one pattern.
+"""
+from __future__ import annotations
+
+import torch
+
+from ..registry import register_passthrough
+
+aten = torch.ops.aten
+
+
+def _overloads(*names: str) -> list:
+    """Resolve ``"aten.view.default"``-style names, skipping those this torch lacks."""
+    found = []
+    for name in names:
+        ns, op, overload = name.split(".")
+        packet = getattr(getattr(torch.ops, ns), op, None)
+        if packet is not None and overload in packet.overloads():
+            found.append(getattr(packet, overload))
+    return found
+
+
+register_passthrough(_overloads(
+    "aten.view.default", "aten._unsafe_view.default", "aten.t.default", "aten.transpose.int",
+    "aten.permute.default", "aten.expand.default", "aten.unsqueeze.default", "aten.squeeze.default",
+    "aten.squeeze.dim", "aten.squeeze.dims", "aten.slice.Tensor", "aten.select.int", "aten.as_strided.default",
+    "aten.detach.default", "aten.alias.default", "aten.split.Tensor", "aten.split_with_sizes.default",
+    "aten.unbind.int", "aten.diagonal.default", "aten.unfold.default", "aten.view_as_real.default",
+    "aten.view.dtype",
+), reason="view: new shape/strides over the same memory, no arithmetic")
+
+register_passthrough(_overloads(
+    "aten.clone.default", "aten.copy_.default", "aten._to_copy.default", "aten.contiguous.default",
+    "aten.cat.default", "aten.stack.default", "aten._local_scalar_dense.default", "aten.lift_fresh.default",
+    "aten.lift_fresh_copy.default", "aten.resize_.default", "aten.set_.source_Tensor",
+), reason="data movement or an IEEE-754 conversion (round to nearest even), the same on every device")
+
+register_passthrough(_overloads(
+    "aten.empty.memory_format", "aten.empty_like.default", "aten.empty_strided.default",
+    "aten.new_empty.default", "aten.new_empty_strided.default", "aten.zeros.default", "aten.zeros_like.default",
+    "aten.new_zeros.default", "aten.ones.default", "aten.ones_like.default", "aten.new_ones.default",
+    "aten.full.default", "aten.full_like.default", "aten.new_full.default", "aten.fill_.Scalar",
+    "aten.fill_.Tensor", "aten.zero_.default", "aten.scalar_tensor.default",
+), reason="allocation or fill with one value (the value converted once, round to nearest even)")
+
+register_passthrough(_overloads(
+    "aten.eq.Tensor", "aten.eq.Scalar", "aten.ne.Tensor", "aten.ne.Scalar", "aten.lt.Tensor", "aten.lt.Scalar",
+    "aten.le.Tensor", "aten.le.Scalar", "aten.gt.Tensor", "aten.gt.Scalar", "aten.ge.Tensor", "aten.ge.Scalar",
+    "aten.logical_not.default", "aten.logical_and.default", "aten.logical_or.default",
+    "aten.isnan.default", "aten.is_same_size.default",
+), reason="comparison or logic: exact by IEEE-754, bool result")
+
+register_passthrough(_overloads(
+    "aten.any.default", "aten.any.dim", "aten.any.dims", "aten.all.default", "aten.all.dim", "aten.all.dims",
+), reason="logical OR/AND of nonzero tests: exact and independent of order")
+
+register_passthrough(_overloads(
+    "aten.argmax.default", "aten.argmin.default",
+), reason="selection: index of the first extreme value (NaN counts as the extreme), no arithmetic")
+
+register_passthrough(_overloads(
+    "aten.where.self", "aten.masked_fill.Scalar", "aten.masked_fill_.Scalar", "aten.index_select.default",
+    "aten.gather.default", "aten.index.Tensor",
+), reason="selection: each output is one input element or the given value, no arithmetic")
+
+register_passthrough(_overloads(
+    "profiler._record_function_enter.default", "profiler._record_function_enter_new.default",
+    "profiler._record_function_exit.default", "profiler._record_function_exit._RecordFunction",
+), reason="profiler marker: no tensor data is touched")

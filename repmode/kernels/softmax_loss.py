@@ -1,0 +1,109 @@
+"""log_softmax and nll_loss (what cross_entropy reaches), forward and backward.
+Row formulas: csrc/common/log_softmax.h and csrc/common/nll_loss.h; docs/semantics.md."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..registry import register_kernel
+from ._common import C, DTYPE_CODE, check_cpu, get_num_threads, unsupported
+
+aten = torch.ops.aten
+Tensor = torch.Tensor
+
+_REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _float_code(func, args, kwargs, *tensors):
+    check_cpu(func, args, kwargs, *tensors)
+    code = DTYPE_CODE.get(tensors[0].dtype)
+    if code is None:
+        raise unsupported(func, args, kwargs, f"dtype {tensors[0].dtype} is not supported yet (float32 and float64 are)")
+    return code
+
+
+def _rows(x: Tensor, dim: int):
+    """(outer, n, inner) of a contiguous tensor split at ``dim``."""
+    nd = max(x.dim(), 1)
+    if not -nd <= dim < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+    dim %= nd
+    shape = list(x.shape) or [1]
+    return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])
+
+
+@register_kernel(aten._log_softmax.default)
+def log_softmax(func, args, kwargs):
+    x, dim, half_to_float = args
+    code = _float_code(func, args, kwargs, x)
+    if half_to_float:
+        raise unsupported(func, args, kwargs, "half_to_float is only meaningful for float16 inputs")
+    xc = x.contiguous()
+    out = torch.empty_like(xc)
+    outer, n, inner = _rows(xc, dim)
+    C.log_softmax(code, xc.data_ptr(), out.data_ptr(), outer, n, inner, get_num_threads())
+    return out
+
+
+@register_kernel(aten._log_softmax_backward_data.default)
+def log_softmax_backward(func, args, kwargs):
+    grad, output, dim, input_dtype = args
+    code = _float_code(func, args, kwargs, grad, output)
+    if grad.dtype != output.dtype or input_dtype != grad.dtype:
+        raise unsupported(func, args, kwargs, "mixed dtypes in log_softmax backward are not supported yet")
+    g = grad.contiguous()
+    y = output.contiguous()
+    out = torch.empty_like(g)
+    outer, n, inner = _rows(g, dim)
+    C.log_softmax_backward(code, g.data_ptr(), y.data_ptr(), out.data_ptr(), outer, n, inner, get_num_threads())
+    return out
+
+
+def _nll_inputs(func, args, kwargs, x, target, weight):
+    code = _float_code(func, args, kwargs, x, target, weight)
+    if x.dim() not in (1, 2):
+        raise unsupported(func, args, kwargs, "nll_loss_forward expects 1-D or 2-D input")
+    if target.dtype != torch.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype}")
+    x2 = x.unsqueeze(0) if x.dim() == 1 else x
+    t1 = target.reshape(-1)
+    if t1.shape[0] != x2.shape[0]:
+        raise ValueError(f"Expected input batch_size ({x2.shape[0]}) to match target batch_size ({t1.shape[0]}).")
+    w = None
+    if weight is not None:
+        if weight.dtype != x.dtype:
+            raise RuntimeError(f"expected weight dtype {x.dtype}, got {weight.dtype}")
+        w = weight.contiguous()
+        if w.numel() != x2.shape[1]:
+            raise RuntimeError(f"weight tensor should be defined either for all {x2.shape[1]} classes or no classes")
+    return code, x2, t1, w
+
+
+@register_kernel(aten.nll_loss_forward.default)
+def nll_loss_forward(func, args, kwargs):
+    x, target, weight, reduction, ignore_index = args
+    code, x2, t1, w = _nll_inputs(func, args, kwargs, x, target, weight)
+    N, Cn = x2.shape
+    total_weight = torch.empty((), dtype=x.dtype)
+    if reduction == 0:
+        out = torch.empty((N,) if x.dim() == 2 else (), dtype=x.dtype)
+    else:
+        out = torch.empty((), dtype=x.dtype)
+    C.nll_loss_forward(code, x2.data_ptr(), N, Cn, *x2.stride(), t1.data_ptr(), t1.stride(0),
+                       0 if w is None else w.data_ptr(), reduction, ignore_index, out.data_ptr(),
+                       1, total_weight.data_ptr())
+    return out, total_weight
+
+
+@register_kernel(aten.nll_loss_backward.default)
+def nll_loss_backward(func, args, kwargs):
+    grad, x, target, weight, reduction, ignore_index, total_weight = args
+    code, x2, t1, w = _nll_inputs(func, args, kwargs, x, target, weight)
+    N, Cn = x2.shape
+    g = grad.reshape(-1).contiguous().to(x.dtype)
+    tw = total_weight.to(x.dtype).contiguous()
+    grad_input = torch.zeros((N, Cn), dtype=x.dtype)
+    C.nll_loss_backward(code, grad_input.data_ptr(), N, Cn, g.data_ptr(), 1, t1.data_ptr(), t1.stride(0),
+                        0 if w is None else w.data_ptr(), reduction, ignore_index, tw.data_ptr())
+    return grad_input.reshape(x.shape)

@@ -1,0 +1,161 @@
+"""The dispatch mode: every aten call inside ``repmode.enabled()`` comes through here.
+
+Flow of one op: ``__torch_dispatch__`` looks the overload up in ``registry.DISPATCH`` (one
+dict hit) and calls its implementation. An unregistered CompositeImplicitAutograd op (seen
+under ``torch.inference_mode``) is decomposed so that its parts come back through the mode.
+Anything else is unsupported: strict mode raises, non-strict runs it natively and records it.
+"""
+from __future__ import annotations
+
+import contextlib
+import warnings
+from dataclasses import dataclass, field
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from . import _ext
+from ._callsite import user_call_site, user_frame
+from .errors import ReproducibilityEnvironmentError, UnsupportedOpError, UnsupportedOpWarning
+from .registry import DISPATCH, _load_kernels
+
+_CompositeImplicit = torch._C.DispatchKey.CompositeImplicitAutograd
+_decomposable: dict = {}
+
+
+def _has_decomposition(func) -> bool:
+    known = _decomposable.get(func)
+    if known is None:
+        known = torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), _CompositeImplicit)
+        _decomposable[func] = known
+    return known
+
+
+def describe_inputs(args, kwargs) -> str:
+    """``float32[4, 3] cpu, float32[3] cpu, 2`` — the tensors' dtype/shape/device, other args briefly."""
+    parts = []
+    for a in list(args) + list((kwargs or {}).values()):
+        if isinstance(a, torch.Tensor):
+            dtype = str(a.dtype).replace("torch.", "")
+            parts.append(f"{dtype}{list(a.shape)} {a.device}")
+        elif isinstance(a, (list, tuple)) and any(isinstance(t, torch.Tensor) for t in a):
+            parts.append("[" + describe_inputs(a, None) + "]")
+        else:
+            text = repr(a)
+            parts.append(text if len(text) <= 40 else text[:37] + "...")
+    return ", ".join(parts)
+
+
+@dataclass
+class UnsupportedRecord:
+    """One unsupported overload seen with ``strict=False``."""
+
+    overload: str
+    count: int = 0
+    first_call_site: str = ""
+    inputs: set = field(default_factory=set)
+
+
+class ReproducibleMode(TorchDispatchMode):
+    """Routes aten overloads to repmode's registry. Use it through :func:`repmode.enabled`."""
+
+    def __init__(self, strict: bool = True):
+        super().__init__()
+        self.strict = strict
+        self.unsupported: dict[str, UnsupportedRecord] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        impl = DISPATCH.get(func)
+        if impl is not None:
+            return impl(func, args, kwargs)
+        return self._unregistered(func, args, kwargs)
+
+    def _unregistered(self, func, args, kwargs):
+        kwargs = kwargs or {}
+        if _has_decomposition(func):
+            with self:
+                return func.decompose(*args, **kwargs)
+        if self.strict:
+            raise UnsupportedOpError(
+                f"repmode has no reproducible implementation of {func} "
+                f"(inputs: {describe_inputs(args, kwargs)}), called at {user_call_site(2)}. "
+                "Its native kernel is not guaranteed to give the same bits on other hardware, thread counts "
+                "or torch versions. "
+                "To list every unsupported op your script reaches, run it with "
+                "`with repmode.enabled(strict=False) as rm:` and print `rm.report()` afterwards."
+            )
+        self._record(func, args, kwargs)
+        return func(*args, **kwargs)
+
+    def _record(self, func, args, kwargs) -> None:
+        name = str(func)
+        record = self.unsupported.get(name)
+        if record is None:
+            filename, line = user_frame(2)
+            record = self.unsupported[name] = UnsupportedRecord(name, first_call_site=f"{filename}:{line}")
+            warnings.warn_explicit(
+                f"repmode: {name} has no reproducible implementation; ran it natively (strict=False)",
+                UnsupportedOpWarning, filename, line, module="repmode",
+            )
+        record.count += 1
+        record.inputs.add(describe_inputs(args, kwargs))
+
+
+class Session(contextlib.ContextDecorator):
+    """What :func:`repmode.enabled` returns: a context manager and decorator with a report."""
+
+    def __init__(self, strict: bool = True, seed: int | None = None):
+        self.strict = strict
+        self.seed = seed
+        self.mode = ReproducibleMode(strict=strict)
+        self._depth = 0
+
+    def __enter__(self) -> "Session":
+        _load_kernels()
+        check_environment()
+        if self.seed is not None:
+            torch.manual_seed(self.seed)
+        self.mode.__enter__()
+        self._depth += 1
+        return self
+
+    def __exit__(self, *exc) -> bool:
+        self._depth -= 1
+        self.mode.__exit__(*exc)
+        return False
+
+    def report(self) -> list[UnsupportedRecord]:
+        """Every unsupported overload run natively (``strict=False``), in order of first use."""
+        return list(self.mode.unsupported.values())
+
+    def report_text(self) -> str:
+        rows = self.report()
+        if not rows:
+            return "repmode: no unsupported ops."
+        lines = ["repmode: unsupported ops run natively (not reproducible):"]
+        for r in rows:
+            lines.append(f"  {r.overload:<48} {r.count:>6} calls  first at {r.first_call_site}")
+        return "\n".join(lines)
+
+
+def enabled(strict: bool = True, seed: int | None = None) -> Session:
+    """Run every aten op inside the block through repmode's reproducible kernels.
+
+    ``strict=True`` raises :class:`UnsupportedOpError` on an op with no reproducible
+    implementation; ``strict=False`` runs it natively, warns once per overload and records it
+    (see ``.report()``). ``seed`` seeds torch's generator on entry (repmode's own
+    counter-based generator is not registered yet, so random ops are unsupported in strict mode).
+    Backward passes started inside the block are covered; those started outside are not.
+    """
+    return Session(strict=strict, seed=seed)
+
+
+def check_environment() -> None:
+    """Refuse to run when the CPU flushes subnormals: results would differ from IEEE-754."""
+    if _ext.flush_denormal_active():
+        raise ReproducibilityEnvironmentError(
+            "repmode refuses to run while subnormal numbers are flushed to zero "
+            "(torch.set_flush_denormal(True) or FTZ/DAZ set by another library): flushing changes "
+            "results against IEEE-754 and differs between CPUs and GPUs. "
+            "Call torch.set_flush_denormal(False) first."
+        )

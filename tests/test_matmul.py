@@ -1,0 +1,140 @@
+"""mm/addmm/bmm: the sequential FMA chain, checked against exact rational arithmetic, and
+invariance to threads, ISA, layout and batch composition."""
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+
+import repmode
+from repmode._ext import C, DTYPE_CODE
+from conftest import assert_bitwise_equal, available_isas, cpu_isa, layouts, num_threads
+
+
+def round_to_float32(q: Fraction) -> float:
+    """Round an exact rational to the nearest float32, ties to even (no floating point used)."""
+    if q == 0:
+        return 0.0
+    sign = -1 if q < 0 else 1
+    q = abs(q)
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    e = max(e, -126)  # subnormal spacing below 2^-126
+    ulp = Fraction(2) ** (e - 23)
+    n, r = divmod(q, ulp)
+    if r > ulp / 2 or (r == ulp / 2 and n % 2 == 1):
+        n += 1
+    value = float(n * ulp)
+    if value >= 2.0 ** 128:
+        return sign * float("inf")
+    return sign * float(np.float32(value))
+
+
+def model_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """acc = +0; acc = round(a[i,k]*b[k,j] + acc) exactly, k = 0..K-1."""
+    M, K = a.shape
+    N = b.shape[1]
+    A = [[Fraction(v) for v in row] for row in a.tolist()]
+    B = [[Fraction(v) for v in row] for row in b.tolist()]
+    out = torch.empty(M, N)
+    for i in range(M):
+        for j in range(N):
+            acc = 0.0
+            for k in range(K):
+                acc = round_to_float32(A[i][k] * B[k][j] + Fraction(acc))
+            out[i, j] = acc
+    return out
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (3, 5, 7), (7, 13, 17), (17, 9, 33), (6, 40, 16), (2, 0, 3)])
+def test_mm_equals_exact_rational_model(rng, shape):
+    M, K, N = shape
+    # wide exponent range so the rounding of every step matters
+    a = torch.randn(M, K, generator=rng) * torch.exp2(torch.randint(-10, 10, (M, K), generator=rng).float())
+    b = torch.randn(K, N, generator=rng)
+    with repmode.enabled():
+        got = a @ b
+    assert_bitwise_equal(got, model_mm(a, b))
+
+
+def test_round_to_float32_model_itself():
+    for v in [1.0, 1 + 2 ** -24, 1 + 3 * 2 ** -24, 2 ** -149, 3 * 2 ** -150, -0.1]:
+        assert round_to_float32(Fraction(v)) == float(np.float32(v))
+
+
+SHAPES = [(1, 1, 1), (5, 3, 2), (70, 33, 65), (257, 129, 300), (64, 512, 96)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("M,K,N", SHAPES)
+def test_fast_paths_equal_reference(rng, dtype, M, K, N):
+    a = torch.randn(M, K, generator=rng, dtype=dtype)
+    b = torch.randn(K, N, generator=rng, dtype=dtype)
+    ref = torch.empty(M, N, dtype=dtype)
+    C.gemm_reference(DTYPE_CODE[dtype], 1, M, N, K, a.data_ptr(), 0, K, 1, b.data_ptr(), 0, N, 1,
+                     ref.data_ptr(), 0, N, 1)
+    for isa in available_isas():
+        for threads in (1, 2, 3):
+            with cpu_isa(isa), num_threads(threads), repmode.enabled():
+                got = a @ b
+            assert_bitwise_equal(got, ref, f"isa={isa} threads={threads}")
+    for (na, la), (nb, lb) in zip(layouts(a).items(), layouts(b).items()):
+        with repmode.enabled():
+            got = la @ lb
+        assert_bitwise_equal(got, ref, f"layout={na}")
+
+
+def test_batch_composition_and_addmm_bmm(rng):
+    a = torch.randn(100, 64, generator=rng)
+    b = torch.randn(64, 48, generator=rng)
+    bias = torch.randn(48, generator=rng)
+    with repmode.enabled():
+        full = a @ b
+        for i in (0, 7, 99):
+            assert_bitwise_equal(full[i:i + 1], a[i:i + 1] @ b, f"row {i}")
+        lin = torch.addmm(bias, a, b)
+        lin_scaled = torch.addmm(bias, a, b, beta=0.5, alpha=2.0)
+        lin_beta0 = torch.addmm(torch.full((48,), float("nan")), a, b, beta=0)
+        batched = torch.bmm(a.reshape(4, 25, 64), b.expand(4, 64, 48))
+    with repmode.enabled():
+        expected_lin = full + bias
+        expected_scaled = (bias * 0.5) + (full * 2.0)
+    assert_bitwise_equal(lin, expected_lin)
+    assert_bitwise_equal(lin_scaled, expected_scaled)
+    assert_bitwise_equal(lin_beta0, full)
+    assert_bitwise_equal(batched.reshape(100, 48), full)
+
+
+def test_accuracy_against_float64(rng):
+    a = torch.randn(50, 300, generator=rng)
+    b = torch.randn(300, 40, generator=rng)
+    with repmode.enabled():
+        got = a @ b
+    exact = a.double() @ b.double()
+    bound = 300 * 2 ** -24 * (a.abs().double() @ b.abs().double())
+    assert ((got.double() - exact).abs() <= bound).all()
+
+
+def test_gradients_match_float64_autograd(rng):
+    a = torch.randn(20, 30, generator=rng, requires_grad=True)
+    b = torch.randn(30, 10, generator=rng, requires_grad=True)
+    bias = torch.randn(10, generator=rng, requires_grad=True)
+    with repmode.enabled():
+        torch.addmm(bias, a, b).relu().sum().backward()
+    a64, b64, c64 = (t.detach().double().requires_grad_() for t in (a, b, bias))
+    torch.addmm(c64, a64, b64).relu().sum().backward()
+    for g, w in [(a.grad, a64.grad), (b.grad, b64.grad), (bias.grad, c64.grad)]:
+        assert torch.allclose(g.double(), w, rtol=1e-5, atol=1e-5)
+
+
+def test_errors():
+    a, b = torch.ones(2, 3), torch.ones(4, 5)
+    h = torch.ones(2, 2, dtype=torch.bfloat16)
+    with repmode.enabled():
+        with pytest.raises(RuntimeError, match="cannot be multiplied"):
+            a @ b
+        with pytest.raises(repmode.UnsupportedOpError, match="bfloat16"):
+            h @ h

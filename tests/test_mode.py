@@ -1,0 +1,133 @@
+"""The dispatch mode and the registry: strictness, reports, decomposition, environment checks."""
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+
+import repmode
+from repmode.registry import REGISTRY
+
+
+def test_strict_mode_names_the_unsupported_overload():
+    x = torch.randn(8)
+    with pytest.raises(repmode.UnsupportedOpError) as info:
+        with repmode.enabled():
+            torch.fft.fft(x)
+    message = str(info.value)
+    assert "aten._fft_r2c.default" in message
+    assert "float32[8] cpu" in message
+    assert "strict=False" in message
+    assert "test_mode.py" in message  # the user's call site
+    assert isinstance(info.value, RuntimeError)
+
+
+def test_non_strict_runs_natively_and_reports_call_site():
+    x = torch.randn(8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with repmode.enabled(strict=False) as rm:
+            expected = torch.fft.fft(x)  # line A
+            torch.fft.fft(x)
+    assert torch.equal(expected, torch.fft.fft(x))
+    report = rm.report()
+    assert [r.overload for r in report] == ["aten._fft_r2c.default"]
+    assert report[0].count == 2
+    filename, line = report[0].first_call_site.rsplit(":", 1)
+    assert filename.endswith("test_mode.py")
+    import inspect
+    source = inspect.getsource(test_non_strict_runs_natively_and_reports_call_site)
+    first_line = inspect.getsourcelines(test_non_strict_runs_natively_and_reports_call_site)[1]
+    line_a = first_line + next(i for i, l in enumerate(source.splitlines()) if "# line A" in l)
+    assert int(line) == line_a
+    assert sum(issubclass(w.category, repmode.UnsupportedOpWarning) for w in caught) == 1  # once per overload
+    assert "aten._fft_r2c.default" in rm.report_text()
+
+
+def test_supported_op_does_not_appear_in_report():
+    with repmode.enabled(strict=False) as rm:
+        a = torch.ones(4, 3)
+        ((a + a) @ a.t()).sum()
+    assert rm.report() == []
+
+
+def test_composite_ops_are_decomposed_under_inference_mode():
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(5, 3)
+    x = torch.randn(4, 5)
+    with repmode.enabled():
+        expected = layer(x)
+    with torch.inference_mode(), repmode.enabled():
+        got = layer(x)  # aten.linear arrives un-decomposed here
+    assert torch.equal(expected, got)
+    assert torch.ops.aten.linear.default not in REGISTRY
+
+
+def test_decorator_form():
+    @repmode.enabled()
+    def f(a):
+        return (a * 2).sum()
+
+    assert f(torch.arange(4.0)).item() == 12.0
+
+
+def test_profiler_markers_pass():
+    with repmode.enabled():
+        with torch.profiler.record_function("region"):
+            y = torch.ones(3) + 1
+    assert torch.equal(y, torch.full((3,), 2.0))
+
+
+def test_refuses_to_run_when_denormals_are_flushed():
+    torch.set_flush_denormal(True)
+    try:
+        with pytest.raises(repmode.ReproducibilityEnvironmentError, match="flush"):
+            with repmode.enabled():
+                pass
+    finally:
+        torch.set_flush_denormal(False)
+    with repmode.enabled():
+        pass
+
+
+def test_registry_kinds_and_reasons():
+    ops = dict(repmode.supported_ops())
+    assert ops["aten.mm.default"] == "kernel"
+    assert ops["aten.view.default"] == "passthrough"
+    for reg in repmode.registrations():
+        assert reg.kind in ("kernel", "passthrough", "composite")
+        if reg.kind == "passthrough":
+            assert reg.reason.strip(), reg.name
+
+
+def test_no_inexact_op_is_passed_through():
+    # Ops that accumulate, use several roundings or call libm must never be native.
+    forbidden = ["add", "sub", "mul", "div", "addmm", "mm", "bmm", "sum", "mean", "exp", "log", "lerp",
+                 "addcmul", "addcdiv", "_log_softmax", "nll_loss_forward", "cumsum", "softmax"]
+    for reg in repmode.registrations():
+        if reg.kind == "passthrough":
+            base = reg.name.split(".")[1].rstrip("_")
+            assert base not in forbidden, reg.name
+
+
+def test_registering_twice_is_an_error():
+    from repmode.registry import register_passthrough
+    with pytest.raises(ValueError, match="registered twice"):
+        register_passthrough(torch.ops.aten.view.default, reason="duplicate")
+
+
+def test_passthrough_needs_a_reason():
+    from repmode.registry import register_passthrough
+    with pytest.raises(ValueError, match="reason"):
+        register_passthrough(torch.ops.aten.cumsum.default, reason=" ")
+
+
+def test_backward_inside_the_block_is_covered():
+    torch.manual_seed(0)
+    w = torch.randn(4, 3, requires_grad=True)
+    x = torch.randn(2, 4)
+    with repmode.enabled(strict=False) as rm:
+        (x @ w).relu().sum().backward()
+    assert rm.report() == []
+    assert w.grad is not None
