@@ -3,6 +3,10 @@ from __future__ import annotations
 
 import os
 
+# torch first: its bundled libgomp.so.1 is then the OpenMP runtime _C binds to as well, so
+# repmode's kernels and torch's share one thread pool instead of two spinning against each other.
+import torch
+
 try:
     from . import _C  # noqa: F401  (built from csrc/ by setup.py)
 except ImportError as exc:  # pragma: no cover - only on a broken install
@@ -10,8 +14,6 @@ except ImportError as exc:  # pragma: no cover - only on a broken install
         "repmode's compiled extension repmode._C is missing or failed to load "
         f"({exc}). Reinstall with `pip install -e .` from the repository root."
     ) from exc
-
-import torch
 
 C = _C
 

@@ -1,0 +1,161 @@
+"""repmode's benchmark runner: each case times native torch and repmode in the same run.
+
+    python benchmarks/run.py                     # print the table
+    python benchmarks/run.py --write BENCHMARKS.md
+
+Times are the best of several repeats (the machine is shared and noisy; the minimum is the
+least disturbed). Ratios compare the two columns of one run; absolute numbers drift.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import platform
+import time
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import repmode
+
+
+class PassThroughMode(TorchDispatchMode):
+    """The cheapest possible dispatch mode: the baseline for repmode's per-op overhead."""
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def best_time(fn, repeats: int, inner: int = 1) -> float:
+    """Seconds per call: the best of `repeats` timings of `inner` calls."""
+    fn()  # warm up
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(inner):
+            fn()
+        best = min(best, (time.perf_counter() - t0) / inner)
+    return best
+
+
+def compare(fn, repeats: int, inner: int = 1):
+    """(native seconds, repmode seconds), alternating so both see the same machine state."""
+    native, rep = float("inf"), float("inf")
+    for _ in range(2):
+        native = min(native, best_time(fn, repeats, inner))
+        with repmode.enabled():
+            rep = min(rep, best_time(fn, repeats, inner))
+    return native, rep
+
+
+def case_dispatch_overhead():
+    x, y = torch.randn(1), torch.randn(1)
+    fn = lambda: x + y  # noqa: E731
+    inner = 20000
+    native = min(best_time(fn, 5, inner) for _ in range(2))
+    with PassThroughMode():
+        bare = min(best_time(fn, 5, inner) for _ in range(2))
+    with repmode.enabled():
+        rep = min(best_time(fn, 5, inner) for _ in range(2))
+    us = 1e6
+    return [
+        ("dispatch: 1-element x + y, native", f"{native * us:.2f} µs", "", ""),
+        ("dispatch: bare pass-through mode", f"{bare * us:.2f} µs", "", ""),
+        ("dispatch: repmode", f"{rep * us:.2f} µs", "",
+         f"+{(rep - bare) * us:.2f} µs over pass-through"),
+    ]
+
+
+def _row(name, native, rep, unit_work=None, unit=""):
+    if unit_work is None:
+        return (name, f"{native * 1e3:.3f} ms", f"{rep * 1e3:.3f} ms", f"{rep / native:.2f}× time")
+    return (name, f"{unit_work / native:.1f} {unit}", f"{unit_work / rep:.1f} {unit}",
+            f"{native / rep:.2f}× throughput")
+
+
+def case_mm(n: int):
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    native, rep = compare(lambda: torch.mm(a, b), repeats=3 if n >= 2048 else 5)
+    return [_row(f"mm {n}³ float32", native, rep, 2 * n**3 / 1e9, "GFLOP/s")]
+
+
+def case_sum(n: int):
+    x = torch.randn(n)
+    native, rep = compare(lambda: x.sum(), repeats=10)
+    return [_row(f"sum {n // 2**20}M float32", native, rep, n * 4 / 1e9, "GB/s")]
+
+
+def case_mlp_step():
+    torch.manual_seed(0)
+    x, y = torch.randn(64, 64), torch.randint(0, 10, (64,))
+
+    def setup():
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+        opt = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-4)
+        return model, opt
+
+    model, opt = setup()
+
+    def step():
+        opt.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        opt.step()
+
+    native, rep = compare(step, repeats=5, inner=20)
+    return [_row("MLP training step (64→128→10, batch 64, SGD)", native, rep)]
+
+
+CASES = {
+    "dispatch": case_dispatch_overhead,
+    "mm1024": lambda: case_mm(1024),
+    "sum16M": lambda: case_sum(16 * 2**20),
+    "mlp": case_mlp_step,
+}
+
+
+def machine() -> str:
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return (f"{cpu}, {torch.get_num_threads()} threads, CPU ISA path {repmode.cpu_isa()}, "
+            f"torch {torch.__version__}, Python {platform.python_version()}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--only", nargs="*", choices=sorted(CASES), help="run only these cases")
+    parser.add_argument("--write", metavar="FILE", help="also write the table as Markdown to FILE")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+
+    rows = []
+    for name, case in CASES.items():
+        if args.only and name not in args.only:
+            continue
+        for row in case():
+            rows.append(row)
+            print(" | ".join(row), flush=True)
+
+    if args.write:
+        header = ("| case | native torch | repmode | repmode vs native |\n"
+                  "|---|---|---|---|\n")
+        body = "".join(f"| {' | '.join(r)} |\n" for r in rows)
+        with open(args.write, "w") as f:
+            f.write("# Benchmarks\n\n")
+            f.write("Generated by `python benchmarks/run.py --write BENCHMARKS.md` (or `make bench`).\n")
+            f.write("Native torch and repmode are timed in the same run, best of several repeats.\n\n")
+            f.write(f"Machine: {machine()}. Date: {datetime.date.today().isoformat()}.\n\n")
+            f.write(header + body)
+
+
+if __name__ == "__main__":
+    main()
