@@ -6,7 +6,7 @@ from setuptools import setup
 
 # Bits must not depend on the compiler's mood: no contraction of a*b+c into an FMA (FMAs are
 # explicit calls), no fast-math, IEEE semantics for every operation.
-FP_FLAGS = ["-O3", "-ffp-contract=off", "-fno-fast-math", "-fno-finite-math-only",
+FP_FLAGS = ["-O3", "-ffp-contract=off", "-fno-fast-math", "-fno-finite-math-only", "-fno-math-errno",
             "-fno-unsafe-math-optimizations"]
 
 # Compile the sources in parallel (one job per core unless REPMODE_BUILD_JOBS says otherwise).

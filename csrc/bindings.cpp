@@ -17,6 +17,7 @@
 #include "cpu/gemm.h"
 #include "cpu/isa.h"
 #include "cpu/reduce.h"
+#include "cpu/reduce_rows.h"
 #include "cpu/softmax_loss.h"
 
 namespace py = pybind11;
@@ -123,6 +124,63 @@ PYBIND11_MODULE(_C, m) {
     by_dtype(dtype, [&](auto zero) {
       using T = decltype(zero);
       sum_rows_reference<T>(ptr<const T>(x), M, N, sM, sN, ptr<T>(out), s_out, mean);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+
+  m.def("var_mean_rows", [](int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN,
+                            double correction, uintptr_t var, uintptr_t mean, bool take_sqrt, int nthreads) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      var_mean_rows<T>(ptr<const T>(x), M, N, sM, sN, correction, ptr<T>(var), ptr<T>(mean), take_sqrt, nthreads);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+  m.def("prod_rows", [](int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out,
+                        int nthreads) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      prod_rows<T>(ptr<const T>(x), M, N, sM, sN, ptr<T>(out), nthreads);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+  m.def("extreme_rows", [](int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, bool is_max,
+                           uintptr_t values, uintptr_t indices, int nthreads) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      extreme_rows<T>(ptr<const T>(x), M, N, sM, sN, is_max, ptr<T>(values), ptr<int64_t>(indices), nthreads);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+  m.def("logsumexp_rows", [](int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN,
+                             uintptr_t out, int nthreads) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      logsumexp_rows<T>(ptr<const T>(x), M, N, sM, sN, ptr<T>(out), nthreads);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+  m.def("norm_rows", [](int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, double ord,
+                        uintptr_t out, int nthreads) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      norm_rows<T>(ptr<const T>(x), M, N, sM, sN, ord, ptr<T>(out), nthreads);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+  m.def("softmax", [](int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, bool safe,
+                      int nthreads) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      softmax<T>(ptr<const T>(x), ptr<T>(out), outer, n, inner, safe, nthreads);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+  m.def("softmax_backward", [](int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n,
+                               int64_t inner, int nthreads) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      softmax_backward<T>(ptr<const T>(grad), ptr<const T>(y), ptr<T>(out), outer, n, inner, nthreads);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+  m.def("cumulative", [](int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner,
+                         bool product, int nthreads) {
+    by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      cumulative<T>(ptr<const T>(x), ptr<T>(out), outer, n, inner, product, nthreads);
     });
   }, py::call_guard<py::gil_scoped_release>());
 

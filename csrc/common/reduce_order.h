@@ -18,36 +18,47 @@ namespace repmode {
 constexpr int64_t kSumLanes = 32;
 constexpr int64_t kSumChunk = 4096;
 
+// The combining operation of a tree reduction: + for sums (identity -0.0), x for products
+// (identity +1.0). The same lanes, chunks and tree serve both.
+struct AddOp {
+  template <typename T> static REPMODE_HD T identity() { return T(-0.0); }
+  template <typename T> static REPMODE_HD T apply(T a, T b) { return a + b; }
+};
+struct MulOp {
+  template <typename T> static REPMODE_HD T identity() { return T(1.0); }
+  template <typename T> static REPMODE_HD T apply(T a, T b) { return a * b; }
+};
+
 // The fixed halving tree over 32 lane values (destroys v).
-template <typename T>
+template <typename T, typename Op = AddOp>
 REPMODE_HD T lane_tree(T* v) {
   for (int h = kSumLanes / 2; h >= 1; h /= 2)
-    for (int i = 0; i < h; ++i) v[i] = v[i] + v[i + h];
+    for (int i = 0; i < h; ++i) v[i] = Op::apply(v[i], v[i + h]);
   return v[0];
 }
 
 // One chunk (len <= kSumChunk) of terms load(begin), ..., load(begin + len - 1).
-template <typename T, typename Load>
+template <typename T, typename Load, typename Op = AddOp>
 REPMODE_HD T chunk_sum(int64_t begin, int64_t len, const Load& load) {
   T v[kSumLanes];
-  for (int l = 0; l < kSumLanes; ++l) v[l] = T(-0.0);
-  for (int64_t i = 0; i < len; ++i) v[i % kSumLanes] = v[i % kSumLanes] + load(begin + i);
-  return lane_tree(v);
+  for (int l = 0; l < kSumLanes; ++l) v[l] = Op::template identity<T>();
+  for (int64_t i = 0; i < len; ++i) v[i % kSumLanes] = Op::apply(v[i % kSumLanes], load(begin + i));
+  return lane_tree<T, Op>(v);
 }
 
 // Number of chunk values at the next level for `count` values at this one.
 REPMODE_HD int64_t chunk_count(int64_t count) { return (count + kSumChunk - 1) / kSumChunk; }
 
 // Value of node `index` at `level` (level 0 = the terms themselves) over n terms.
-template <typename T, typename Load>
+template <typename T, typename Load, typename Op = AddOp>
 REPMODE_HD T sum_node(int level, int64_t index, int64_t n, const Load& load) {
   if (level == 0) return load(index);
   int64_t below = n;  // number of nodes at level - 1
   for (int l = 1; l < level; ++l) below = chunk_count(below);
   const int64_t begin = index * kSumChunk;
   const int64_t len = (below - begin < kSumChunk) ? below - begin : kSumChunk;
-  auto child = [&](int64_t j) { return sum_node<T>(level - 1, j, n, load); };
-  return chunk_sum<T>(begin, len, child);
+  auto child = [&](int64_t j) { return sum_node<T, Load, Op>(level - 1, j, n, load); };
+  return chunk_sum<T, decltype(child), Op>(begin, len, child);
 }
 
 // Number of levels above the terms: the smallest L >= 1 with one node at level L.
@@ -61,7 +72,14 @@ REPMODE_HD int sum_levels(int64_t n) {
 template <typename T, typename Load>
 REPMODE_HD T canonical_sum(int64_t n, const Load& load) {
   if (n == 0) return T(0.0);
-  return sum_node<T>(sum_levels(n), 0, n, load);
+  return sum_node<T, Load, AddOp>(sum_levels(n), 0, n, load);
+}
+
+// The canonical product: the same lanes, chunks and tree with x; n == 0 gives +1.0.
+template <typename T, typename Load>
+REPMODE_HD T canonical_prod(int64_t n, const Load& load) {
+  if (n == 0) return T(1.0);
+  return sum_node<T, Load, MulOp>(sum_levels(n), 0, n, load);
 }
 
 // Reduce already-computed level-1 chunk values (count of them) to the final sum; `values`

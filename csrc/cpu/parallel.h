@@ -6,6 +6,8 @@
 
 #include <omp.h>
 
+#include "isa.h"
+
 namespace repmode::cpu {
 
 // Below this much work a kernel stays on the calling thread (thread start-up costs more).
@@ -33,11 +35,35 @@ void parallel_for(int64_t n, int nthreads, int64_t work_per_item, const Fn& fn) 
 // The ISA-specific copy of a kernel body: same source, compiled for AVX2. The body is
 // inlined into a target("avx2") function so the vectorizer uses 256-bit registers; its
 // per-output arithmetic is unchanged (no contraction: -ffp-contract=off, no reassociation).
+// `flatten` inlines every call beneath it (the math routines too), so their explicit fmas
+// become FMA instructions instead of calls to the portable fma.
 #if defined(__x86_64__)
-#define REPMODE_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#define REPMODE_TARGET_AVX2 __attribute__((target("avx2,fma"), flatten))
 #else
 #define REPMODE_TARGET_AVX2
 #endif
 #define REPMODE_INLINE inline __attribute__((always_inline))
+
+template <typename Body>
+REPMODE_TARGET_AVX2 void run_avx2(const Body& body, int64_t begin, int64_t end) {
+  body(begin, end);
+}
+
+template <typename Body>
+void run_portable(const Body& body, int64_t begin, int64_t end) {
+  body(begin, end);
+}
+
+// parallel_for over rows whose body(begin, end) is compiled for the active ISA path.
+template <typename Body>
+void rows_parallel(int64_t rows, int nthreads, int64_t work_per_row, const Body& body) {
+  const bool avx2 = active_isa() >= Isa::avx2;
+  parallel_for(rows, nthreads, work_per_row, [&](int64_t begin, int64_t end) {
+    if (avx2)
+      run_avx2(body, begin, end);
+    else
+      run_portable(body, begin, end);
+  });
+}
 
 }  // namespace repmode::cpu

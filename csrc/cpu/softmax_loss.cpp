@@ -7,19 +7,21 @@
 
 #include "../common/log_softmax.h"
 #include "../common/nll_loss.h"
+#include "isa.h"
 #include "parallel.h"
 
 namespace repmode::cpu {
 
+// Row r of a contiguous (outer, n, inner) tensor starts at element row_base(r) and steps by inner.
+inline int64_t row_base(int64_t r, int64_t n, int64_t inner) { return (r / inner) * n * inner + r % inner; }
+
 template <typename T>
 void log_softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, int nthreads) {
-  parallel_for(outer * inner, nthreads, n * 8, [&](int64_t r0, int64_t r1) {
+  rows_parallel(outer * inner, nthreads, n * 8, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      const int64_t base = (r / inner) * n * inner + r % inner;
-      const T* xr = x + base;
-      T* orow = out + base;
-      log_softmax_row<T>(n, [&](int64_t j) { return xr[j * inner]; },
-                         [&](int64_t j, T v) { orow[j * inner] = v; });
+      const T* xr = x + row_base(r, n, inner);
+      T* o = out + row_base(r, n, inner);
+      log_softmax_row<T>(n, [&](int64_t j) { return xr[j * inner]; }, [&](int64_t j, T v) { o[j * inner] = v; });
     }
   });
 }
@@ -27,15 +29,15 @@ void log_softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, in
 template <typename T>
 void log_softmax_backward(const T* grad, const T* y, T* out, int64_t outer, int64_t n, int64_t inner,
                           int nthreads) {
-  parallel_for(outer * inner, nthreads, n * 8, [&](int64_t r0, int64_t r1) {
+  rows_parallel(outer * inner, nthreads, n * 8, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
-      const int64_t base = (r / inner) * n * inner + r % inner;
+      const int64_t base = row_base(r, n, inner);
       const T* g = grad + base;
       const T* yr = y + base;
-      T* orow = out + base;
+      T* o = out + base;
       log_softmax_backward_row<T>(n, [&](int64_t j) { return g[j * inner]; },
                                   [&](int64_t j) { return yr[j * inner]; },
-                                  [&](int64_t j, T v) { orow[j * inner] = v; });
+                                  [&](int64_t j, T v) { o[j * inner] = v; });
     }
   });
 }

@@ -34,6 +34,10 @@ register_passthrough(_overloads(
 ), reason="view: new shape/strides over the same memory, no arithmetic")
 
 register_passthrough(_overloads(
+    "aten.flip.default", "aten.roll.default", "aten.repeat.default", "aten.constant_pad_nd.default",
+), reason="data movement: every output element is one input element (or the constant pad value)")
+
+register_passthrough(_overloads(
     "aten.clone.default", "aten.copy_.default", "aten._to_copy.default", "aten.contiguous.default",
     "aten.cat.default", "aten.stack.default", "aten._local_scalar_dense.default", "aten.lift_fresh.default",
     "aten.lift_fresh_copy.default", "aten.resize_.default", "aten.set_.source_Tensor",
@@ -51,16 +55,15 @@ register_passthrough(_overloads(
     "aten.eq.Tensor", "aten.eq.Scalar", "aten.ne.Tensor", "aten.ne.Scalar", "aten.lt.Tensor", "aten.lt.Scalar",
     "aten.le.Tensor", "aten.le.Scalar", "aten.gt.Tensor", "aten.gt.Scalar", "aten.ge.Tensor", "aten.ge.Scalar",
     "aten.logical_not.default", "aten.logical_and.default", "aten.logical_or.default",
+    "aten.logical_and_.default", "aten.logical_or_.default", "aten.logical_xor.default",
+    "aten.bitwise_not.default", "aten.bitwise_and.Tensor", "aten.bitwise_and_.Tensor",
+    "aten.bitwise_or.Tensor", "aten.bitwise_or_.Tensor", "aten.bitwise_xor.Tensor",
     "aten.isnan.default", "aten.is_same_size.default",
 ), reason="comparison or logic: exact by IEEE-754, bool result")
 
 register_passthrough(_overloads(
     "aten.any.default", "aten.any.dim", "aten.any.dims", "aten.all.default", "aten.all.dim", "aten.all.dims",
 ), reason="logical OR/AND of nonzero tests: exact and independent of order")
-
-register_passthrough(_overloads(
-    "aten.argmax.default", "aten.argmin.default",
-), reason="selection: index of the first extreme value (NaN counts as the extreme), no arithmetic")
 
 register_passthrough(_overloads(
     "aten.where.self", "aten.masked_fill.Scalar", "aten.masked_fill_.Scalar", "aten.index_select.default",

@@ -1,5 +1,8 @@
-"""Reductions: sum and mean over any dims, in the canonical sum order
-(csrc/common/reduce_order.h, docs/semantics.md "Sum order")."""
+"""Reductions over any dims, each in its canonical order (csrc/common/reduce_order.h and
+csrc/common/row_reductions.h; docs/semantics.md "Sum order" and "Reductions").
+
+The reduced elements of one output are taken in row-major order of the reduced dims of the
+logical shape, whatever the strides: ``_as_rows`` views the input as (outputs, terms)."""
 from __future__ import annotations
 
 import math
@@ -13,74 +16,291 @@ aten = torch.ops.aten
 Tensor = torch.Tensor
 
 
-def reduce_sum(func, args, kwargs, x: Tensor, dims, keepdim: bool, mean: bool, dtype=None) -> Tensor:
-    """Canonical sum (or mean) of ``x`` over ``dims``: the reduced elements are taken in
-    row-major order of the reduced dims of the logical shape, whatever the memory layout."""
+class Rows:
+    """``x`` as M rows of N terms (a view when the layout allows, else an exact copy)."""
+
+    def __init__(self, x: Tensor, dims):
+        nd = x.dim()
+        self.reduced = normalize_dims(dims, nd)
+        kept = [d for d in range(nd) if d not in self.reduced]
+        self.out_shape = [x.shape[d] for d in kept]
+        self.keep_shape = [1 if d in self.reduced else x.shape[d] for d in range(nd)]
+        self.M = math.prod(self.out_shape)
+        self.N = math.prod(x.shape[d] for d in self.reduced)
+        self.x2 = x.permute(kept + self.reduced).reshape(self.M, self.N)
+        self.sM, self.sN = self.x2.stride()
+
+    def args(self):
+        return self.x2.data_ptr(), self.M, self.N, self.sM, self.sN
+
+    def shape(self, out: Tensor, keepdim: bool) -> Tensor:
+        return out.reshape(self.keep_shape if keepdim else self.out_shape)
+
+
+def _float_input(func, args, kwargs, x: Tensor, dtype=None):
+    """(code, x converted to dtype) or UnsupportedOpError."""
     check_cpu(func, args, kwargs, x)
     if dtype is not None and dtype != x.dtype:
         x = x.to(dtype)
     code = DTYPE_CODE.get(x.dtype)
     if code is None:
-        if not x.dtype.is_floating_point and not x.dtype.is_complex and not mean:
-            # Integer sums are exact (int64 wrap-around is associative): native is the same everywhere.
-            return func(*args, **kwargs) if kwargs else func(*args)
         raise unsupported(func, args, kwargs, f"dtype {x.dtype} is not supported yet (float32 and float64 are)")
-    nd = x.dim()
-    red = normalize_dims(dims, nd)
-    kept = [d for d in range(nd) if d not in red]
-    out_shape = [x.shape[d] for d in kept]
-    M = math.prod(out_shape)
-    N = math.prod(x.shape[d] for d in red)
-    x2 = x.permute(kept + red).reshape(M, N)  # a view when the layout allows, else an exact copy
-    out = torch.empty(out_shape, dtype=x.dtype)
-    if M > 0:
-        sM, sN = x2.stride()
-        C.sum_rows(code, x2.data_ptr(), M, N, sM, sN, out.data_ptr(), 1, mean, get_num_threads())
-    if keepdim:
-        out = out.reshape([1 if d in red else x.shape[d] for d in range(nd)])
-    return out
+    return code, x
+
+
+def _native(func, args, kwargs):
+    return func(*args, **kwargs) if kwargs else func(*args)
+
+
+def _arg(args, kwargs, index, name, default=None):
+    if len(args) > index:
+        return args[index]
+    return (kwargs or {}).get(name, default)
+
+
+def _require_nonempty(rows: Rows, what: str):
+    if rows.N == 0 and rows.M > 0:
+        raise IndexError(f"{what}(): Expected reduction dim to be specified for input.numel() == 0, "
+                         "or a non-empty reduced dimension.")
+
+
+# ---- sum and mean ---------------------------------------------------------------------------
+
+def reduce_sum(func, args, kwargs, x: Tensor, dims, keepdim: bool, mean: bool, dtype=None) -> Tensor:
+    """Canonical sum (or mean = sum / N) of ``x`` over ``dims``."""
+    check_cpu(func, args, kwargs, x)
+    if dtype is not None and dtype != x.dtype:
+        x = x.to(dtype)
+    if x.dtype not in DTYPE_CODE and not x.dtype.is_floating_point and not x.dtype.is_complex and not mean:
+        # Integer sums are exact (int64 wrap-around is associative): native is the same everywhere.
+        return _native(func, args, kwargs)
+    code, x = _float_input(func, args, kwargs, x)
+    rows = Rows(x, dims)
+    out = torch.empty(rows.out_shape, dtype=x.dtype)
+    if rows.M > 0:
+        C.sum_rows(code, *rows.args(), out.data_ptr(), 1, mean, get_num_threads())
+    return rows.shape(out, keepdim)
 
 
 @register_kernel(aten.sum.default)
 def sum_default(func, args, kwargs):
-    dtype = kwargs.get("dtype") if kwargs else None
-    return reduce_sum(func, args, kwargs, args[0], None, False, False, dtype)
+    return reduce_sum(func, args, kwargs, args[0], None, False, False, _arg(args, kwargs, 1, "dtype"))
 
 
 @register_kernel(aten.sum.dim_IntList)
 def sum_dim(func, args, kwargs):
-    x, dims, keepdim, dtype = _dim_args(args, kwargs)
-    return reduce_sum(func, args, kwargs, x, dims, keepdim, False, dtype)
+    return reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"), _arg(args, kwargs, 2, "keepdim", False),
+                      False, _arg(args, kwargs, 3, "dtype"))
 
 
 @register_kernel(aten.sum.IntList_out)
 def sum_out(func, args, kwargs):
-    x, dims, keepdim, dtype = _dim_args(args, kwargs)
-    return write_out(reduce_sum(func, args, kwargs, x, dims, keepdim, False, dtype), kwargs["out"])
+    result = reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"),
+                        _arg(args, kwargs, 2, "keepdim", False), False, _arg(args, kwargs, 3, "dtype"))
+    return write_out(result, kwargs["out"])
 
 
 @register_kernel(aten.mean.default)
 def mean_default(func, args, kwargs):
-    dtype = kwargs.get("dtype") if kwargs else None
-    return reduce_sum(func, args, kwargs, args[0], None, False, True, dtype)
+    return reduce_sum(func, args, kwargs, args[0], None, False, True, _arg(args, kwargs, 1, "dtype"))
 
 
 @register_kernel(aten.mean.dim)
 def mean_dim(func, args, kwargs):
-    x, dims, keepdim, dtype = _dim_args(args, kwargs)
-    return reduce_sum(func, args, kwargs, x, dims, keepdim, True, dtype)
+    return reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"), _arg(args, kwargs, 2, "keepdim", False),
+                      True, _arg(args, kwargs, 3, "dtype"))
 
 
 @register_kernel(aten.mean.out)
 def mean_out(func, args, kwargs):
-    x, dims, keepdim, dtype = _dim_args(args, kwargs)
-    return write_out(reduce_sum(func, args, kwargs, x, dims, keepdim, True, dtype), kwargs["out"])
+    result = reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"),
+                        _arg(args, kwargs, 2, "keepdim", False), True, _arg(args, kwargs, 3, "dtype"))
+    return write_out(result, kwargs["out"])
 
 
-def _dim_args(args, kwargs):
-    kwargs = kwargs or {}
+# ---- var, std and their means ---------------------------------------------------------------
+
+def _var_mean(func, args, kwargs, take_sqrt: bool, with_mean: bool):
     x = args[0]
-    dims = args[1] if len(args) > 1 else kwargs.get("dim")
-    keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
-    dtype = args[3] if len(args) > 3 else kwargs.get("dtype")
-    return x, dims, keepdim, dtype
+    dims = _arg(args, kwargs, 1, "dim")
+    correction = (kwargs or {}).get("correction")
+    keepdim = (kwargs or {}).get("keepdim", False)
+    correction = 1.0 if correction is None else float(correction)
+    code, x = _float_input(func, args, kwargs, x)
+    rows = Rows(x, dims)
+    var = torch.empty(rows.out_shape, dtype=x.dtype)
+    mean = torch.empty(rows.out_shape, dtype=x.dtype) if with_mean else None
+    if rows.M > 0:
+        C.var_mean_rows(code, *rows.args(), correction, var.data_ptr(), 0 if mean is None else mean.data_ptr(),
+                        take_sqrt, get_num_threads())
+    if with_mean:
+        return rows.shape(var, keepdim), rows.shape(mean, keepdim)
+    return rows.shape(var, keepdim)
+
+
+@register_kernel(aten.var.correction)
+def var(func, args, kwargs):
+    return _var_mean(func, args, kwargs, take_sqrt=False, with_mean=False)
+
+
+@register_kernel(aten.std.correction)
+def std(func, args, kwargs):
+    return _var_mean(func, args, kwargs, take_sqrt=True, with_mean=False)
+
+
+@register_kernel(aten.var_mean.correction)
+def var_mean(func, args, kwargs):
+    return _var_mean(func, args, kwargs, take_sqrt=False, with_mean=True)
+
+
+@register_kernel(aten.std_mean.correction)
+def std_mean(func, args, kwargs):
+    return _var_mean(func, args, kwargs, take_sqrt=True, with_mean=True)
+
+
+# ---- prod -------------------------------------------------------------------------------------
+
+def _prod(func, args, kwargs, x, dims, keepdim, dtype):
+    check_cpu(func, args, kwargs, x)
+    if dtype is None and not x.dtype.is_floating_point and not x.dtype.is_complex:
+        return _native(func, args, kwargs)  # integer products are exact (wrap-around) and order-free
+    code, x = _float_input(func, args, kwargs, x, dtype)
+    rows = Rows(x, dims)
+    out = torch.empty(rows.out_shape, dtype=x.dtype)
+    if rows.M > 0:
+        C.prod_rows(code, *rows.args(), out.data_ptr(), get_num_threads())
+    return rows.shape(out, keepdim)
+
+
+@register_kernel(aten.prod.default)
+def prod_default(func, args, kwargs):
+    return _prod(func, args, kwargs, args[0], None, False, _arg(args, kwargs, 1, "dtype"))
+
+
+@register_kernel(aten.prod.dim_int)
+def prod_dim(func, args, kwargs):
+    return _prod(func, args, kwargs, args[0], [_arg(args, kwargs, 1, "dim")], _arg(args, kwargs, 2, "keepdim", False),
+                 _arg(args, kwargs, 3, "dtype"))
+
+
+# ---- max, min and their indices -------------------------------------------------------------
+
+def _extreme(func, args, kwargs, x, dims, keepdim, is_max, want_values, want_indices, what):
+    check_cpu(func, args, kwargs, x)
+    if not x.dtype.is_floating_point and not x.dtype.is_complex:
+        return _native(func, args, kwargs)  # integer max/min are exact and order-free
+    code, x = _float_input(func, args, kwargs, x)
+    rows = Rows(x, dims)
+    _require_nonempty(rows, what)
+    values = torch.empty(rows.out_shape, dtype=x.dtype) if want_values else None
+    indices = torch.empty(rows.out_shape, dtype=torch.int64) if want_indices else None
+    if rows.M > 0:
+        C.extreme_rows(code, *rows.args(), is_max, values.data_ptr() if want_values else 0,
+                       indices.data_ptr() if want_indices else 0, get_num_threads())
+    results = []
+    if want_values:
+        results.append(rows.shape(values, keepdim))
+    if want_indices:
+        results.append(rows.shape(indices, keepdim))
+    return tuple(results) if len(results) > 1 else results[0]
+
+
+@register_kernel([aten.amax.default, aten.amin.default])
+def amax_amin(func, args, kwargs):
+    is_max = func is aten.amax.default
+    return _extreme(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim", []), _arg(args, kwargs, 2, "keepdim", False),
+                    is_max, True, False, "amax" if is_max else "amin")
+
+
+@register_kernel([aten.max.default, aten.min.default])
+def max_min_all(func, args, kwargs):
+    is_max = func is aten.max.default
+    return _extreme(func, args, kwargs, args[0], None, False, is_max, True, False, "max" if is_max else "min")
+
+
+@register_kernel([aten.max.dim, aten.min.dim])
+def max_min_dim(func, args, kwargs):
+    is_max = func is aten.max.dim
+    values, indices = _extreme(func, args, kwargs, args[0], [args[1]], _arg(args, kwargs, 2, "keepdim", False), is_max,
+                               True, True, "max" if is_max else "min")
+    return values, indices
+
+
+@register_kernel([aten.argmax.default, aten.argmin.default])
+def argmax_argmin(func, args, kwargs):
+    is_max = func is aten.argmax.default
+    x = args[0]
+    dim = _arg(args, kwargs, 1, "dim")
+    keepdim = _arg(args, kwargs, 2, "keepdim", False)
+    if dim is None:
+        out = _extreme(func, args, kwargs, x.reshape(-1), None, False, is_max, False, True,
+                       "argmax" if is_max else "argmin")
+        return out.reshape([1] * x.dim()) if keepdim else out
+    return _extreme(func, args, kwargs, x, [dim], keepdim, is_max, False, True, "argmax" if is_max else "argmin")
+
+
+# ---- logsumexp and vector norms -------------------------------------------------------------
+
+@register_kernel(aten.logsumexp.default)
+def logsumexp(func, args, kwargs):
+    x = args[0]
+    dims = _arg(args, kwargs, 1, "dim")
+    keepdim = _arg(args, kwargs, 2, "keepdim", False)
+    if not x.dtype.is_floating_point:
+        x = x.to(torch.get_default_dtype())
+    code, x = _float_input(func, args, kwargs, x)
+    rows = Rows(x, dims)
+    out = torch.empty(rows.out_shape, dtype=x.dtype)
+    if rows.M > 0:
+        C.logsumexp_rows(code, *rows.args(), out.data_ptr(), get_num_threads())
+    return rows.shape(out, keepdim)
+
+
+@register_kernel(aten.linalg_vector_norm.default)
+def vector_norm(func, args, kwargs):
+    x = args[0]
+    ord = float(_arg(args, kwargs, 1, "ord", 2))
+    dims = _arg(args, kwargs, 2, "dim")
+    keepdim = _arg(args, kwargs, 3, "keepdim", False)
+    dtype = (kwargs or {}).get("dtype")
+    code, x = _float_input(func, args, kwargs, x, dtype)
+    rows = Rows(x, dims)
+    if ord < 0 or math.isinf(ord):
+        _require_nonempty(rows, "linalg.vector_norm")
+    out = torch.empty(rows.out_shape, dtype=x.dtype)
+    if rows.M > 0:
+        C.norm_rows(code, *rows.args(), ord, out.data_ptr(), get_num_threads())
+    return rows.shape(out, keepdim)
+
+
+# ---- cumulative sums and products -----------------------------------------------------------
+
+def _cumulative(func, args, kwargs, product: bool):
+    x = args[0]
+    dim = _arg(args, kwargs, 1, "dim")
+    dtype = _arg(args, kwargs, 2, "dtype")
+    check_cpu(func, args, kwargs, x)
+    if dtype is None and not x.dtype.is_floating_point and not x.dtype.is_complex:
+        return _native(func, args, kwargs)  # integer running sums/products are exact
+    code, x = _float_input(func, args, kwargs, x, dtype)
+    xc = x.contiguous()
+    nd = max(xc.dim(), 1)
+    if not -nd <= dim < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+    dim %= nd
+    shape = list(xc.shape) or [1]
+    out = torch.empty_like(xc)
+    if xc.numel():
+        C.cumulative(code, xc.data_ptr(), out.data_ptr(), math.prod(shape[:dim]), shape[dim],
+                     math.prod(shape[dim + 1:]), product, get_num_threads())
+    return out
+
+
+@register_kernel(aten.cumsum.default)
+def cumsum(func, args, kwargs):
+    return _cumulative(func, args, kwargs, product=False)
+
+
+@register_kernel(aten.cumprod.default)
+def cumprod(func, args, kwargs):
+    return _cumulative(func, args, kwargs, product=True)

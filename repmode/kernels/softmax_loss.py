@@ -1,5 +1,5 @@
-"""log_softmax and nll_loss (what cross_entropy reaches), forward and backward.
-Row formulas: csrc/common/log_softmax.h and csrc/common/nll_loss.h; docs/semantics.md."""
+"""softmax, log_softmax and nll_loss (what cross_entropy reaches), forward and backward.
+Row formulas: csrc/common/log_softmax.h, row_reductions.h and nll_loss.h; docs/semantics.md."""
 from __future__ import annotations
 
 import math
@@ -57,6 +57,52 @@ def log_softmax_backward(func, args, kwargs):
     out = torch.empty_like(g)
     outer, n, inner = _rows(g, dim)
     C.log_softmax_backward(code, g.data_ptr(), y.data_ptr(), out.data_ptr(), outer, n, inner, get_num_threads())
+    return out
+
+
+def _softmax_forward(func, args, kwargs, x, dim, safe):
+    code = _float_code(func, args, kwargs, x)
+    xc = x.contiguous()
+    out = torch.empty_like(xc)
+    outer, n, inner = _rows(xc, dim)
+    if xc.numel():
+        C.softmax(code, xc.data_ptr(), out.data_ptr(), outer, n, inner, safe, get_num_threads())
+    return out
+
+
+@register_kernel(aten._softmax.default)
+def softmax(func, args, kwargs):
+    x, dim, half_to_float = args
+    if half_to_float:
+        raise unsupported(func, args, kwargs, "half_to_float is only meaningful for float16 inputs")
+    return _softmax_forward(func, args, kwargs, x, dim, safe=False)
+
+
+@register_kernel(aten._safe_softmax.default)
+def safe_softmax(func, args, kwargs):
+    x, dim = args[0], args[1]
+    dtype = _arg_dtype(args, kwargs)
+    if dtype is not None and dtype != x.dtype:
+        x = x.to(dtype)
+    return _softmax_forward(func, args, kwargs, x, dim, safe=True)
+
+
+def _arg_dtype(args, kwargs):
+    return args[2] if len(args) > 2 else (kwargs or {}).get("dtype")
+
+
+@register_kernel(aten._softmax_backward_data.default)
+def softmax_backward(func, args, kwargs):
+    grad, output, dim, input_dtype = args
+    code = _float_code(func, args, kwargs, grad, output)
+    if grad.dtype != output.dtype or input_dtype != grad.dtype:
+        raise unsupported(func, args, kwargs, "mixed dtypes in softmax backward are not supported yet")
+    g = grad.contiguous()
+    y = output.contiguous()
+    out = torch.empty_like(g)
+    outer, n, inner = _rows(g, dim)
+    if g.numel():
+        C.softmax_backward(code, g.data_ptr(), y.data_ptr(), out.data_ptr(), outer, n, inner, get_num_threads())
     return out
 
 

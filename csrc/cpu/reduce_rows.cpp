@@ -1,0 +1,148 @@
+// CPU row reductions: rows in parallel, each row by the shared formulas of
+// csrc/common/row_reductions.h (plain strided loads; the order is the formula's).
+#include "reduce_rows.h"
+
+#include "../common/row_reductions.h"
+#include "parallel.h"
+
+namespace repmode::cpu {
+namespace {
+
+inline int64_t row_base(int64_t r, int64_t n, int64_t inner) { return (r / inner) * n * inner + r % inner; }
+
+// |x|^p for the general-p norm: exp(p * log|x|) evaluated in float64 with repmode's routines,
+// then rounded once to T. Reproducible everywhere; not correctly rounded.
+template <typename T>
+REPMODE_INLINE T pow_abs(T x, double p) {
+  const double a = x < T(0) ? -double(x) : double(x);
+  if (a == 0.0) return T(p > 0 ? 0.0 : (p == 0 ? 1.0 : 1.0 / 0.0));
+  return T(repmode_exp(p * repmode_log(a)));
+}
+
+}  // namespace
+
+template <typename T>
+void var_mean_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, double correction, T* var,
+                   T* mean, bool take_sqrt, int nthreads) {
+  rows_parallel(M, nthreads, 2 * N, [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) {
+      const T* p = x + m * sM;
+      T v, mu;
+      row_var_mean<T>(N, [&](int64_t j) { return p[j * sN]; }, correction, &v, &mu);
+      var[m] = take_sqrt ? canon(sqrt_of(v)) : v;
+      if (mean) mean[m] = mu;
+    }
+  });
+}
+
+template <typename T>
+void prod_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, T* out, int nthreads) {
+  rows_parallel(M, nthreads, N, [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) {
+      const T* p = x + m * sM;
+      out[m] = canon(canonical_prod<T>(N, [&](int64_t j) { return p[j * sN]; }));
+    }
+  });
+}
+
+template <typename T>
+void extreme_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, bool is_max, T* values,
+                  int64_t* indices, int nthreads) {
+  rows_parallel(M, nthreads, N, [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) {
+      const T* p = x + m * sM;
+      const int64_t j = row_arg_extreme<T>(N, [&](int64_t k) { return p[k * sN]; }, is_max);
+      if (values) values[m] = canon(p[j * sN]);
+      if (indices) indices[m] = j;
+    }
+  });
+}
+
+template <typename T>
+void logsumexp_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, T* out, int nthreads) {
+  rows_parallel(M, nthreads, 8 * N, [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) {
+      const T* p = x + m * sM;
+      out[m] = row_logsumexp<T>(N, [&](int64_t j) { return p[j * sN]; });
+    }
+  });
+}
+
+template <typename T>
+void norm_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, double ord, T* out, int nthreads) {
+  const double inf = 1.0 / 0.0;
+  rows_parallel(M, nthreads, 8 * N, [&](int64_t m0, int64_t m1) {
+    for (int64_t m = m0; m < m1; ++m) {
+      const T* p = x + m * sM;
+      auto abs_at = [&](int64_t j) { const T v = p[j * sN]; return v < T(0) ? -v : v + T(0); };
+      T r;
+      if (ord == 2.0) {
+        r = sqrt_of(canonical_sum<T>(N, [&](int64_t j) { const T v = p[j * sN]; return v * v; }));
+      } else if (ord == 1.0) {
+        r = canonical_sum<T>(N, abs_at);
+      } else if (ord == inf || ord == -inf) {
+        r = N == 0 ? T(ord == inf ? 0.0 : inf) : abs_at(row_arg_extreme<T>(N, abs_at, ord == inf));
+      } else if (ord == 0.0) {
+        r = canonical_sum<T>(N, [&](int64_t j) { return p[j * sN] != T(0) ? T(1) : T(0); });
+      } else {
+        const T s = canonical_sum<T>(N, [&](int64_t j) { return pow_abs<T>(p[j * sN], ord); });
+        r = pow_abs<T>(s, 1.0 / ord);
+      }
+      out[m] = canon(r);
+    }
+  });
+}
+
+template <typename T>
+void softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, bool safe, int nthreads) {
+  rows_parallel(outer * inner, nthreads, 16 * n, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* xr = x + row_base(r, n, inner);
+      T* o = out + row_base(r, n, inner);
+      softmax_row<T>(n, [&](int64_t j) { return xr[j * inner]; }, [&](int64_t j, T v) { o[j * inner] = v; },
+                     safe);
+    }
+  });
+}
+
+template <typename T>
+void softmax_backward(const T* grad, const T* y, T* out, int64_t outer, int64_t n, int64_t inner,
+                      int nthreads) {
+  rows_parallel(outer * inner, nthreads, 4 * n, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t base = row_base(r, n, inner);
+      const T* g = grad + base;
+      const T* yr = y + base;
+      T* o = out + base;
+      softmax_backward_row<T>(n, [&](int64_t j) { return g[j * inner]; }, [&](int64_t j) { return yr[j * inner]; },
+                              [&](int64_t j, T v) { o[j * inner] = v; });
+    }
+  });
+}
+
+template <typename T>
+void cumulative(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, bool product, int nthreads) {
+  rows_parallel(outer * inner, nthreads, n, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* xr = x + row_base(r, n, inner);
+      T* o = out + row_base(r, n, inner);
+      cumulative_row<T>(n, [&](int64_t j) { return xr[j * inner]; }, [&](int64_t j, T v) { o[j * inner] = v; },
+                        product);
+    }
+  });
+}
+
+#define REPMODE_INSTANTIATE(T)                                                                                 \
+  template void var_mean_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, double, T*, T*, bool, int);     \
+  template void prod_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, T*, int);                           \
+  template void extreme_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, bool, T*, int64_t*, int);        \
+  template void logsumexp_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, T*, int);                      \
+  template void norm_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, double, T*, int);                   \
+  template void softmax<T>(const T*, T*, int64_t, int64_t, int64_t, bool, int);                                \
+  template void softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, int);                   \
+  template void cumulative<T>(const T*, T*, int64_t, int64_t, int64_t, bool, int);
+REPMODE_INSTANTIATE(float)
+REPMODE_INSTANTIATE(double)
+#undef REPMODE_INSTANTIATE
+
+}  // namespace repmode::cpu

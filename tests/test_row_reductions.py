@@ -1,0 +1,127 @@
+"""var/std/prod/max/min/arg*/logsumexp/norms/cumsum/cumprod/softmax: invariance to threads,
+ISA and layout; agreement with float64; the documented edge semantics."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import repmode
+from conftest import assert_bitwise_equal, available_isas, cpu_isa, layouts, num_threads
+
+
+def _all(x):
+    return {
+        "var1": x.var(1), "std0": x.std(0), "var_all": x.var(), "var_c0": x.var(1, correction=0),
+        "var_mean": torch.var_mean(x, 1), "std_mean": torch.std_mean(x, 0, keepdim=True),
+        "prod1": (x * 0.25 + 1).prod(1), "amax": x.amax(1), "amin0": x.amin(0), "max": x.max(),
+        "min_dim": x.min(1), "max_dim": x.max(0, keepdim=True), "argmax": x.argmax(), "argmin1": x.argmin(1),
+        "logsumexp": torch.logsumexp(x, 1), "norm2": x.norm(), "norm1": torch.linalg.vector_norm(x, 1, dim=1),
+        "norm_inf": torch.linalg.vector_norm(x, float("inf"), dim=0), "norm3": torch.linalg.vector_norm(x, 3.0),
+        "norm0": torch.linalg.vector_norm(x, 0), "cumsum": x.cumsum(1), "cumprod": (x * 0.1 + 1).cumprod(0),
+        "softmax1": torch.softmax(x, 1), "softmax0": torch.softmax(x, 0),
+    }
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_invariant_to_threads_isa_and_layout(rng, dtype):
+    x = torch.randn(300, 129, generator=rng, dtype=dtype)
+    with num_threads(1), repmode.enabled():
+        want = _all(x)
+    for threads in (2, 3):
+        with num_threads(threads), repmode.enabled():
+            got = _all(x)
+        for k in want:
+            assert_bitwise_equal(want[k], got[k], f"{k} threads={threads}")
+    for isa in available_isas():
+        with cpu_isa(isa), repmode.enabled():
+            got = _all(x)
+        for k in want:
+            assert_bitwise_equal(want[k], got[k], f"{k} isa={isa}")
+    for name, lx in layouts(x).items():
+        with repmode.enabled():
+            got = _all(lx)
+        for k in want:
+            assert_bitwise_equal(want[k], got[k], f"{k} layout={name}")
+
+
+def test_close_to_float64(rng):
+    x = torch.randn(200, 77, generator=rng)
+    with repmode.enabled():
+        got = _all(x)
+    want = _all(x.double())
+    for k in got:
+        g, w = got[k], want[k]
+        for a, b in zip(g if isinstance(g, tuple) else (g,), w if isinstance(w, tuple) else (w,)):
+            if a.dtype == torch.int64:
+                assert torch.equal(a, b), k
+            else:
+                assert torch.allclose(a.double(), b, rtol=1e-5, atol=1e-5), k
+
+
+def test_rows_are_batch_invariant(rng):
+    x = torch.randn(64, 500, generator=rng)
+    with repmode.enabled():
+        full = {"softmax": torch.softmax(x, 1), "var": x.var(1, keepdim=True), "lse": torch.logsumexp(x, 1, True)}
+        for i in (0, 40):
+            row = x[i:i + 1]
+            assert_bitwise_equal(full["softmax"][i:i + 1], torch.softmax(row, 1))
+            assert_bitwise_equal(full["var"][i:i + 1], row.var(1, keepdim=True))
+            assert_bitwise_equal(full["lse"][i:i + 1], torch.logsumexp(row, 1, True))
+
+
+def test_extreme_semantics():
+    nan = float("nan")
+    x = torch.tensor([[1.0, 3.0, 3.0, 2.0], [1.0, nan, 5.0, nan], [-0.0, 0.0, -0.0, -1.0]])
+    with repmode.enabled():
+        values, indices = x.max(1)
+        amin = x.amin(1)
+        argmax = x.argmax(1)
+    assert indices.tolist() == [1, 1, 1]          # ties: lowest index; NaN wins at its first index
+    assert torch.isnan(values[1]) and values[0] == 3.0
+    assert math.copysign(1, values[2].item()) > 0  # +0 > -0
+    assert torch.isnan(amin[1]) and amin[2] == -1.0
+    assert torch.equal(argmax, indices)
+    with pytest.raises(IndexError):
+        with repmode.enabled():
+            torch.empty(0).max(0)
+
+
+def test_cumulative_is_sequential():
+    x = torch.tensor([1e8, 1.0, -1e8, 1.0])
+    with repmode.enabled():
+        c = x.cumsum(0)
+    acc, want = 0.0, []
+    import numpy as np
+    acc = np.float32(x[0].item())
+    want.append(acc)
+    for v in x[1:].tolist():
+        acc = np.float32(acc + np.float32(v))
+        want.append(acc)
+    assert c.tolist() == [float(v) for v in want]
+
+
+def test_softmax_gradients_and_safe_softmax(rng):
+    x = torch.randn(30, 12, generator=rng, requires_grad=True)
+    weights = torch.arange(12.0)
+    with repmode.enabled():
+        (torch.softmax(x, 1) * weights).sum().backward()
+    x64 = x.detach().double().requires_grad_()
+    (torch.softmax(x64, 1) * torch.arange(12.0, dtype=torch.float64)).sum().backward()
+    assert torch.allclose(x.grad.double(), x64.grad, atol=1e-6)
+    masked = torch.full((2, 3), float("-inf"))
+    masked[0, 1] = 0.0
+    with repmode.enabled():
+        y = torch.ops.aten._safe_softmax(masked, 1)
+    assert y.tolist() == [[0.0, 1.0, 0.0], [0.0, 0.0, 0.0]]
+
+
+def test_var_std_gradients(rng):
+    x = torch.randn(20, 9, generator=rng, requires_grad=True)
+    with repmode.enabled():
+        (x.var(1).sum() + x.std(0).sum() + torch.logsumexp(x, 1).sum() + x.norm() + x.amax(1).sum()).backward()
+    x64 = x.detach().double().requires_grad_()
+    (x64.var(1).sum() + x64.std(0).sum() + torch.logsumexp(x64, 1).sum() + x64.norm() + x64.amax(1).sum()).backward()
+    assert torch.allclose(x.grad.double(), x64.grad, atol=1e-5)
