@@ -138,3 +138,41 @@ def test_errors():
             a @ b
         with pytest.raises(repmode.UnsupportedOpError, match="bfloat16"):
             h @ h
+
+
+def _products(a, v, b3, c3, w):
+    return {
+        "mv": a @ v, "dot": v @ v, "vdot": torch.vdot(v, v), "addmv": torch.addmv(w, a, v, beta=0.5, alpha=2.0),
+        "baddbmm": torch.baddbmm(c3, a.expand(3, *a.shape), b3, beta=0.25), "addr": torch.addr(a, w, v, alpha=0.5),
+        "matmul_3d_1d": torch.matmul(b3.transpose(1, 2), v), "einsum": torch.einsum("ij,j->i", a, v),
+        "outer": torch.outer(w, v),
+    }
+
+
+def test_vector_products_invariance_and_accuracy(rng):
+    a = torch.randn(300, 257, generator=rng)
+    v = torch.randn(257, generator=rng)
+    b3 = torch.randn(3, 257, 40, generator=rng)
+    c3 = torch.randn(3, 300, 40, generator=rng)
+    w = torch.randn(300, generator=rng)
+    with num_threads(1), repmode.enabled():
+        want = _products(a, v, b3, c3, w)
+    for threads in (2, 3):
+        for isa in available_isas():
+            with num_threads(threads), cpu_isa(isa), repmode.enabled():
+                got = _products(a, v, b3, c3, w)
+            for k in want:
+                assert_bitwise_equal(want[k], got[k], f"{k} threads={threads} isa={isa}")
+    la = layouts(a)
+    for name, lay in la.items():
+        with repmode.enabled():
+            got = _products(lay, v, b3, c3, w)
+        for k in ("mv", "addmv", "einsum"):
+            assert_bitwise_equal(want[k], got[k], f"{k} layout={name}")
+    native = _products(a.double(), v.double(), b3.double(), c3.double(), w.double())
+    for k in want:
+        assert torch.allclose(want[k].double(), native[k], rtol=1e-4, atol=1e-4), k
+    # the vector forms are the same chain as mm
+    with repmode.enabled():
+        assert_bitwise_equal(want["mv"], (a @ v.unsqueeze(1)).squeeze(1))
+        assert_bitwise_equal(want["dot"], (v.unsqueeze(0) @ v.unsqueeze(1)).reshape(()))

@@ -114,3 +114,70 @@ def addmm_out(func, args, kwargs):
 @register_kernel(aten.addmm_.default)
 def addmm_(func, args, kwargs):
     return args[0].copy_(_addmm(func, args, kwargs))
+
+
+# ---- vector forms: the same chain with N = 1 (mv) or M = N = 1 (dot) --------------------------
+
+def mv_kernel(func, args, kwargs, a: Tensor, v: Tensor) -> Tensor:
+    if a.dim() != 2 or v.dim() != 1 or a.shape[1] != v.shape[0]:
+        raise RuntimeError(f"mv: size mismatch, got input ({list(a.shape)}), vec ({list(v.shape)})")
+    code = _code(func, args, kwargs, a, v)
+    M, K = a.shape
+    out = torch.empty((M,), dtype=a.dtype)
+    if M:
+        C.gemm(code, 1, M, 1, K, a.data_ptr(), 0, *a.stride(), v.data_ptr(), 0, v.stride(0), 0,
+               out.data_ptr(), 0, 1, 1, get_num_threads())
+    return out
+
+
+def dot_kernel(func, args, kwargs, a: Tensor, b: Tensor) -> Tensor:
+    if a.dim() != 1 or b.dim() != 1 or a.shape[0] != b.shape[0]:
+        raise RuntimeError(f"inconsistent tensor size, expected tensors {list(a.shape)} and {list(b.shape)} "
+                           "to be 1-D with the same number of elements")
+    code = _code(func, args, kwargs, a, b)
+    out = torch.empty((), dtype=a.dtype)
+    C.gemm(code, 1, 1, 1, a.shape[0], a.data_ptr(), 0, 0, a.stride(0), b.data_ptr(), 0, b.stride(0), 0,
+           out.data_ptr(), 0, 1, 1, get_num_threads())
+    return out
+
+
+@register_kernel(aten.mv.default)
+def mv(func, args, kwargs):
+    return mv_kernel(func, args, kwargs, args[0], args[1])
+
+
+@register_kernel([aten.dot.default, aten.vdot.default])
+def dot(func, args, kwargs):
+    return dot_kernel(func, args, kwargs, args[0], args[1])
+
+
+def _scales(args, kwargs, first):
+    kwargs = kwargs or {}
+    beta = args[first] if len(args) > first else kwargs.get("beta", 1)
+    alpha = args[first + 1] if len(args) > first + 1 else kwargs.get("alpha", 1)
+    return beta, alpha
+
+
+@register_kernel(aten.addmv.default)
+def addmv(func, args, kwargs):
+    beta, alpha = _scales(args, kwargs, 3)
+    return add_scaled_product(func, args, kwargs, args[0], mv_kernel(func, args, kwargs, args[1], args[2]), beta, alpha)
+
+
+@register_kernel(aten.baddbmm.default)
+def baddbmm(func, args, kwargs):
+    beta, alpha = _scales(args, kwargs, 3)
+    return add_scaled_product(func, args, kwargs, args[0], bmm_kernel(func, args, kwargs, args[1], args[2]), beta,
+                              alpha)
+
+
+@register_kernel(aten.addr.default)
+def addr(func, args, kwargs):
+    """``beta * self + alpha * outer(v1, v2)``: the outer product is one rounding per element."""
+    beta, alpha = _scales(args, kwargs, 3)
+    v1, v2 = args[1], args[2]
+    if v1.dim() != 1 or v2.dim() != 1:
+        raise RuntimeError("addr: expected 1-D vectors")
+    outer = elementwise(MUL, func, args, kwargs, v1.unsqueeze(1).expand(v1.shape[0], v2.shape[0]),
+                        v2.unsqueeze(0).expand(v1.shape[0], v2.shape[0]))
+    return add_scaled_product(func, args, kwargs, args[0], outer, beta, alpha)
