@@ -86,6 +86,43 @@ def case_sum(n: int):
     return [_row(f"sum {n // 2**20}M float32", native, rep, n * 4 / 1e9, "GB/s")]
 
 
+def case_tall_skinny():
+    a, b = torch.randn(512, 65536), torch.randn(65536, 512)
+    native, rep = compare(lambda: torch.mm(a, b), repeats=3)
+    return [_row("mm 512×65536 · 65536×512 (weight-gradient shape)", native, rep, 2 * 512 * 512 * 65536 / 1e9,
+                 "GFLOP/s")]
+
+
+def case_bmm():
+    a, b = torch.randn(64, 128, 64), torch.randn(64, 64, 128)
+    native, rep = compare(lambda: torch.bmm(a, b), repeats=10)
+    return [_row("bmm (64, 128×64 · 64×128)", native, rep, 2 * 64 * 128 * 64 * 128 / 1e9, "GFLOP/s")]
+
+
+def case_sum_dims():
+    x = torch.randn(4096, 4096)
+    rows = []
+    for dim in (0, 1):
+        native, rep = compare(lambda: x.sum(dim), repeats=10)
+        rows.append(_row(f"sum over dim {dim} of 4096×4096", native, rep, x.numel() * 4 / 1e9, "GB/s"))
+    return rows
+
+
+def case_var_mean():
+    x = torch.randn(8192, 1024)
+    native, rep = compare(lambda: torch.var_mean(x, -1), repeats=10)
+    return [_row("var_mean over the last dim of (8192, 1024)", native, rep, x.numel() * 4 / 1e9, "GB/s")]
+
+
+def case_softmax():
+    x = torch.randn(4096, 1024)
+    rows = []
+    for name, fn in (("softmax", torch.softmax), ("log_softmax", torch.log_softmax)):
+        native, rep = compare(lambda: fn(x, -1), repeats=10)
+        rows.append(_row(f"{name} (4096, 1024) over the last dim", native, rep, x.numel() * 4 / 1e9, "GB/s"))
+    return rows
+
+
 def case_mlp_step():
     torch.manual_seed(0)
     x, y = torch.randn(64, 64), torch.randint(0, 10, (64,))
@@ -109,8 +146,16 @@ def case_mlp_step():
 
 CASES = {
     "dispatch": case_dispatch_overhead,
+    "mm256": lambda: case_mm(256),
     "mm1024": lambda: case_mm(1024),
+    "mm2048": lambda: case_mm(2048),
+    "mm_tall_skinny": case_tall_skinny,
+    "bmm": case_bmm,
     "sum16M": lambda: case_sum(16 * 2**20),
+    "sum64M": lambda: case_sum(64 * 2**20),
+    "sum_dims": case_sum_dims,
+    "var_mean": case_var_mean,
+    "softmax": case_softmax,
     "mlp": case_mlp_step,
 }
 

@@ -125,3 +125,16 @@ def test_var_std_gradients(rng):
     x64 = x.detach().double().requires_grad_()
     (x64.var(1).sum() + x64.std(0).sum() + torch.logsumexp(x64, 1).sum() + x64.norm() + x64.amax(1).sum()).backward()
     assert torch.allclose(x.grad.double(), x64.grad, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [1, 7, 33, 4097, 9000])
+def test_contiguous_row_path_equals_strided_reference(rng, n):
+    """Softmax over the last dim takes the staged fast path; over dim 0 of the transposed copy
+    the plain row formula. Both must give the same bits."""
+    x = torch.randn(5, n, generator=rng) * 4
+    xt = x.t().contiguous()
+    with repmode.enabled():
+        for fn in (torch.softmax, torch.log_softmax):
+            assert_bitwise_equal(fn(x, 1), fn(xt, 0).t(), fn.__name__)
+        safe = torch.ops.aten._safe_softmax(x, 1)
+        assert_bitwise_equal(safe, torch.ops.aten._safe_softmax(xt, 0).t())

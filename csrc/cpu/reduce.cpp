@@ -149,6 +149,20 @@ void columns_contiguous(const T* x, int64_t M, int64_t N, int64_t sN, T* out, in
 }  // namespace
 
 template <typename T>
+T contiguous_sum(const T* p, int64_t n) {
+  if (n == 0) return T(0.0);
+  const int64_t chunks = chunk_count(n);
+  T small[16];
+  std::vector<T> large(chunks > 16 ? chunks : 0);
+  T* vals = chunks > 16 ? large.data() : small;
+  contiguous_chunks(p, n, 0, chunks, vals);
+  return finish_from_chunks(vals, chunks);
+}
+
+template float contiguous_sum<float>(const float*, int64_t);
+template double contiguous_sum<double>(const double*, int64_t);
+
+template <typename T>
 void sum_rows_reference(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, T* out,
                         int64_t s_out, bool divide_by_n) {
   for (int64_t m = 0; m < M; ++m) {

@@ -14,4 +14,9 @@ template <typename T>
 void sum_rows_reference(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, T* out,
                         int64_t s_out, bool divide_by_n);
 
+// The canonical sum of p[0..n) on the calling thread, through the active ISA's chunk code.
+// Same bits as canonical_sum (csrc/common/reduce_order.h).
+template <typename T>
+T contiguous_sum(const T* p, int64_t n);
+
 }  // namespace repmode::cpu

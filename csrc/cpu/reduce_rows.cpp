@@ -4,6 +4,7 @@
 
 #include "../common/row_reductions.h"
 #include "parallel.h"
+#include "reduce.h"
 
 namespace repmode::cpu {
 namespace {
@@ -93,8 +94,29 @@ void norm_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, double 
   });
 }
 
+// softmax of one contiguous row, the formula of softmax_row evaluated in another sequence:
+// e_j = exp(x_j - m) is written to out first, summed there in the canonical order, then
+// divided in place. Every rounding is the same as softmax_row's, so the bits are too.
+template <typename T>
+REPMODE_INLINE void softmax_contiguous_row(const T* x, T* out, int64_t n, bool safe) {
+  const T m = row_max<T>(n, [&](int64_t j) { return x[j]; });
+  if (safe && m == T(-1.0) / T(0.0)) {
+    for (int64_t j = 0; j < n; ++j) out[j] = T(0.0);
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) out[j] = exp_of(x[j] - m);
+  const T s = contiguous_sum(out, n);
+  for (int64_t j = 0; j < n; ++j) out[j] = canon(out[j] / s);
+}
+
 template <typename T>
 void softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, bool safe, int nthreads) {
+  if (inner == 1 && n > 0) {
+    rows_parallel(outer, nthreads, 16 * n, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) softmax_contiguous_row(x + r * n, out + r * n, n, safe);
+    });
+    return;
+  }
   rows_parallel(outer * inner, nthreads, 16 * n, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + row_base(r, n, inner);

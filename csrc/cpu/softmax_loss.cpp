@@ -9,14 +9,31 @@
 #include "../common/nll_loss.h"
 #include "isa.h"
 #include "parallel.h"
+#include "reduce.h"
 
 namespace repmode::cpu {
 
 // Row r of a contiguous (outer, n, inner) tensor starts at element row_base(r) and steps by inner.
 inline int64_t row_base(int64_t r, int64_t n, int64_t inner) { return (r / inner) * n * inner + r % inner; }
 
+// log_softmax of one contiguous row: exp(x_j - m) is staged in out and summed there in the
+// canonical order; then out_j = (x_j - m) - log(S). The same roundings as log_softmax_row.
+template <typename T>
+REPMODE_INLINE void log_softmax_contiguous_row(const T* x, T* out, int64_t n) {
+  const T m = row_max<T>(n, [&](int64_t j) { return x[j]; });
+  for (int64_t j = 0; j < n; ++j) out[j] = exp_of(x[j] - m);
+  const T ls = log_of(contiguous_sum(out, n));
+  for (int64_t j = 0; j < n; ++j) out[j] = canon((x[j] - m) - ls);
+}
+
 template <typename T>
 void log_softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, int nthreads) {
+  if (inner == 1 && n > 0) {
+    rows_parallel(outer, nthreads, 16 * n, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) log_softmax_contiguous_row(x + r * n, out + r * n, n);
+    });
+    return;
+  }
   rows_parallel(outer * inner, nthreads, n * 8, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + row_base(r, n, inner);
