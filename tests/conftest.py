@@ -70,6 +70,30 @@ def layouts(x: torch.Tensor) -> dict[str, torch.Tensor]:
     return {"contiguous": x.contiguous(), "transposed": transposed, "sliced": sliced}
 
 
+def assert_invariant(compute, *inputs) -> dict:
+    """``compute(*inputs)`` returns a dict of outputs. Assert they have the same bits at 1, 2 and
+    3 threads, on every available ISA path, and with every 2-D tensor input stored contiguous,
+    transposed and sliced. Returns the outputs at 1 thread."""
+    with num_threads(1), repmode.enabled():
+        want = compute(*inputs)
+
+    def check(got, what):
+        for k in want:
+            assert_bitwise_equal(want[k], got[k], f"{k} {what}")
+
+    for threads in THREAD_COUNTS[1:]:
+        with num_threads(threads), repmode.enabled():
+            check(compute(*inputs), f"threads={threads}")
+    for isa in available_isas():
+        with cpu_isa(isa), repmode.enabled():
+            check(compute(*inputs), f"isa={isa}")
+    for name in ("contiguous", "transposed", "sliced"):
+        laid = [layouts(t)[name] if isinstance(t, torch.Tensor) and t.dim() == 2 else t for t in inputs]
+        with repmode.enabled():
+            check(compute(*laid), f"layout={name}")
+    return want
+
+
 def ulp_distance_f32(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """Distance in float32 ulps (on the ordered integer line) between two float32 tensors."""
     def ordered(t):

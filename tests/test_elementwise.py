@@ -5,8 +5,7 @@ import pytest
 import torch
 
 import repmode
-from conftest import (assert_bitwise_equal, available_isas, bits, cpu_isa, layouts, num_threads,
-                      ulp_distance_f32)
+from conftest import assert_bitwise_equal, assert_invariant, bits, ulp_distance_f32
 
 BIG = (300, 257)  # > 32768 elements so two and three threads really split the work
 
@@ -37,24 +36,7 @@ def _ops(a, b):
 def test_invariant_to_threads_isa_and_layout(rng, dtype):
     a = torch.randn(BIG, generator=rng, dtype=dtype)
     b = torch.randn(BIG, generator=rng, dtype=dtype)
-    with num_threads(1), repmode.enabled():
-        reference = _ops(a, b)
-    for threads in (2, 3):
-        with num_threads(threads), repmode.enabled():
-            got = _ops(a, b)
-        for k in reference:
-            assert_bitwise_equal(reference[k], got[k], f"{k} threads={threads}")
-    for isa in available_isas():
-        with cpu_isa(isa), repmode.enabled():
-            got = _ops(a, b)
-        for k in reference:
-            assert_bitwise_equal(reference[k], got[k], f"{k} isa={isa}")
-    la, lb = layouts(a), layouts(b)
-    for name in la:
-        with repmode.enabled():
-            got = _ops(la[name], lb[name])
-        for k in reference:
-            assert_bitwise_equal(reference[k], got[k], f"{k} layout={name}")
+    assert_invariant(_ops, a, b)
 
 
 def test_close_to_float64_reference(rng):

@@ -9,7 +9,7 @@ import torch
 
 import repmode
 from repmode._ext import C, DTYPE_CODE
-from conftest import assert_bitwise_equal, available_isas, cpu_isa, layouts, num_threads
+from conftest import assert_bitwise_equal, assert_invariant, num_threads
 
 LANES, CHUNK = 32, 4096
 
@@ -70,24 +70,7 @@ def _sums(x):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_invariant_to_threads_isa_and_layout(rng, dtype):
-    x = torch.randn(SHAPE, generator=rng, dtype=dtype)
-    with num_threads(1), repmode.enabled():
-        want = _sums(x)
-    for threads in (2, 3):
-        with num_threads(threads), repmode.enabled():
-            got = _sums(x)
-        for k in want:
-            assert_bitwise_equal(want[k], got[k], f"{k} threads={threads}")
-    for isa in available_isas():
-        with cpu_isa(isa), repmode.enabled():
-            got = _sums(x)
-        for k in want:
-            assert_bitwise_equal(want[k], got[k], f"{k} isa={isa}")
-    for name, lx in layouts(x).items():
-        with repmode.enabled():
-            got = _sums(lx)
-        for k in want:
-            assert_bitwise_equal(want[k], got[k], f"{k} layout={name}")
+    assert_invariant(_sums, torch.randn(SHAPE, generator=rng, dtype=dtype))
 
 
 def test_every_walk_equals_the_reference(rng):

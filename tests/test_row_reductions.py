@@ -9,7 +9,7 @@ import torch
 import torch.nn.functional as F
 
 import repmode
-from conftest import assert_bitwise_equal, available_isas, cpu_isa, layouts, num_threads
+from conftest import assert_bitwise_equal, assert_invariant
 
 
 def _all(x):
@@ -27,24 +27,7 @@ def _all(x):
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_invariant_to_threads_isa_and_layout(rng, dtype):
-    x = torch.randn(300, 129, generator=rng, dtype=dtype)
-    with num_threads(1), repmode.enabled():
-        want = _all(x)
-    for threads in (2, 3):
-        with num_threads(threads), repmode.enabled():
-            got = _all(x)
-        for k in want:
-            assert_bitwise_equal(want[k], got[k], f"{k} threads={threads}")
-    for isa in available_isas():
-        with cpu_isa(isa), repmode.enabled():
-            got = _all(x)
-        for k in want:
-            assert_bitwise_equal(want[k], got[k], f"{k} isa={isa}")
-    for name, lx in layouts(x).items():
-        with repmode.enabled():
-            got = _all(lx)
-        for k in want:
-            assert_bitwise_equal(want[k], got[k], f"{k} layout={name}")
+    assert_invariant(_all, torch.randn(300, 129, generator=rng, dtype=dtype))
 
 
 def test_close_to_float64(rng):

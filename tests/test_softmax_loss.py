@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 import repmode
-from conftest import assert_bitwise_equal, available_isas, cpu_isa, layouts, num_threads
+from conftest import assert_bitwise_equal, assert_invariant
 
 
 def _losses(x, target, weight):
@@ -29,23 +29,7 @@ def test_invariant_to_threads_isa_and_layout(rng, dtype):
     x = torch.randn(600, 70, generator=rng, dtype=dtype) * 3
     target = torch.randint(0, 70, (600,), generator=rng)
     weight = torch.rand(70, generator=rng, dtype=dtype)
-    with num_threads(1), repmode.enabled():
-        want = _losses(x, target, weight)
-    for threads in (2, 3):
-        with num_threads(threads), repmode.enabled():
-            got = _losses(x, target, weight)
-        for k in want:
-            assert_bitwise_equal(want[k], got[k], f"{k} threads={threads}")
-    for isa in available_isas():
-        with cpu_isa(isa), repmode.enabled():
-            got = _losses(x, target, weight)
-        for k in want:
-            assert_bitwise_equal(want[k], got[k], f"{k} isa={isa}")
-    for name, lx in layouts(x).items():
-        with repmode.enabled():
-            got = _losses(lx, target, weight)
-        for k in want:
-            assert_bitwise_equal(want[k], got[k], f"{k} layout={name}")
+    assert_invariant(_losses, x, target, weight)
 
 
 def test_close_to_float64(rng):

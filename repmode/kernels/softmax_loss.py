@@ -46,18 +46,24 @@ def log_softmax(func, args, kwargs):
     return out
 
 
-@register_kernel(aten._log_softmax_backward_data.default)
-def log_softmax_backward(func, args, kwargs):
+def _row_backward(kernel, func, args, kwargs):
+    """Shared driver of the softmax and log_softmax backward ops: (grad, output, dim, input_dtype)."""
     grad, output, dim, input_dtype = args
     code = _float_code(func, args, kwargs, grad, output)
     if grad.dtype != output.dtype or input_dtype != grad.dtype:
-        raise unsupported(func, args, kwargs, "mixed dtypes in log_softmax backward are not supported yet")
+        raise unsupported(func, args, kwargs, "mixed dtypes in softmax backward are not supported yet")
     g = grad.contiguous()
     y = output.contiguous()
     out = torch.empty_like(g)
     outer, n, inner = _rows(g, dim)
-    C.log_softmax_backward(code, g.data_ptr(), y.data_ptr(), out.data_ptr(), outer, n, inner, get_num_threads())
+    if g.numel():
+        kernel(code, g.data_ptr(), y.data_ptr(), out.data_ptr(), outer, n, inner, get_num_threads())
     return out
+
+
+@register_kernel(aten._log_softmax_backward_data.default)
+def log_softmax_backward(func, args, kwargs):
+    return _row_backward(C.log_softmax_backward, func, args, kwargs)
 
 
 def _softmax_forward(func, args, kwargs, x, dim, safe):
@@ -93,17 +99,7 @@ def _arg_dtype(args, kwargs):
 
 @register_kernel(aten._softmax_backward_data.default)
 def softmax_backward(func, args, kwargs):
-    grad, output, dim, input_dtype = args
-    code = _float_code(func, args, kwargs, grad, output)
-    if grad.dtype != output.dtype or input_dtype != grad.dtype:
-        raise unsupported(func, args, kwargs, "mixed dtypes in softmax backward are not supported yet")
-    g = grad.contiguous()
-    y = output.contiguous()
-    out = torch.empty_like(g)
-    outer, n, inner = _rows(g, dim)
-    if g.numel():
-        C.softmax_backward(code, g.data_ptr(), y.data_ptr(), out.data_ptr(), outer, n, inner, get_num_threads())
-    return out
+    return _row_backward(C.softmax_backward, func, args, kwargs)
 
 
 def _nll_inputs(func, args, kwargs, x, target, weight):
