@@ -3,7 +3,7 @@
 //   float  cr_expf(float)       correctly rounded (round to nearest even) for all inputs
 //   float  cr_logf(float)       correctly rounded for all inputs
 //   double repmode_exp(double)  < 0.53 ulp proven, 0.513 measured (not always correctly
-//   double repmode_log(double)  < 0.55 ulp proven, 0.505 measured  rounded)
+//   double repmode_log(double)  < 0.55 ulp proven, 0.506 measured  rounded)
 //
 // Reproducibility rests on three rules:
 //  * Only IEEE-754 basic operations (+ - * /) and explicit repmode_fma, each correctly
@@ -167,9 +167,20 @@ REPMODE_HD uint32_t round_scaled_to_f32(double hi, double lo, int m, double eps,
   return bits > 0x7f800000u ? 0x7f800000u : bits;
 }
 
+// The fast rounding test for a float32 result in the normal range. Let v = hi + lo with
+// hi = RN(v) and the exact value within 2^-54 |v| of v. Then the exact value is within
+// ulp(hi)/2 + ulp(hi)/4 of hi. The float32 rounding boundaries in hi's binade are the
+// doubles whose low 29 bits are 0x10000000 (float32 keeps 24 of the 53 significant bits),
+// and those of the neighbouring binades are much farther away. So unless hi is itself a
+// boundary, the nearest boundary is at least one ulp(hi) from hi and the exact value
+// rounds like hi: to (float)hi, one IEEE conversion.
+REPMODE_HD bool is_f32_boundary(double hi) {
+  return (bits_of(hi) & 0x1fffffffull) == 0x10000000ull;
+}
+
 // Relative error bounds the rounding tests assume for the two evaluation paths: the proven
 // bounds (exp_fast < 2^-58.3, log_fast < 2^-57.4, exp_accurate < 2^-100, log_accurate
-// < 2^-88) with a factor of at least 4 to spare.
+// < 2^-88) with a factor of at least 4 to spare. is_f32_boundary assumes 2^-54.
 constexpr double kFastEps = 0x1p-55;
 constexpr double kAccurateEps = 0x1p-85;
 
@@ -636,19 +647,30 @@ REPMODE_HD float cr_expf_impl(float xf, int* path) {
   if (ax < 0x32800000u) return 1.0f;
   if (xf > 89.0f) return float_from_bits(0x7f800000u);  // exp(89) > 2^128, includes +inf
   if (xf < -105.0f) return 0.0f;  // exp(-105) < 2^-151, below half the least subnormal
-  // Fast path: relative error < 2^-58.3 (exp_fast) is within kFastEps, so when the
-  // rounding test passes, every value within the error bound -- the exact exp(x) among
-  // them -- rounds to the same float. exp(x) is never exactly a boundary (it is
-  // transcendental for x != 0), so the accurate path (< 2^-100 vs kAccurateEps) decides
-  // the rest; the exhaustive check in tools/check_math.cpp confirms it always does.
+  // Fast path: its relative error (< 2^-58.3, exp_fast) is within what is_f32_boundary
+  // (2^-54) and kFastEps assume, so when the rounding test passes, every value within the
+  // error bound -- the exact exp(x) among them -- rounds to the same float. exp(x) is
+  // never exactly a boundary (it is transcendental for x != 0), so the accurate path
+  // (< 2^-100 vs kAccurateEps) decides the rest; tools/check_math.cpp confirms on all
+  // inputs that it always does.
   double x = double(xf);
   int m;
   DD y = exp_fast(x, m);  // m in [-153, 130]
-  bool hard;
-  uint32_t b = round_scaled_to_f32(y.hi, y.lo, m, kFastEps, &hard);
-  if (!hard) {
-    if (path) *path = 1;
-    return float_from_bits(b);
+  if (m >= -126) {
+    // Normal result or overflow: y.hi * 2^m is exact and (float) rounds it, to +inf
+    // above the largest float32 as IEEE conversion does.
+    if (!is_f32_boundary(y.hi)) {
+      if (path) *path = 1;
+      return float(y.hi * pow2(m));
+    }
+  } else {
+    // Subnormal result: round by integer arithmetic (no FTZ dependence).
+    bool hard;
+    uint32_t b = round_scaled_to_f32(y.hi, y.lo, m, kFastEps, &hard);
+    if (!hard) {
+      if (path) *path = 1;
+      return float_from_bits(b);
+    }
   }
   return expf_accurate_path(x, path);
 }
@@ -683,18 +705,13 @@ REPMODE_HD float cr_logf_impl(float xf, int* path) {
     e = int(ux >> 23) - 127;
     M = double_from_bits((uint64_t(ux & 0x7fffffu) << 29) | (uint64_t(1023) << 52));
   }
-  // Same argument as cr_expf: log_fast (< 2^-57.4) within kFastEps, log_accurate
-  // (< 2^-88) within kAccurateEps; log(x) is transcendental for x != 1. The result is
-  // never subnormal or infinite (2^-25 < |log x| < 104), and rounding is symmetric, so
-  // |log x| is rounded and the sign attached.
+  // Same argument as cr_expf: log_fast (< 2^-57.4) within the 2^-54 of is_f32_boundary,
+  // log_accurate (< 2^-88) within kAccurateEps; log(x) is transcendental for x != 1. The
+  // result is never subnormal or infinite (2^-25 < |log x| < 104).
   DD y = log_fast(M, e);
-  uint64_t sign = bits_of(y.hi) & 0x8000000000000000ull;  // branch-free |y|
-  y = DD{abs_of(y.hi), double_from_bits(bits_of(y.lo) ^ sign)};
-  bool hard;
-  uint32_t b = round_to_f32(y.hi, y.lo, kFastEps, &hard) | uint32_t(sign >> 32);
-  if (!hard) {
+  if (!is_f32_boundary(y.hi)) {
     if (path) *path = 1;
-    return float_from_bits(b);
+    return float(y.hi);
   }
   return logf_accurate_path(M, e, path);
 }

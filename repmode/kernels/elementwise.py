@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import C, DTYPE_CODE, check_cpu, get_num_threads, unsupported, write_out
+from ._common import C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads, unsupported, write_out
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -85,7 +85,7 @@ def _elementwise_general(op, func, args, kwargs, a, b, alpha, out, inplace):
     if code is None:
         raise unsupported(func, args, kwargs, f"dtype {dtype} is not supported yet (float32 and float64 are)")
 
-    shape = torch.broadcast_shapes(a.shape, b.shape) if isinstance(b, Tensor) else a.shape
+    shape = broadcast_shape(a.shape, b.shape) if isinstance(b, Tensor) else a.shape
     if inplace:
         if tuple(shape) != tuple(a.shape):
             raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(shape)}")

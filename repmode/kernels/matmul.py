@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import C, DTYPE_CODE, check_cpu, get_num_threads, unsupported, write_out
+from ._common import C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads, unsupported, write_out
 from .elementwise import ADD, MUL, _elementwise_general, elementwise
 
 aten = torch.ops.aten
@@ -62,7 +62,7 @@ def add_scaled_product(func, args, kwargs, bias: Tensor, product: Tensor, beta, 
         return product if alpha == 1 else elementwise(MUL, func, args, kwargs, product, alpha, inplace=True)
     if not isinstance(bias, Tensor):
         raise unsupported(func, args, kwargs, "the added input must be a tensor")
-    if torch.broadcast_shapes(bias.shape, product.shape) != product.shape:
+    if broadcast_shape(bias.shape, product.shape) != product.shape:
         raise RuntimeError(f"the input of shape {list(bias.shape)} cannot be broadcast to {list(product.shape)}")
     if beta != 1:
         bias = elementwise(MUL, func, args, kwargs, bias, beta)
