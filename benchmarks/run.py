@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
+import os
 import platform
 import time
 
@@ -200,6 +201,10 @@ def main() -> None:
             f.write("Native torch and repmode are timed in the same run, best of several repeats.\n\n")
             f.write(f"Machine: {machine()}. Date: {datetime.date.today().isoformat()}.\n\n")
             f.write(header + body)
+            notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "NOTES.md")
+            if os.path.exists(notes):
+                with open(notes) as n:
+                    f.write(n.read())
 
 
 if __name__ == "__main__":

@@ -123,31 +123,32 @@ def _has_internal_overlap(t: Tensor) -> bool:
 # ---- registrations -------------------------------------------------------------------------
 
 def _binary_family(op, functional, inplace_op, out_op, swap=False):
-    """Register the functional, in-place and out= overloads of one binary op."""
+    """Register the functional, in-place and out= overloads of one binary op.
+    ``swap``: the op computes ``formula(other, self)`` (rsub)."""
 
-    def order(a, b):
-        return (b, a) if swap else (a, b)
+    if swap:
+        @register_kernel(functional)
+        def _swapped(func, args, kwargs):
+            alpha = kwargs.get("alpha", 1) if kwargs else 1
+            x, y = args[1], args[0]
+            if not isinstance(x, Tensor):
+                x = torch.scalar_tensor(x, dtype=torch.result_type(y, x))
+            return elementwise(op, func, args, kwargs, x, y, alpha)
+        return
 
     @register_kernel(functional)
     def _functional(func, args, kwargs):
+        return elementwise(op, func, args, kwargs, args[0], args[1], kwargs.get("alpha", 1) if kwargs else 1)
+
+    @register_kernel(inplace_op)
+    def _inplace(func, args, kwargs):
         alpha = kwargs.get("alpha", 1) if kwargs else 1
-        x, y = order(args[0], args[1])
-        if swap and not isinstance(x, Tensor):
-            x = torch.scalar_tensor(x, dtype=torch.result_type(y, x))
-        return elementwise(op, func, args, kwargs, x, y, alpha)
+        return elementwise(op, func, args, kwargs, args[0], args[1], alpha, inplace=True)
 
-    if inplace_op is not None:
-        @register_kernel(inplace_op)
-        def _inplace(func, args, kwargs):
-            alpha = kwargs.get("alpha", 1) if kwargs else 1
-            return elementwise(op, func, args, kwargs, args[0], args[1], alpha, inplace=True)
-
-    if out_op is not None:
-        @register_kernel(out_op)
-        def _out(func, args, kwargs):
-            alpha = kwargs.get("alpha", 1)
-            x, y = order(args[0], args[1])
-            return _elementwise_general(op, func, args, kwargs, x, y, alpha, kwargs["out"], False)
+    @register_kernel(out_op)
+    def _out(func, args, kwargs):
+        return _elementwise_general(op, func, args, kwargs, args[0], args[1], kwargs.get("alpha", 1),
+                                    kwargs["out"], False)
 
 
 _binary_family(ADD, [aten.add.Tensor, aten.add.Scalar], [aten.add_.Tensor, aten.add_.Scalar], aten.add.out)
