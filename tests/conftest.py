@@ -40,7 +40,9 @@ def cpu_isa(name: str):
 def bits(t: torch.Tensor) -> torch.Tensor:
     """The tensor's bit patterns as integers (so -0.0 != +0.0 and NaN == NaN of the same pattern)."""
     t = t.detach().contiguous()
-    return t.view({torch.float32: torch.int32, torch.float64: torch.int64}.get(t.dtype, t.dtype))
+    as_int = {torch.float32: torch.int32, torch.float64: torch.int64, torch.bfloat16: torch.int16,
+              torch.float16: torch.int16}
+    return t.view(as_int.get(t.dtype, t.dtype))
 
 
 def assert_bitwise_equal(a, b, what: str = "") -> None:

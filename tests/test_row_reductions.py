@@ -121,3 +121,29 @@ def test_contiguous_row_path_equals_strided_reference(rng, n):
             assert_bitwise_equal(fn(x, 1), fn(xt, 0).t(), fn.__name__)
         safe = torch.ops.aten._safe_softmax(x, 1)
         assert_bitwise_equal(safe, torch.ops.aten._safe_softmax(xt, 0).t())
+
+
+def _low_ops(x):
+    return {
+        "sum": x.sum(), "sum1": x.sum(1), "mean0": x.mean(0), "var": x.var(1), "std_mean": torch.std_mean(x, 0),
+        "amax": x.amax(1), "max": x.max(1), "logsumexp": torch.logsumexp(x, 1), "norm": x.norm(),
+        "cumsum": x.cumsum(1), "softmax": torch.softmax(x, 1), "log_softmax": torch.log_softmax(x, 1),
+        "mul": x * 3, "add": x + x.flip(0), "exp": torch.exp(x),
+    }
+
+
+@pytest.mark.parametrize("low", [torch.bfloat16, torch.float16])
+def test_low_precision_accumulates_in_float32_and_rounds_once(rng, low):
+    x = (torch.randn(70, 300, generator=rng) * 2).to(low)
+    got = assert_invariant(_low_ops, x)
+    with repmode.enabled():
+        wide = _low_ops(x.float())
+    native = _low_ops(x)
+    for k in got:
+        g = got[k] if isinstance(got[k], tuple) else (got[k],)
+        w = wide[k] if isinstance(wide[k], tuple) else (wide[k],)
+        n = native[k] if isinstance(native[k], tuple) else (native[k],)
+        for a, b, c in zip(g, w, n):
+            assert a.dtype == c.dtype, k  # the same result dtype as torch
+            expected = b if b.dtype == torch.int64 else b.to(low)
+            assert_bitwise_equal(a, expected, f"{k}: float32 result rounded once")

@@ -1,6 +1,8 @@
 """Small helpers shared by the kernel families: dtype codes, errors, out= handling."""
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from .._ext import C, DTYPE_CODE  # noqa: F401  (re-exported for the families)
@@ -36,6 +38,45 @@ def write_out(result: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
         out.resize_(result.shape)
     out.copy_(result)
     return out
+
+
+LOW_PRECISION = (torch.bfloat16, torch.float16)
+
+
+def widened(dtype_index: int | None = None):
+    """Decorator for ops whose bf16/fp16 inputs accumulate in float32: when the first argument is
+    bf16/fp16, every bf16/fp16 tensor argument is widened exactly to float32, the op runs in
+    float32, and each floating result is rounded once back to that dtype — unless the caller
+    asked for another dtype (``dtype=`` keyword or the positional argument at ``dtype_index``)."""
+
+    def wrap(impl):
+        @functools.wraps(impl)
+        def run(func, args, kwargs):
+            x = args[0]
+            if not (isinstance(x, torch.Tensor) and x.dtype in LOW_PRECISION):
+                return impl(func, args, kwargs)
+            requested = (kwargs or {}).get("dtype")
+            if requested is None and dtype_index is not None and len(args) > dtype_index:
+                requested = args[dtype_index]
+            low = x.dtype
+            wide = tuple(a.to(torch.float32) if isinstance(a, torch.Tensor) and a.dtype in LOW_PRECISION else a
+                         for a in args)
+            result = impl(func, wide, kwargs)
+            if requested is not None:
+                return result
+            return _narrow(result, low)
+
+        return run
+
+    return wrap
+
+
+def _narrow(result, dtype):
+    if isinstance(result, tuple):
+        return tuple(_narrow(r, dtype) for r in result)
+    if isinstance(result, torch.Tensor) and result.dtype == torch.float32:
+        return result.to(dtype)
+    return result
 
 
 def broadcast_shape(a: torch.Size, b: torch.Size) -> torch.Size:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads, unsupported, write_out
+from ._common import (LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads, unsupported,
+                      write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -31,7 +32,7 @@ def _overlaps_partially(out: Tensor, t: Tensor) -> bool:
 
 def _compute_dtype(op, func, args, kwargs, a, b):
     dtype = torch.result_type(a, b) if b is not None else a.dtype
-    if op in (DIV, EXP, LOG) and not dtype.is_floating_point:
+    if op in (DIV, EXP, LOG) and not dtype.is_floating_point and not dtype.is_complex:
         dtype = torch.get_default_dtype()
     return dtype
 
@@ -79,8 +80,12 @@ def _elementwise_general(op, func, args, kwargs, a, b, alpha, out, inplace):
     if isinstance(alpha, complex) or isinstance(b, complex):
         raise unsupported(func, args, kwargs, "complex numbers are not supported")
     dtype = _compute_dtype(op, func, args, kwargs, a, b)
-    if not dtype.is_floating_point and op in _EXACT_FOR_INTEGERS:
+    if not dtype.is_floating_point and not dtype.is_complex and op in _EXACT_FOR_INTEGERS:
         return _native(func, args, kwargs)
+    # bf16/fp16: the formula runs in float32 on exactly widened operands; one rounding at the end.
+    result_dtype = dtype
+    if dtype in LOW_PRECISION:
+        dtype = torch.float32
     code = DTYPE_CODE.get(dtype)
     if code is None:
         raise unsupported(func, args, kwargs, f"dtype {dtype} is not supported yet (float32 and float64 are)")
@@ -89,8 +94,8 @@ def _elementwise_general(op, func, args, kwargs, a, b, alpha, out, inplace):
     if inplace:
         if tuple(shape) != tuple(a.shape):
             raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(shape)}")
-        if not torch.can_cast(dtype, a.dtype):
-            raise RuntimeError(f"result type {dtype} can't be cast to the desired output type {a.dtype}")
+        if not torch.can_cast(result_dtype, a.dtype):
+            raise RuntimeError(f"result type {result_dtype} can't be cast to the desired output type {a.dtype}")
         if isinstance(b, Tensor) and _overlaps_partially(a, b):
             b = b.clone()
 
@@ -111,6 +116,8 @@ def _elementwise_general(op, func, args, kwargs, a, b, alpha, out, inplace):
         if res is not a:
             a.copy_(res)
         return a
+    if result_dtype != dtype:
+        res = res.to(result_dtype)
     if out is not None:
         return write_out(res, out)
     return res

@@ -10,7 +10,8 @@ import math
 import torch
 
 from ..registry import register_kernel
-from ._common import C, DTYPE_CODE, check_cpu, get_num_threads, normalize_dims, unsupported, write_out
+from ._common import (C, DTYPE_CODE, check_cpu, get_num_threads, normalize_dims, unsupported, widened,
+                      write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -83,11 +84,13 @@ def reduce_sum(func, args, kwargs, x: Tensor, dims, keepdim: bool, mean: bool, d
 
 
 @register_kernel(aten.sum.default)
+@widened()
 def sum_default(func, args, kwargs):
     return reduce_sum(func, args, kwargs, args[0], None, False, False, _arg(args, kwargs, 1, "dtype"))
 
 
 @register_kernel(aten.sum.dim_IntList)
+@widened(dtype_index=3)
 def sum_dim(func, args, kwargs):
     return reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"), _arg(args, kwargs, 2, "keepdim", False),
                       False, _arg(args, kwargs, 3, "dtype"))
@@ -101,11 +104,13 @@ def sum_out(func, args, kwargs):
 
 
 @register_kernel(aten.mean.default)
+@widened()
 def mean_default(func, args, kwargs):
     return reduce_sum(func, args, kwargs, args[0], None, False, True, _arg(args, kwargs, 1, "dtype"))
 
 
 @register_kernel(aten.mean.dim)
+@widened(dtype_index=3)
 def mean_dim(func, args, kwargs):
     return reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"), _arg(args, kwargs, 2, "keepdim", False),
                       True, _arg(args, kwargs, 3, "dtype"))
@@ -139,21 +144,25 @@ def _var_mean(func, args, kwargs, take_sqrt: bool, with_mean: bool):
 
 
 @register_kernel(aten.var.correction)
+@widened()
 def var(func, args, kwargs):
     return _var_mean(func, args, kwargs, take_sqrt=False, with_mean=False)
 
 
 @register_kernel(aten.std.correction)
+@widened()
 def std(func, args, kwargs):
     return _var_mean(func, args, kwargs, take_sqrt=True, with_mean=False)
 
 
 @register_kernel(aten.var_mean.correction)
+@widened()
 def var_mean(func, args, kwargs):
     return _var_mean(func, args, kwargs, take_sqrt=False, with_mean=True)
 
 
 @register_kernel(aten.std_mean.correction)
+@widened()
 def std_mean(func, args, kwargs):
     return _var_mean(func, args, kwargs, take_sqrt=True, with_mean=True)
 
@@ -173,11 +182,13 @@ def _prod(func, args, kwargs, x, dims, keepdim, dtype):
 
 
 @register_kernel(aten.prod.default)
+@widened()
 def prod_default(func, args, kwargs):
     return _prod(func, args, kwargs, args[0], None, False, _arg(args, kwargs, 1, "dtype"))
 
 
 @register_kernel(aten.prod.dim_int)
+@widened(dtype_index=3)
 def prod_dim(func, args, kwargs):
     return _prod(func, args, kwargs, args[0], [_arg(args, kwargs, 1, "dim")], _arg(args, kwargs, 2, "keepdim", False),
                  _arg(args, kwargs, 3, "dtype"))
@@ -206,6 +217,7 @@ def _extreme(func, args, kwargs, x, dims, keepdim, is_max, want_values, want_ind
 
 
 @register_kernel([aten.amax.default, aten.amin.default])
+@widened()
 def amax_amin(func, args, kwargs):
     is_max = func is aten.amax.default
     return _extreme(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim", []), _arg(args, kwargs, 2, "keepdim", False),
@@ -213,12 +225,14 @@ def amax_amin(func, args, kwargs):
 
 
 @register_kernel([aten.max.default, aten.min.default])
+@widened()
 def max_min_all(func, args, kwargs):
     is_max = func is aten.max.default
     return _extreme(func, args, kwargs, args[0], None, False, is_max, True, False, "max" if is_max else "min")
 
 
 @register_kernel([aten.max.dim, aten.min.dim])
+@widened()
 def max_min_dim(func, args, kwargs):
     is_max = func is aten.max.dim
     values, indices = _extreme(func, args, kwargs, args[0], [args[1]], _arg(args, kwargs, 2, "keepdim", False), is_max,
@@ -227,6 +241,7 @@ def max_min_dim(func, args, kwargs):
 
 
 @register_kernel([aten.argmax.default, aten.argmin.default])
+@widened()
 def argmax_argmin(func, args, kwargs):
     is_max = func is aten.argmax.default
     x = args[0]
@@ -242,6 +257,7 @@ def argmax_argmin(func, args, kwargs):
 # ---- logsumexp and vector norms -------------------------------------------------------------
 
 @register_kernel(aten.logsumexp.default)
+@widened()
 def logsumexp(func, args, kwargs):
     x = args[0]
     dims = _arg(args, kwargs, 1, "dim")
@@ -257,6 +273,7 @@ def logsumexp(func, args, kwargs):
 
 
 @register_kernel(aten.linalg_vector_norm.default)
+@widened()
 def vector_norm(func, args, kwargs):
     x = args[0]
     ord = float(_arg(args, kwargs, 1, "ord", 2))
@@ -297,10 +314,12 @@ def _cumulative(func, args, kwargs, product: bool):
 
 
 @register_kernel(aten.cumsum.default)
+@widened(dtype_index=2)
 def cumsum(func, args, kwargs):
     return _cumulative(func, args, kwargs, product=False)
 
 
 @register_kernel(aten.cumprod.default)
+@widened(dtype_index=2)
 def cumprod(func, args, kwargs):
     return _cumulative(func, args, kwargs, product=True)

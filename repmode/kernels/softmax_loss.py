@@ -7,7 +7,7 @@ import math
 import torch
 
 from ..registry import register_kernel
-from ._common import C, DTYPE_CODE, check_cpu, get_num_threads, unsupported
+from ._common import LOW_PRECISION, C, DTYPE_CODE, check_cpu, get_num_threads, unsupported, widened
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -34,6 +34,7 @@ def _rows(x: Tensor, dim: int):
 
 
 @register_kernel(aten._log_softmax.default)
+@widened()
 def log_softmax(func, args, kwargs):
     x, dim, half_to_float = args
     code = _float_code(func, args, kwargs, x)
@@ -49,6 +50,10 @@ def log_softmax(func, args, kwargs):
 def _row_backward(kernel, func, args, kwargs):
     """Shared driver of the softmax and log_softmax backward ops: (grad, output, dim, input_dtype)."""
     grad, output, dim, input_dtype = args
+    if grad.dtype in LOW_PRECISION and output.dtype == grad.dtype and input_dtype == grad.dtype:
+        # bf16/fp16: computed in float32 from the exactly widened tensors, rounded once at the end
+        wide = (grad.to(torch.float32), output.to(torch.float32), dim, torch.float32)
+        return _row_backward(kernel, func, wide, kwargs).to(grad.dtype)
     code = _float_code(func, args, kwargs, grad, output)
     if grad.dtype != output.dtype or input_dtype != grad.dtype:
         raise unsupported(func, args, kwargs, "mixed dtypes in softmax backward are not supported yet")
@@ -77,6 +82,7 @@ def _softmax_forward(func, args, kwargs, x, dim, safe):
 
 
 @register_kernel(aten._softmax.default)
+@widened()
 def softmax(func, args, kwargs):
     x, dim, half_to_float = args
     if half_to_float:
@@ -85,6 +91,7 @@ def softmax(func, args, kwargs):
 
 
 @register_kernel(aten._safe_softmax.default)
+@widened()
 def safe_softmax(func, args, kwargs):
     x, dim = args[0], args[1]
     dtype = _arg_dtype(args, kwargs)
@@ -123,6 +130,7 @@ def _nll_inputs(func, args, kwargs, x, target, weight):
 
 
 @register_kernel(aten.nll_loss_forward.default)
+@widened()
 def nll_loss_forward(func, args, kwargs):
     x, target, weight, reduction, ignore_index = args
     code, x2, t1, w = _nll_inputs(func, args, kwargs, x, target, weight)
@@ -139,6 +147,7 @@ def nll_loss_forward(func, args, kwargs):
 
 
 @register_kernel(aten.nll_loss_backward.default)
+@widened()
 def nll_loss_backward(func, args, kwargs):
     grad, x, target, weight, reduction, ignore_index, total_weight = args
     code, x2, t1, w = _nll_inputs(func, args, kwargs, x, target, weight)
