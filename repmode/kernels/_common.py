@@ -22,7 +22,7 @@ def unsupported(func, args, kwargs, why: str):
 
 def check_cpu(func, args, kwargs, *tensors) -> None:
     for t in tensors:
-        if isinstance(t, torch.Tensor) and t.device.type != "cpu":
+        if isinstance(t, torch.Tensor) and not t.is_cpu:
             raise unsupported(
                 func, args, kwargs,
                 f"tensors on {t.device} need repmode's {t.device.type.upper()} kernels, which this build "

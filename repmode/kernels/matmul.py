@@ -66,7 +66,15 @@ def add_scaled_product(func, args, kwargs, bias: Tensor, product: Tensor, beta, 
         raise RuntimeError(f"the input of shape {list(bias.shape)} cannot be broadcast to {list(product.shape)}")
     if beta != 1:
         bias = elementwise(MUL, func, args, kwargs, bias, beta)
-    return _elementwise_general(ADD, func, args, kwargs, bias.expand(product.shape), product, alpha, None, False)
+    if bias.dtype != product.dtype or not bias.is_cpu:
+        return _elementwise_general(ADD, func, args, kwargs, bias.expand(product.shape), product, alpha, None, False)
+    # out = bias + alpha * product, written over product (our own fresh tensor): each element is
+    # read before it is written, at the same index.
+    b = bias.expand(product.shape)
+    shape, strides = list(product.shape), list(product.stride())
+    C.elementwise(ADD, DTYPE_CODE[product.dtype], shape, product.data_ptr(), strides, b.data_ptr(), list(b.stride()),
+                  0.0, product.data_ptr(), strides, 0.0, True, float(alpha), get_num_threads())
+    return product
 
 
 @register_kernel(aten.mm.default)
