@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "../common/elementwise_formulas.h"
+#include "array_math.h"
 #include "isa.h"
 #include "parallel.h"
 
@@ -152,6 +153,16 @@ void elementwise_contiguous(int op, int64_t n, T* out, const T* a, const T* b, i
   if (!b) {
     b = &dummy;
     sb = 0;
+  }
+  if (op == int(EwOp::exp) || op == int(EwOp::log)) {  // the array routines: same bits, SIMD
+    const bool is_exp = op == int(EwOp::exp);
+    parallel_for(n, nthreads, 8, [&](int64_t begin, int64_t end) {
+      if (is_exp)
+        exp_array(a + begin, out + begin, end - begin);
+      else
+        log_array(a + begin, out + begin, end - begin);
+    });
+    return;
   }
   switch (static_cast<EwOp>(op)) {
     case EwOp::add: return run_flat<T, EwOp::add>(n, out, a, b, sb, alpha, nthreads);

@@ -3,6 +3,7 @@
 #include "reduce_rows.h"
 
 #include "../common/row_reductions.h"
+#include "array_math.h"
 #include "parallel.h"
 #include "reduce.h"
 
@@ -104,7 +105,8 @@ REPMODE_INLINE void softmax_contiguous_row(const T* x, T* out, int64_t n, bool s
     for (int64_t j = 0; j < n; ++j) out[j] = T(0.0);
     return;
   }
-  for (int64_t j = 0; j < n; ++j) out[j] = exp_of(x[j] - m);
+  for (int64_t j = 0; j < n; ++j) out[j] = x[j] - m;
+  exp_array(out, out, n);
   const T s = contiguous_sum(out, n);
   for (int64_t j = 0; j < n; ++j) out[j] = canon(out[j] / s);
 }

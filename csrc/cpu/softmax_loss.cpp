@@ -7,6 +7,7 @@
 
 #include "../common/log_softmax.h"
 #include "../common/nll_loss.h"
+#include "array_math.h"
 #include "isa.h"
 #include "parallel.h"
 #include "reduce.h"
@@ -21,7 +22,8 @@ inline int64_t row_base(int64_t r, int64_t n, int64_t inner) { return (r / inner
 template <typename T>
 REPMODE_INLINE void log_softmax_contiguous_row(const T* x, T* out, int64_t n) {
   const T m = row_max<T>(n, [&](int64_t j) { return x[j]; });
-  for (int64_t j = 0; j < n; ++j) out[j] = exp_of(x[j] - m);
+  for (int64_t j = 0; j < n; ++j) out[j] = x[j] - m;
+  exp_array(out, out, n);
   const T ls = log_of(contiguous_sum(out, n));
   for (int64_t j = 0; j < n; ++j) out[j] = canon((x[j] - m) - ls);
 }
