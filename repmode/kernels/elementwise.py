@@ -16,6 +16,9 @@ Tensor = torch.Tensor
 ADD, SUB, MUL, DIV, THRESHOLD_BACKWARD = 0, 1, 2, 3, 4
 NEG, RELU, EXP, LOG, ABS = 10, 11, 12, 13, 14
 
+# Below this many elements the C++ side stays on one thread anyway (csrc/cpu/parallel.h).
+_PARALLEL_MIN = 32768
+
 # Integer and bool add/sub/mul are exact (two's-complement wrap-around on every device),
 # so those cases run natively.
 _EXACT_FOR_INTEGERS = {ADD, SUB, MUL, NEG, RELU, ABS}
@@ -58,17 +61,18 @@ def elementwise(op, func, args, kwargs, a, b=None, alpha=1, out=None, inplace=Fa
     if out is None and isinstance(a, Tensor):
         code = DTYPE_CODE.get(a.dtype)
         if code is not None and a.is_cpu and a.is_contiguous():
+            n = a.numel()
+            threads = get_num_threads() if n >= _PARALLEL_MIN else 1
             if b is None or type(b) is float or type(b) is int:
                 res = a if inplace else torch.empty_like(a)
-                C.elementwise_flat(op, code, a.numel(), res.data_ptr(), a.data_ptr(), 0,
-                                   0.0 if b is None else float(b), b is not None, float(alpha),
-                                   get_num_threads())
+                C.elementwise_flat(op, code, n, res.data_ptr(), a.data_ptr(), 0, 0.0 if b is None else float(b),
+                                   b is not None, float(alpha), threads)
                 return res
             if isinstance(b, Tensor) and b.dtype is a.dtype and b.shape == a.shape and b.is_contiguous() \
                     and b.is_cpu and not (inplace and _overlaps_partially(a, b)):
                 res = a if inplace else torch.empty_like(a)
-                C.elementwise_flat(op, code, a.numel(), res.data_ptr(), a.data_ptr(), b.data_ptr(), 0.0,
-                                   True, float(alpha), get_num_threads())
+                C.elementwise_flat(op, code, n, res.data_ptr(), a.data_ptr(), b.data_ptr(), 0.0, True, float(alpha),
+                                   threads)
                 return res
     return _elementwise_general(op, func, args, kwargs, a, b, alpha, out, inplace)
 
