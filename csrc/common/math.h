@@ -284,18 +284,38 @@ struct ExpArg {
   int j, m;      // k = 64*m + j, 0 <= j < 64
 };
 
+// The constants of the exp and log fast paths, defined once: the scalar code below and the
+// SIMD code in csrc/cpu/vec_math_avx2.h read these very values, so they cannot drift apart.
+namespace consts {
+// exp reduction: 64/ln2, and ln2/64 = C_hi + C_mid + C_lo (Cody-Waite, 36-bit C_hi and C_mid).
+constexpr double kInvC = 0x1.71547652b82fep+6;
+constexpr double kCHi = 0x1.62e42fefa0000p-7;
+constexpr double kCMid = 0x1.cf79abca00000p-46;
+constexpr double kCLo = -0x1.c4c67fc0d0951p-82;
+// Adding 1.5*2^52 rounds |x*64/ln2| < 2^51 to an integer (ties to even).
+constexpr double kShift = 0x1.8p52;
+// exp polynomial: 1/3!, 1/4!, 1/5!, 1/6!
+constexpr double kC3 = 0x1.5555555555555p-3;
+constexpr double kC4 = 0x1.5555555555555p-5;
+constexpr double kC5 = 0x1.1111111111111p-7;
+constexpr double kC6 = 0x1.6c16c16c16c17p-10;
+// log polynomial: (-1)^(n+1)/n for n = 3..9
+constexpr double kP3 = 0x1.5555555555555p-2;
+constexpr double kP4 = -0x1.0000000000000p-2;
+constexpr double kP5 = 0x1.999999999999ap-3;
+constexpr double kP6 = -0x1.5555555555555p-3;
+constexpr double kP7 = 0x1.2492492492492p-3;
+constexpr double kP8 = -0x1.0000000000000p-3;
+constexpr double kP9 = 0x1.c71c71c71c71cp-4;
+}  // namespace consts
+
 // Requires |x| <= 746. ln2/64 = C_hi + C_mid + C_lo (Cody-Waite): C_hi and C_mid carry 36
 // significant bits each, so k*C_hi and k*C_mid are exact for |k| < 2^17 (|k| <= 68900
 // here); x - k*C_hi is exact by Sterbenz's lemma (k*C_hi is within a factor 2 of x when
 // k != 0). The remaining error is the rounding of k*C_lo (< 2^-117) plus the truncation
 // of ln2/64 (|k| * 2^-135).
 REPMODE_HD ExpArg exp_reduce(double x) {
-  const double kInvC = 0x1.71547652b82fep+6;  // 64/ln2
-  const double kCHi = 0x1.62e42fefa0000p-7;
-  const double kCMid = 0x1.cf79abca00000p-46;
-  const double kCLo = -0x1.c4c67fc0d0951p-82;
-  // Adding 1.5*2^52 rounds |x*64/ln2| < 2^51 to an integer (ties to even).
-  const double kShift = 0x1.8p52;
+  using namespace consts;
   double kd = (x * kInvC + kShift) - kShift;
   int k = int(kd);
   double r1 = x - kd * kCHi;
@@ -333,10 +353,7 @@ REPMODE_HD DD normalize_1_2(DD y, int& m) {
 // Total < 3.05 * 2^-60 / 0.9945 < 2^-58.3 (the exhaustive check measures 2^-58.9).
 // fast_two_sum is exact because |T_hi| >= 1 > |lo|.
 REPMODE_HD DD exp_fast(double x, int& m) {
-  const double kC3 = 0x1.5555555555555p-3;  // 1/3!
-  const double kC4 = 0x1.5555555555555p-5;
-  const double kC5 = 0x1.1111111111111p-7;
-  const double kC6 = 0x1.6c16c16c16c17p-10;
+  using namespace consts;
   ExpArg a = exp_reduce(x);
   const double* t = exp2_row(a.j);
   double r = a.r;
@@ -573,13 +590,7 @@ REPMODE_HD LogArg log_reduce(double M, int e) {
 //    in all < 2^-65.5 < 2^-57.5 |log(x)|.
 // The exhaustive check measures 2^-60.5.
 REPMODE_HD DD log_fast(double M, int e) {
-  const double kP3 = 0x1.5555555555555p-2;  // +1/3
-  const double kP4 = -0x1.0000000000000p-2;
-  const double kP5 = 0x1.999999999999ap-3;
-  const double kP6 = -0x1.5555555555555p-3;
-  const double kP7 = 0x1.2492492492492p-3;
-  const double kP8 = -0x1.0000000000000p-3;
-  const double kP9 = 0x1.c71c71c71c71cp-4;
+  using namespace consts;
   LogArg a = log_reduce(M, e);
   double r = a.r;
   double h = a.e * kLn2Hi + a.row[1];

@@ -119,17 +119,7 @@ template <int K> REPMODE_AVX2_INLINE __m128i half_si(const __m256i* x, int h) {
 //    value is far above 2^-126 (error < 2^-58), so the scalar code takes the normal
 //    branch too; x < -87.33 goes to the scalar function.
 template <int K> REPMODE_AVX2_INLINE unsigned exp_fast_lanes(const __m256* xf, __m256* y) {
-  // exp_reduce
-  const double kInvC = 0x1.71547652b82fep+6;  // 64/ln2
-  const double kCHi = 0x1.62e42fefa0000p-7;
-  const double kCMid = 0x1.cf79abca00000p-46;
-  const double kCLo = -0x1.c4c67fc0d0951p-82;
-  const double kShift = 0x1.8p52;
-  // exp_fast
-  const double kC3 = 0x1.5555555555555p-3;
-  const double kC4 = 0x1.5555555555555p-5;
-  const double kC5 = 0x1.1111111111111p-7;
-  const double kC6 = 0x1.6c16c16c16c17p-10;
+  using namespace math_detail::consts;  // exp_reduce's and exp_fast's constants, shared
 
   PD<K> x;
   #pragma GCC unroll 8
@@ -200,13 +190,7 @@ template <int K> REPMODE_AVX2_INLINE unsigned exp_fast_lanes(const __m256* xf, _
 // results to y and returns a bit mask of the lanes whose rounding test failed.
 template <int K>
 REPMODE_AVX2_INLINE unsigned log_fast_lanes(const __m256* xf, const float* src, __m256* y) {
-  const double kP3 = 0x1.5555555555555p-2;
-  const double kP4 = -0x1.0000000000000p-2;
-  const double kP5 = 0x1.999999999999ap-3;
-  const double kP6 = -0x1.5555555555555p-3;
-  const double kP7 = 0x1.2492492492492p-3;
-  const double kP8 = -0x1.0000000000000p-3;
-  const double kP9 = 0x1.c71c71c71c71cp-4;
+  using namespace math_detail::consts;  // log_fast's constants, shared
   const double* tab = math_detail::log_row(0);
 
   // x = M * 2^e: e = (ux >> 23) - 127, M = 1.fraction; j = the top 7 fraction bits;
