@@ -46,6 +46,9 @@ def describe_inputs(args, kwargs) -> str:
     return ", ".join(parts)
 
 
+_MAX_INPUT_KINDS = 16  # distinct input descriptions kept per unsupported overload
+
+
 @dataclass
 class UnsupportedRecord:
     """One unsupported overload seen with ``strict=False``."""
@@ -98,7 +101,8 @@ class ReproducibleMode(TorchDispatchMode):
                 UnsupportedOpWarning, filename, line, module="repmode",
             )
         record.count += 1
-        record.inputs.add(describe_inputs(args, kwargs))
+        if len(record.inputs) < _MAX_INPUT_KINDS:
+            record.inputs.add(describe_inputs(args, kwargs))
 
 
 class Session(contextlib.ContextDecorator):
@@ -108,7 +112,6 @@ class Session(contextlib.ContextDecorator):
         self.strict = strict
         self.seed = seed
         self.mode = ReproducibleMode(strict=strict)
-        self._depth = 0
 
     def __enter__(self) -> "Session":
         _load_kernels()
@@ -116,11 +119,9 @@ class Session(contextlib.ContextDecorator):
         if self.seed is not None:
             torch.manual_seed(self.seed)
         self.mode.__enter__()
-        self._depth += 1
         return self
 
     def __exit__(self, *exc) -> bool:
-        self._depth -= 1
         self.mode.__exit__(*exc)
         return False
 
