@@ -147,3 +147,25 @@ def test_low_precision_accumulates_in_float32_and_rounds_once(rng, low):
             assert a.dtype == c.dtype, k  # the same result dtype as torch
             expected = b if b.dtype == torch.int64 else b.to(low)
             assert_bitwise_equal(a, expected, f"{k}: float32 result rounded once")
+
+
+def test_staged_row_paths_agree_on_zero_and_nan_maxima():
+    """The staged softmax rows take their maximum with SIMD lanes (the sign of a zero maximum may
+    differ from the reference fold); outputs must still equal the reference path bit for bit."""
+    n = 21  # two SIMD blocks and a tail
+    rows = []
+    for lead in ([-0.0], [0.0], [-0.0, 0.0], [0.0, -0.0], [-0.0, -0.0]):
+        row = [-200.0 - j for j in range(n)]
+        row[3:3 + len(lead)] = lead
+        rows.append(row)
+    nan_row = [0.5 * j for j in range(n)]
+    nan_row[5] = float("nan")
+    tail_nan = [0.5 * j for j in range(n)]
+    tail_nan[-1] = float("nan")
+    rows += [nan_row, tail_nan, [float("-inf")] * n]
+    x = torch.tensor(rows)
+    xt = x.t().contiguous()
+    with repmode.enabled():
+        for fn in (torch.softmax, torch.log_softmax):
+            assert_bitwise_equal(fn(x, 1), fn(xt, 0).t(), fn.__name__)
+        assert_bitwise_equal(torch.ops.aten._safe_softmax(x, 1), torch.ops.aten._safe_softmax(xt, 0).t())

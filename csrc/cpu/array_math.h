@@ -35,4 +35,44 @@ inline void log_array(const double* in, double* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = log_of(in[i]);
 }
 
+// The row maximum of the staged softmax/log_softmax paths. NaN wins, as in row_max; which of
+// +0/-0 is returned for a zero maximum may differ from row_max, and no output depends on it:
+// x_j - m and exp(x_j - m) agree for m = +0 and m = -0 except in the sign of a zero difference,
+// which reaches a log_softmax output only when log(S) == 0, i.e. when a single element holds the
+// maximum — and then m is that element on every path.
+inline float contiguous_row_max(const float* x, int64_t n);
+inline double contiguous_row_max(const double* x, int64_t n) {
+  return row_max<double>(n, [&](int64_t j) { return x[j]; });
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) inline float contiguous_row_max_avx2(const float* x, int64_t n) {
+  __m256 m = _mm256_loadu_ps(x);
+  __m256 nan = _mm256_cmp_ps(m, m, _CMP_UNORD_Q);
+  int64_t i = 8;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    m = _mm256_max_ps(v, m);  // a NaN in v is tracked below, not by max
+    nan = _mm256_or_ps(nan, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+  }
+  if (_mm256_movemask_ps(nan)) return Canonical<float>::nan();
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, m);
+  float r = lanes[0];
+  for (int l = 1; l < 8; ++l) r = lanes[l] > r ? lanes[l] : r;
+  for (; i < n; ++i) {
+    if (x[i] != x[i]) return Canonical<float>::nan();
+    r = x[i] > r ? x[i] : r;
+  }
+  return r;
+}
+#endif
+
+inline float contiguous_row_max(const float* x, int64_t n) {
+#if defined(__x86_64__)
+  if (n >= 8 && active_isa() >= Isa::avx2) return contiguous_row_max_avx2(x, n);
+#endif
+  return row_max<float>(n, [&](int64_t j) { return x[j]; });
+}
+
 }  // namespace repmode::cpu

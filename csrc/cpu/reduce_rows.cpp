@@ -100,7 +100,7 @@ void norm_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, double 
 // divided in place. Every rounding is the same as softmax_row's, so the bits are too.
 template <typename T>
 REPMODE_INLINE void softmax_contiguous_row(const T* x, T* out, int64_t n, bool safe) {
-  const T m = row_max<T>(n, [&](int64_t j) { return x[j]; });
+  const T m = contiguous_row_max(x, n);
   if (safe && m == T(-1.0) / T(0.0)) {
     for (int64_t j = 0; j < n; ++j) out[j] = T(0.0);
     return;

@@ -21,7 +21,7 @@ inline int64_t row_base(int64_t r, int64_t n, int64_t inner) { return (r / inner
 // canonical order; then out_j = (x_j - m) - log(S). The same roundings as log_softmax_row.
 template <typename T>
 REPMODE_INLINE void log_softmax_contiguous_row(const T* x, T* out, int64_t n) {
-  const T m = row_max<T>(n, [&](int64_t j) { return x[j]; });
+  const T m = contiguous_row_max(x, n);
   for (int64_t j = 0; j < n; ++j) out[j] = x[j] - m;
   exp_array(out, out, n);
   const T ls = log_of(contiguous_sum(out, n));
