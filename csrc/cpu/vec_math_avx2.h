@@ -99,6 +99,24 @@ template <int K> REPMODE_AVX2_INLINE __m128i half_si(const __m256i* x, int h) {
   return (h & 1) ? _mm256_extracti128_si256(x[h >> 1], 1) : _mm256_castsi256_si128(x[h >> 1]);
 }
 
+// The last step shared by both fast paths: y = (float)value per lane (one IEEE conversion),
+// and a bit mask of the lanes whose hi is a float32 rounding boundary (the is_f32_boundary test;
+// those lanes are recomputed by the scalar routine).
+template <int K>
+REPMODE_AVX2_INLINE unsigned round_to_floats(const PD<K>& hi, const PD<K>& value, __m256* y) {
+  unsigned bad = 0;
+  #pragma GCC unroll 8
+  for (int h = 0; h < K; ++h) {
+    bad |= unsigned(_mm256_movemask_pd(_mm256_castsi256_pd(f32_boundary_mask(hi.v[h])))) << (4 * h);
+    __m128 f = _mm256_cvtpd_ps(value.v[h]);
+    if (h & 1)
+      y[h >> 1] = _mm256_insertf128_ps(y[h >> 1], f, 1);
+    else
+      y[h >> 1] = _mm256_castps128_ps256(f);
+  }
+  return bad;
+}
+
 // cr_expf's fast path for the 4K floats x[0..K/2), for inputs with -87.33 <= x <= 89 and
 // |x| >= 2^-26 (the caller sends all other lanes to the scalar function). Stores the
 // results to y and returns a bit mask of the lanes whose rounding test failed. Lanes with
@@ -170,19 +188,7 @@ template <int K> REPMODE_AVX2_INLINE unsigned exp_fast_lanes(const __m256* xf, _
   // fast_two_sum(t0, t1 + t0 * em1).hi (its .lo only matters in the subnormal branch)
   PD<K> hi = add(t0, add(t1, mul(t0, em1)));
   // !is_f32_boundary(hi): float(hi * pow2(m))
-  PD<K> p = mul(hi, p2);
-  unsigned bad = 0;
-  #pragma GCC unroll 8
-  for (int h = 0; h < K; ++h) {
-    bad |= unsigned(_mm256_movemask_pd(_mm256_castsi256_pd(f32_boundary_mask(hi.v[h]))))
-           << (4 * h);
-    __m128 f = _mm256_cvtpd_ps(p.v[h]);
-    if (h & 1)
-      y[h >> 1] = _mm256_insertf128_ps(y[h >> 1], f, 1);
-    else
-      y[h >> 1] = _mm256_castps128_ps256(f);
-  }
-  return bad;
+  return round_to_floats(hi, mul(hi, p2), y);
 }
 
 // cr_logf's fast path (log_fast and the is_f32_boundary test) for the 4K floats
@@ -251,18 +257,7 @@ REPMODE_AVX2_INLINE unsigned log_fast_lanes(const __m256* xf, const float* src, 
   PD<K> sl = sub(r, sub(s, hh));
   // fast_two_sum(s.hi, s.lo + (r2 * q + lo)).hi
   PD<K> hi = add(s, add(sl, add(mul(r2, q), lo)));
-  unsigned bad = 0;
-  #pragma GCC unroll 8
-  for (int h = 0; h < K; ++h) {
-    bad |= unsigned(_mm256_movemask_pd(_mm256_castsi256_pd(f32_boundary_mask(hi.v[h]))))
-           << (4 * h);
-    __m128 f = _mm256_cvtpd_ps(hi.v[h]);
-    if (h & 1)
-      y[h >> 1] = _mm256_insertf128_ps(y[h >> 1], f, 1);
-    else
-      y[h >> 1] = _mm256_castps128_ps256(f);
-  }
-  return bad;
+  return round_to_floats(hi, hi, y);
 }
 
 // Lanes with a set bit in bad are recomputed by f from the inputs x; then all 8G results
