@@ -9,7 +9,6 @@ least disturbed). Ratios compare the two columns of one run; absolute numbers dr
 from __future__ import annotations
 
 import argparse
-import contextlib
 import datetime
 import os
 import platform

@@ -81,7 +81,8 @@ def register_composite(overloads) -> Callable:
     return wrap
 
 
-def _run_native(func, args, kwargs):
+def run_native(func, args, kwargs):
+    """Run the overload with torch's own kernel."""
     return func(*args, **kwargs) if kwargs else func(*args)
 
 
@@ -90,7 +91,7 @@ def register_passthrough(overloads: Iterable, reason: str, family: str = "passth
     if not reason or not reason.strip():
         raise ValueError("every passthrough registration needs a one-line reason")
     for op in _as_list(overloads):
-        _add(op, "passthrough", _run_native, family, reason)
+        _add(op, "passthrough", run_native, family, reason)
 
 
 def supported_ops() -> list[tuple[str, str]]:

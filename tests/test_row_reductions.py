@@ -6,7 +6,6 @@ import math
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 import repmode
 from conftest import assert_bitwise_equal, assert_invariant

@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import functools
+import math
 
 import torch
 
 from .._ext import C, DTYPE_CODE  # noqa: F401  (re-exported for the families)
 from ..errors import UnsupportedOpError
 from ..mode import describe_inputs
+from ..registry import run_native  # noqa: F401  (re-exported for the families)
 
 FLOATS = (torch.float32, torch.float64)
 get_num_threads = torch.get_num_threads
@@ -18,6 +20,26 @@ def unsupported(func, args, kwargs, why: str):
     return UnsupportedOpError(
         f"repmode does not support {func} with these inputs ({describe_inputs(args, kwargs)}): {why}"
     )
+
+
+def float_code(func, args, kwargs, *tensors) -> int:
+    """The C++ dtype code of the first tensor (all on the CPU), or UnsupportedOpError."""
+    check_cpu(func, args, kwargs, *tensors)
+    code = DTYPE_CODE.get(tensors[0].dtype)
+    if code is None:
+        raise unsupported(func, args, kwargs,
+                          f"dtype {tensors[0].dtype} is not supported yet (float32 and float64 are)")
+    return code
+
+
+def split_at_dim(x: torch.Tensor, dim: int) -> tuple[int, int, int]:
+    """(outer, n, inner) of ``x`` split at ``dim`` (a 0-dim tensor counts as shape (1,))."""
+    nd = max(x.dim(), 1)
+    if not -nd <= dim < nd:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
+    dim %= nd
+    shape = list(x.shape) or [1]
+    return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])
 
 
 def check_cpu(func, args, kwargs, *tensors) -> None:

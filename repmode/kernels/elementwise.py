@@ -6,8 +6,8 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import (LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads, unsupported,
-                      write_out)
+from ._common import (LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads, run_native,
+                      unsupported, write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -38,10 +38,6 @@ def _compute_dtype(op, func, args, kwargs, a, b):
     if op in (DIV, EXP, LOG) and not dtype.is_floating_point and not dtype.is_complex:
         dtype = torch.get_default_dtype()
     return dtype
-
-
-def _native(func, args, kwargs):
-    return func(*args, **kwargs) if kwargs else func(*args)
 
 
 def _operand(x, shape, dtype):
@@ -85,7 +81,7 @@ def _elementwise_general(op, func, args, kwargs, a, b, alpha, out, inplace):
         raise unsupported(func, args, kwargs, "complex numbers are not supported")
     dtype = _compute_dtype(op, func, args, kwargs, a, b)
     if not dtype.is_floating_point and not dtype.is_complex and op in _EXACT_FOR_INTEGERS:
-        return _native(func, args, kwargs)
+        return run_native(func, args, kwargs)
     # bf16/fp16: the formula runs in float32 on exactly widened operands; one rounding at the end.
     result_dtype = dtype
     if dtype in LOW_PRECISION:

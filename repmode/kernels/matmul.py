@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads, unsupported, write_out
+from ._common import C, DTYPE_CODE, broadcast_shape, check_cpu, float_code, get_num_threads, unsupported, write_out
 from .elementwise import ADD, MUL, _elementwise_general, elementwise
 
 aten = torch.ops.aten
@@ -14,15 +14,11 @@ Tensor = torch.Tensor
 
 
 def _code(func, args, kwargs, *tensors):
-    check_cpu(func, args, kwargs, *tensors)
     dtype = tensors[0].dtype
     for t in tensors[1:]:
         if t.dtype != dtype:
             raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {dtype} != {t.dtype}")
-    code = DTYPE_CODE.get(dtype)
-    if code is None:
-        raise unsupported(func, args, kwargs, f"dtype {dtype} is not supported yet (float32 and float64 are)")
-    return code
+    return float_code(func, args, kwargs, *tensors)
 
 
 def bmm_kernel(func, args, kwargs, a: Tensor, b: Tensor) -> Tensor:

@@ -10,8 +10,8 @@ import math
 import torch
 
 from ..registry import register_kernel
-from ._common import (C, DTYPE_CODE, check_cpu, get_num_threads, normalize_dims, unsupported, widened,
-                      write_out)
+from ._common import (C, DTYPE_CODE, check_cpu, float_code, get_num_threads, normalize_dims, run_native,
+                      split_at_dim, widened, write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -40,17 +40,10 @@ class Rows:
 
 def _float_input(func, args, kwargs, x: Tensor, dtype=None):
     """(code, x converted to dtype) or UnsupportedOpError."""
-    check_cpu(func, args, kwargs, x)
     if dtype is not None and dtype != x.dtype:
+        check_cpu(func, args, kwargs, x)
         x = x.to(dtype)
-    code = DTYPE_CODE.get(x.dtype)
-    if code is None:
-        raise unsupported(func, args, kwargs, f"dtype {x.dtype} is not supported yet (float32 and float64 are)")
-    return code, x
-
-
-def _native(func, args, kwargs):
-    return func(*args, **kwargs) if kwargs else func(*args)
+    return float_code(func, args, kwargs, x), x
 
 
 def _arg(args, kwargs, index, name, default=None):
@@ -74,7 +67,7 @@ def reduce_sum(func, args, kwargs, x: Tensor, dims, keepdim: bool, mean: bool, d
         x = x.to(dtype)
     if x.dtype not in DTYPE_CODE and not x.dtype.is_floating_point and not x.dtype.is_complex and not mean:
         # Integer sums are exact (int64 wrap-around is associative): native is the same everywhere.
-        return _native(func, args, kwargs)
+        return run_native(func, args, kwargs)
     code, x = _float_input(func, args, kwargs, x)
     rows = Rows(x, dims)
     out = torch.empty(rows.out_shape, dtype=x.dtype)
@@ -172,7 +165,7 @@ def std_mean(func, args, kwargs):
 def _prod(func, args, kwargs, x, dims, keepdim, dtype):
     check_cpu(func, args, kwargs, x)
     if dtype is None and not x.dtype.is_floating_point and not x.dtype.is_complex:
-        return _native(func, args, kwargs)  # integer products are exact (wrap-around) and order-free
+        return run_native(func, args, kwargs)  # integer products are exact (wrap-around) and order-free
     code, x = _float_input(func, args, kwargs, x, dtype)
     rows = Rows(x, dims)
     out = torch.empty(rows.out_shape, dtype=x.dtype)
@@ -199,7 +192,7 @@ def prod_dim(func, args, kwargs):
 def _extreme(func, args, kwargs, x, dims, keepdim, is_max, want_values, want_indices, what):
     check_cpu(func, args, kwargs, x)
     if not x.dtype.is_floating_point and not x.dtype.is_complex:
-        return _native(func, args, kwargs)  # integer max/min are exact and order-free
+        return run_native(func, args, kwargs)  # integer max/min are exact and order-free
     code, x = _float_input(func, args, kwargs, x)
     rows = Rows(x, dims)
     _require_nonempty(rows, what)
@@ -298,18 +291,13 @@ def _cumulative(func, args, kwargs, product: bool):
     dtype = _arg(args, kwargs, 2, "dtype")
     check_cpu(func, args, kwargs, x)
     if dtype is None and not x.dtype.is_floating_point and not x.dtype.is_complex:
-        return _native(func, args, kwargs)  # integer running sums/products are exact
+        return run_native(func, args, kwargs)  # integer running sums/products are exact
     code, x = _float_input(func, args, kwargs, x, dtype)
     xc = x.contiguous()
-    nd = max(xc.dim(), 1)
-    if not -nd <= dim < nd:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
-    dim %= nd
-    shape = list(xc.shape) or [1]
+    outer, n, inner = split_at_dim(xc, dim)
     out = torch.empty_like(xc)
     if xc.numel():
-        C.cumulative(code, xc.data_ptr(), out.data_ptr(), math.prod(shape[:dim]), shape[dim],
-                     math.prod(shape[dim + 1:]), product, get_num_threads())
+        C.cumulative(code, xc.data_ptr(), out.data_ptr(), outer, n, inner, product, get_num_threads())
     return out
 
 

@@ -2,12 +2,10 @@
 Row formulas: csrc/common/log_softmax.h, row_reductions.h and nll_loss.h; docs/semantics.md."""
 from __future__ import annotations
 
-import math
-
 import torch
 
 from ..registry import register_kernel
-from ._common import LOW_PRECISION, C, DTYPE_CODE, check_cpu, get_num_threads, unsupported, widened
+from ._common import LOW_PRECISION, C, float_code, get_num_threads, split_at_dim, unsupported, widened
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -15,34 +13,16 @@ Tensor = torch.Tensor
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
 
-def _float_code(func, args, kwargs, *tensors):
-    check_cpu(func, args, kwargs, *tensors)
-    code = DTYPE_CODE.get(tensors[0].dtype)
-    if code is None:
-        raise unsupported(func, args, kwargs, f"dtype {tensors[0].dtype} is not supported yet (float32 and float64 are)")
-    return code
-
-
-def _rows(x: Tensor, dim: int):
-    """(outer, n, inner) of a contiguous tensor split at ``dim``."""
-    nd = max(x.dim(), 1)
-    if not -nd <= dim < nd:
-        raise IndexError(f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})")
-    dim %= nd
-    shape = list(x.shape) or [1]
-    return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])
-
-
 @register_kernel(aten._log_softmax.default)
 @widened()
 def log_softmax(func, args, kwargs):
     x, dim, half_to_float = args
-    code = _float_code(func, args, kwargs, x)
+    code = float_code(func, args, kwargs, x)
     if half_to_float:
         raise unsupported(func, args, kwargs, "half_to_float is only meaningful for float16 inputs")
     xc = x.contiguous()
     out = torch.empty_like(xc)
-    outer, n, inner = _rows(xc, dim)
+    outer, n, inner = split_at_dim(xc, dim)
     C.log_softmax(code, xc.data_ptr(), out.data_ptr(), outer, n, inner, get_num_threads())
     return out
 
@@ -54,13 +34,13 @@ def _row_backward(kernel, func, args, kwargs):
         # bf16/fp16: computed in float32 from the exactly widened tensors, rounded once at the end
         wide = (grad.to(torch.float32), output.to(torch.float32), dim, torch.float32)
         return _row_backward(kernel, func, wide, kwargs).to(grad.dtype)
-    code = _float_code(func, args, kwargs, grad, output)
+    code = float_code(func, args, kwargs, grad, output)
     if grad.dtype != output.dtype or input_dtype != grad.dtype:
         raise unsupported(func, args, kwargs, "mixed dtypes in softmax backward are not supported yet")
     g = grad.contiguous()
     y = output.contiguous()
     out = torch.empty_like(g)
-    outer, n, inner = _rows(g, dim)
+    outer, n, inner = split_at_dim(g, dim)
     if g.numel():
         kernel(code, g.data_ptr(), y.data_ptr(), out.data_ptr(), outer, n, inner, get_num_threads())
     return out
@@ -72,10 +52,10 @@ def log_softmax_backward(func, args, kwargs):
 
 
 def _softmax_forward(func, args, kwargs, x, dim, safe):
-    code = _float_code(func, args, kwargs, x)
+    code = float_code(func, args, kwargs, x)
     xc = x.contiguous()
     out = torch.empty_like(xc)
-    outer, n, inner = _rows(xc, dim)
+    outer, n, inner = split_at_dim(xc, dim)
     if xc.numel():
         C.softmax(code, xc.data_ptr(), out.data_ptr(), outer, n, inner, safe, get_num_threads())
     return out
@@ -110,7 +90,7 @@ def softmax_backward(func, args, kwargs):
 
 
 def _nll_inputs(func, args, kwargs, x, target, weight):
-    code = _float_code(func, args, kwargs, x, target, weight)
+    code = float_code(func, args, kwargs, x, target, weight)
     if x.dim() not in (1, 2):
         raise unsupported(func, args, kwargs, "nll_loss_forward expects 1-D or 2-D input")
     if target.dtype != torch.int64:
