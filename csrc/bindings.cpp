@@ -49,28 +49,37 @@ Operand<T> operand(uintptr_t p, const Ints& strides, double value, size_t ndim, 
   return Operand<T>{scalar_slot, Ints(ndim, 0)};
 }
 
+// Operands a, b, c: pointer + strides, or (pointer 0) the Python number `value`; b and c
+// may be absent (has_b / has_c false). params: the op's number arguments p0, p1, p2.
 void elementwise_py(int op, int dtype, const Ints& sizes, uintptr_t out, const Ints& out_strides,
                     uintptr_t a, const Ints& a_strides, double a_value, uintptr_t b,
-                    const Ints& b_strides, double b_value, bool has_b, double alpha, int nthreads) {
+                    const Ints& b_strides, double b_value, bool has_b, uintptr_t c,
+                    const Ints& c_strides, double c_value, bool has_c, const std::vector<double>& params,
+                    int nthreads) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    T sa = 0, sb = 0;
+    T sa = 0, sb = 0, sc = 0;
+    const double p[3] = {params.size() > 0 ? params[0] : 0.0, params.size() > 1 ? params[1] : 0.0,
+                         params.size() > 2 ? params[2] : 0.0};
     Operand<T> A = operand<T>(a, a_strides, a_value, sizes.size(), &sa);
     Operand<T> B = has_b ? operand<T>(b, b_strides, b_value, sizes.size(), &sb) : Operand<T>{nullptr, {}};
-    elementwise<T>(op, sizes, ptr<T>(out), out_strides, A, B, static_cast<T>(alpha), nthreads);
+    Operand<T> C = has_c ? operand<T>(c, c_strides, c_value, sizes.size(), &sc) : Operand<T>{nullptr, {}};
+    elementwise<T>(op, sizes, ptr<T>(out), out_strides, A, B, C, p, nthreads);
   });
 }
 
-// The hot path: contiguous operands of n elements (b may be a Python number when b == 0).
-// Small calls keep the GIL: releasing it costs more than the work.
+// The hot path: contiguous operands of n elements; b is an array (b != 0), the number
+// b_value (b == 0, has_b) or absent. Small calls keep the GIL: releasing it costs more than
+// the work.
 void elementwise_flat(int op, int dtype, int64_t n, uintptr_t out, uintptr_t a, uintptr_t b,
-                      double b_value, bool has_b, double alpha, int nthreads) {
+                      double b_value, bool has_b, double p0, double p1, int nthreads) {
   auto call = [&] {
     by_dtype(dtype, [&](auto zero) {
       using T = decltype(zero);
       const T scalar = static_cast<T>(b_value);
+      const double p[3] = {p0, p1, 0.0};
       const T* bp = !has_b ? nullptr : (b ? ptr<const T>(b) : &scalar);
-      elementwise_contiguous<T>(op, n, ptr<T>(out), ptr<const T>(a), bp, b ? 1 : 0, static_cast<T>(alpha),
+      elementwise_contiguous<T>(op, n, ptr<T>(out), ptr<const T>(a), bp, b ? 1 : 0, nullptr, 0, p,
                                 nthreads);
     });
   };

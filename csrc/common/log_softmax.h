@@ -3,15 +3,10 @@
 #pragma once
 
 #include "defs.h"
-#include "math.h"
+#include "math_overloads.h"
 #include "reduce_order.h"
 
 namespace repmode {
-
-REPMODE_HD float exp_of(float x) { return cr_expf(x); }
-REPMODE_HD double exp_of(double x) { return repmode_exp(x); }
-REPMODE_HD float log_of(float x) { return cr_logf(x); }
-REPMODE_HD double log_of(double x) { return repmode_log(x); }
 
 // max with NaN propagation, folded left to right (the value does not depend on the order;
 // the fold fixes which of +0/-0 is kept: the first).

@@ -54,6 +54,22 @@ REPMODE_HD double repmode_fma(double a, double b, double c) {
 #endif
 }
 
+// IEEE-754 square root (a basic operation: correctly rounded on every device).
+REPMODE_HD float sqrt_of(float x) {
+#if defined(__CUDA_ARCH__)
+  return __fsqrt_rn(x);
+#else
+  return __builtin_sqrtf(x);
+#endif
+}
+REPMODE_HD double sqrt_of(double x) {
+#if defined(__CUDA_ARCH__)
+  return __dsqrt_rn(x);
+#else
+  return __builtin_sqrt(x);
+#endif
+}
+
 namespace math_detail {
 
 // 2^k for -1022 <= k <= 1023, exact.

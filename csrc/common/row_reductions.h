@@ -10,22 +10,6 @@
 
 namespace repmode {
 
-// IEEE-754 square root (a basic operation: correctly rounded on every device).
-REPMODE_HD float sqrt_of(float x) {
-#if defined(__CUDA_ARCH__)
-  return __fsqrt_rn(x);
-#else
-  return __builtin_sqrtf(x);
-#endif
-}
-REPMODE_HD double sqrt_of(double x) {
-#if defined(__CUDA_ARCH__)
-  return __dsqrt_rn(x);
-#else
-  return __builtin_sqrt(x);
-#endif
-}
-
 // var and mean: mean = S / n (S the canonical sum); var = canonical sum of (x - mean)^2
 // divided by max(0, n - correction). Both passes use the canonical order.
 template <typename T, typename Load>

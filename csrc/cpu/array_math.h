@@ -1,9 +1,12 @@
-// exp/log over contiguous arrays through the fastest CPU path that gives the scalar routines'
-// bits (csrc/common/math.h): AVX2 for float32 when active, the scalar routines otherwise.
+// Math routines over contiguous arrays through the fastest CPU path that gives the scalar
+// routines' bits (csrc/common/math_*.h): the AVX2 array versions for float32 when active
+// (each verified bitwise against its scalar routine on all 2^32 inputs), the scalar
+// routines otherwise.
 #pragma once
 
 #include <cstdint>
 
+#include "../common/elementwise_formulas.h"
 #include "../common/log_softmax.h"
 #include "isa.h"
 
@@ -24,16 +27,29 @@ inline void exp_array(const double* in, double* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = exp_of(in[i]);
 }
 
-// out[i] = log_of(in[i]); in == out is allowed.
-inline void log_array(const float* in, float* out, int64_t n) {
+// Elementwise ops whose float32 formula is one math routine with an AVX2 array version.
+template <typename T>
+inline bool unary_array_op(int op) {
 #if defined(__x86_64__)
-  if (active_isa() >= Isa::avx2) return log_array_avx2(in, out, n);
+  if (sizeof(T) == 4 && active_isa() >= Isa::avx2)
+    return op == int(EwOp::exp) || op == int(EwOp::log);
 #endif
-  for (int64_t i = 0; i < n; ++i) out[i] = log_of(in[i]);
+  (void)op;
+  return false;
 }
-inline void log_array(const double* in, double* out, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) out[i] = log_of(in[i]);
+
+// out[i] = EwFormula<float, op>(in[i]) for an op accepted by unary_array_op<float>.
+inline void unary_array(int op, const float* in, float* out, int64_t n) {
+#if defined(__x86_64__)
+  switch (static_cast<EwOp>(op)) {
+    case EwOp::exp: return exp_array_avx2(in, out, n);
+    case EwOp::log: return log_array_avx2(in, out, n);
+    default: break;
+  }
+#endif
+  (void)op, (void)in, (void)out, (void)n;
 }
+inline void unary_array(int, const double*, double*, int64_t) {}
 
 // The row maximum of the staged softmax/log_softmax paths. NaN wins, as in row_max; which of
 // +0/-0 is returned for a zero maximum may differ from row_max, and no output depends on it:

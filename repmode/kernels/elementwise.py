@@ -1,11 +1,14 @@
-"""Elementwise family: arithmetic with broadcasting and type promotion, and the activations
-the first training loops need. Formulas: csrc/common/elementwise_formulas.h; orders of
-rounding: docs/semantics.md ("Elementwise")."""
+"""Elementwise family: arithmetic, comparisons, repmode's math routines and the activations a
+training loop meets, forward and backward, with broadcasting, type promotion, Python numbers,
+in-place and ``out=`` forms. Formulas: csrc/common/elementwise_formulas.h; their exact
+roundings: docs/semantics.md ("Elementwise")."""
 from __future__ import annotations
+
+import math
 
 import torch
 
-from ..registry import register_kernel
+from ..registry import register_kernel, register_passthrough
 from ._common import (LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads, run_native,
                       unsupported, write_out)
 
@@ -13,15 +16,23 @@ aten = torch.ops.aten
 Tensor = torch.Tensor
 
 # Op codes shared with csrc/common/elementwise_formulas.h (EwOp).
-ADD, SUB, MUL, DIV, THRESHOLD_BACKWARD = 0, 1, 2, 3, 4
+ADD, SUB, MUL, DIV, THRESHOLD_BACKWARD, POW, MINIMUM, MAXIMUM, CLAMP = 0, 1, 2, 3, 4, 5, 6, 7, 8
 NEG, RELU, EXP, LOG, ABS = 10, 11, 12, 13, 14
+LOG1P, EXPM1, LOG2, EXP2, TANH, SIGMOID, ERF, ERFC, SIN, COS, RSQRT, SQRT, RECIPROCAL, SIGN = range(15, 29)
+LEAKY_RELU, LEAKY_RELU_BACKWARD, ELU, ELU_BACKWARD_INPUT, ELU_BACKWARD_RESULT, HARDTANH_BACKWARD = range(30, 36)
+GELU, GELU_TANH, GELU_BACKWARD, GELU_TANH_BACKWARD, SILU, SILU_BACKWARD, MISH, MISH_BACKWARD = range(36, 44)
+SOFTPLUS, SOFTPLUS_BACKWARD, TANH_BACKWARD, SIGMOID_BACKWARD, ADDCMUL, ADDCDIV, LERP = range(44, 51)
 
 # Below this many elements the C++ side stays on one thread anyway (csrc/cpu/parallel.h).
 _PARALLEL_MIN = 32768
 
-# Integer and bool add/sub/mul are exact (two's-complement wrap-around on every device),
-# so those cases run natively.
-_EXACT_FOR_INTEGERS = {ADD, SUB, MUL, NEG, RELU, ABS}
+# On integer (and bool) tensors these ops are exact on every device (two's-complement
+# wrap-around, exact comparisons), so those cases run natively.
+_EXACT_FOR_INTEGERS = {ADD, SUB, MUL, NEG, RELU, ABS, MINIMUM, MAXIMUM, CLAMP, SIGN, POW}
+
+# Ops whose result is floating even for integer inputs (torch's rule: the default dtype).
+_FLOAT_RESULT = {DIV, EXP, LOG, LOG1P, EXPM1, LOG2, EXP2, TANH, SIGMOID, ERF, ERFC, SIN, COS, RSQRT, SQRT,
+                 RECIPROCAL}
 
 
 def _overlaps_partially(out: Tensor, t: Tensor) -> bool:
@@ -33,54 +44,69 @@ def _overlaps_partially(out: Tensor, t: Tensor) -> bool:
     return not (t.data_ptr() == out.data_ptr() and t.stride() == out.stride() and t.shape == out.shape)
 
 
-def _compute_dtype(op, func, args, kwargs, a, b):
-    dtype = torch.result_type(a, b) if b is not None else a.dtype
-    if op in (DIV, EXP, LOG) and not dtype.is_floating_point and not dtype.is_complex:
+def _has_internal_overlap(t: Tensor) -> bool:
+    return any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape))
+
+
+def _result_dtype(op, a, b, c):
+    operands = [x for x in (a, b, c) if x is not None]
+    dtype = operands[0].dtype if len(operands) == 1 else torch.result_type(*operands[:2])
+    if len(operands) == 3:
+        dtype = torch.promote_types(dtype, torch.result_type(operands[0], operands[2]))
+    if op in _FLOAT_RESULT and not dtype.is_floating_point and not dtype.is_complex:
         dtype = torch.get_default_dtype()
     return dtype
 
 
 def _operand(x, shape, dtype):
-    """(pointer, strides, value) for the C++ engine; Python numbers travel as values."""
+    """(keep-alive, pointer, strides, value) for the C++ engine; Python numbers travel as values."""
     if isinstance(x, Tensor):
         if x.dtype != dtype:
-            x = x.to(dtype)  # exact for ints and wider floats' same values; torch promotes the same way
+            x = x.to(dtype)  # exact widening, or torch's own promotion of the same values
         x = x.expand(shape)
         return x, x.data_ptr(), list(x.stride()), 0.0
+    if x is None:
+        return None, 0, [], 0.0
     return None, 0, [], float(x)
 
 
-def elementwise(op, func, args, kwargs, a, b=None, alpha=1, out=None, inplace=False):
-    """Compute ``formula(op)(a, b, alpha)`` into a new tensor, into ``a`` (in-place) or into ``out``."""
-    # Hot path: a contiguous float CPU tensor with a number, or with a tensor of its own
+def _params(params):
+    return [float(p) for p in params]
+
+
+def elementwise(op, func, args, kwargs, a, b=None, c=None, params=(), out=None, inplace=False):
+    """``formula(op)(a, b, c, *params)`` into a new tensor, into ``a`` (in-place) or into ``out``."""
+    # Hot path: a contiguous float CPU tensor alone, with a number, or with a tensor of its own
     # dtype and shape. Everything else (broadcasting, promotion, strides) takes the general path.
-    if out is None and isinstance(a, Tensor):
+    if out is None and c is None and len(params) <= 2 and isinstance(a, Tensor):
         code = DTYPE_CODE.get(a.dtype)
         if code is not None and a.is_cpu and a.is_contiguous():
             n = a.numel()
             threads = get_num_threads() if n >= _PARALLEL_MIN else 1
+            p0 = float(params[0]) if params else 0.0
+            p1 = float(params[1]) if len(params) > 1 else 0.0
             if b is None or type(b) is float or type(b) is int:
                 res = a if inplace else torch.empty_like(a)
                 C.elementwise_flat(op, code, n, res.data_ptr(), a.data_ptr(), 0, 0.0 if b is None else float(b),
-                                   b is not None, float(alpha), threads)
+                                   b is not None, p0, p1, threads)
                 return res
             if isinstance(b, Tensor) and b.dtype is a.dtype and b.shape == a.shape and b.is_contiguous() \
                     and b.is_cpu and not (inplace and _overlaps_partially(a, b)):
                 res = a if inplace else torch.empty_like(a)
-                C.elementwise_flat(op, code, n, res.data_ptr(), a.data_ptr(), b.data_ptr(), 0.0, True, float(alpha),
+                C.elementwise_flat(op, code, n, res.data_ptr(), a.data_ptr(), b.data_ptr(), 0.0, True, p0, p1,
                                    threads)
                 return res
-    return _elementwise_general(op, func, args, kwargs, a, b, alpha, out, inplace)
+    return elementwise_general(op, func, args, kwargs, a, b, c, params, out, inplace)
 
 
-def _elementwise_general(op, func, args, kwargs, a, b, alpha, out, inplace):
+def elementwise_general(op, func, args, kwargs, a, b=None, c=None, params=(), out=None, inplace=False):
     if not isinstance(a, Tensor):
         raise unsupported(func, args, kwargs, "the first operand must be a tensor")
-    check_cpu(func, args, kwargs, a, b, out)
-    if isinstance(alpha, complex) or isinstance(b, complex):
+    check_cpu(func, args, kwargs, a, b, c, out)
+    if any(isinstance(x, complex) for x in (b, c, *params)) or a.is_complex():
         raise unsupported(func, args, kwargs, "complex numbers are not supported")
-    dtype = _compute_dtype(op, func, args, kwargs, a, b)
-    if not dtype.is_floating_point and not dtype.is_complex and op in _EXACT_FOR_INTEGERS:
+    dtype = _result_dtype(op, a, b, c)
+    if not dtype.is_floating_point and op in _EXACT_FOR_INTEGERS:
         return run_native(func, args, kwargs)
     # bf16/fp16: the formula runs in float32 on exactly widened operands; one rounding at the end.
     result_dtype = dtype
@@ -90,28 +116,30 @@ def _elementwise_general(op, func, args, kwargs, a, b, alpha, out, inplace):
     if code is None:
         raise unsupported(func, args, kwargs, f"dtype {dtype} is not supported yet (float32 and float64 are)")
 
-    shape = broadcast_shape(a.shape, b.shape) if isinstance(b, Tensor) else a.shape
+    shape = a.shape
+    for x in (b, c):
+        if isinstance(x, Tensor):
+            shape = broadcast_shape(shape, x.shape)
     if inplace:
         if tuple(shape) != tuple(a.shape):
             raise RuntimeError(f"output with shape {list(a.shape)} doesn't match the broadcast shape {list(shape)}")
         if not torch.can_cast(result_dtype, a.dtype):
             raise RuntimeError(f"result type {result_dtype} can't be cast to the desired output type {a.dtype}")
-        if isinstance(b, Tensor) and _overlaps_partially(a, b):
-            b = b.clone()
+        b = b.clone() if isinstance(b, Tensor) and _overlaps_partially(a, b) else b
+        c = c.clone() if isinstance(c, Tensor) and _overlaps_partially(a, c) else c
 
     # Compute into `res` (dtype `dtype`); in-place writes straight into `a` when it can.
-    direct = inplace and a.dtype == dtype and not _has_internal_overlap(a)
-    if direct:
+    if inplace and a.dtype == dtype and not _has_internal_overlap(a):
         res = a
     elif tuple(a.shape) == tuple(shape) and a.dtype == dtype and not _has_internal_overlap(a):
         res = torch.empty_like(a)  # keeps the first operand's layout, as torch does
     else:
         res = torch.empty(shape, dtype=dtype)
 
-    keep_a, pa, sa, va = _operand(a, shape, dtype)
-    keep_b, pb, sb, vb = _operand(b, shape, dtype) if b is not None else (None, 0, [], 0.0)
-    C.elementwise(op, code, list(shape), res.data_ptr(), list(res.stride()), pa, sa, va, pb, sb, vb,
-                  b is not None, float(alpha), get_num_threads())
+    keep = [_operand(x, shape, dtype) for x in (a, b, c)]  # noqa: F841  (keeps converted operands alive)
+    (_, pa, sa, va), (_, pb, sb, vb), (_, pc, sc, vc) = keep
+    C.elementwise(op, code, list(shape), res.data_ptr(), list(res.stride()), pa, sa, va, pb, sb, vb, b is not None,
+                  pc, sc, vc, c is not None, _params(params), get_num_threads())
     if inplace:
         if res is not a:
             a.copy_(res)
@@ -123,77 +151,177 @@ def _elementwise_general(op, func, args, kwargs, a, b, alpha, out, inplace):
     return res
 
 
-def _has_internal_overlap(t: Tensor) -> bool:
-    return any(s == 0 and n > 1 for s, n in zip(t.stride(), t.shape))
-
-
 # ---- registrations -------------------------------------------------------------------------
 
-def _binary_family(op, functional, inplace_op, out_op, swap=False):
-    """Register the functional, in-place and out= overloads of one binary op.
-    ``swap``: the op computes ``formula(other, self)`` (rsub)."""
-
-    if swap:
-        @register_kernel(functional)
-        def _swapped(func, args, kwargs):
-            alpha = kwargs.get("alpha", 1) if kwargs else 1
-            x, y = args[1], args[0]
-            if not isinstance(x, Tensor):
-                x = torch.scalar_tensor(x, dtype=torch.result_type(y, x))
-            return elementwise(op, func, args, kwargs, x, y, alpha)
-        return
-
-    @register_kernel(functional)
-    def _functional(func, args, kwargs):
-        return elementwise(op, func, args, kwargs, args[0], args[1], kwargs.get("alpha", 1) if kwargs else 1)
-
-    @register_kernel(inplace_op)
-    def _inplace(func, args, kwargs):
-        alpha = kwargs.get("alpha", 1) if kwargs else 1
-        return elementwise(op, func, args, kwargs, args[0], args[1], alpha, inplace=True)
-
-    @register_kernel(out_op)
-    def _out(func, args, kwargs):
-        return _elementwise_general(op, func, args, kwargs, args[0], args[1], kwargs.get("alpha", 1),
-                                    kwargs["out"], False)
+def _kw(kwargs, name, default):
+    return kwargs.get(name, default) if kwargs else default
 
 
-_binary_family(ADD, [aten.add.Tensor, aten.add.Scalar], [aten.add_.Tensor, aten.add_.Scalar], aten.add.out)
-_binary_family(SUB, [aten.sub.Tensor, aten.sub.Scalar], [aten.sub_.Tensor, aten.sub_.Scalar], aten.sub.out)
-_binary_family(MUL, [aten.mul.Tensor, aten.mul.Scalar], [aten.mul_.Tensor, aten.mul_.Scalar], aten.mul.out)
-_binary_family(DIV, [aten.div.Tensor, aten.div.Scalar], [aten.div_.Tensor, aten.div_.Scalar], aten.div.out)
+def _arg(args, kwargs, index, name, default):
+    """Argument ``name`` given positionally at ``index`` or by keyword."""
+    if len(args) > index:
+        return args[index]
+    return _kw(kwargs, name, default)
+
+
+def _family(functional, inplace=None, out=None, *, operands, params=lambda args, kwargs: ()):
+    """Register the functional, in-place and out= overloads of one op.
+    ``operands(args, kwargs) -> (op, a, b, c)``; ``params(args, kwargs) -> tuple``."""
+
+    def compute(func, args, kwargs, out_tensor=None, in_place=False):
+        op, a, b, c = operands(args, kwargs)
+        return elementwise(op, func, args, kwargs, a, b, c, params(args, kwargs), out=out_tensor, inplace=in_place)
+
+    register_kernel(functional)(lambda func, args, kwargs: compute(func, args, kwargs))
+    if inplace is not None:
+        register_kernel(inplace)(lambda func, args, kwargs: compute(func, args, kwargs, in_place=True))
+    if out is not None:
+        register_kernel(out)(lambda func, args, kwargs: compute(func, args, kwargs, out_tensor=kwargs["out"]))
+
+
+def _overloads(name, *overloads):
+    packet = getattr(aten, name)
+    return [getattr(packet, o) for o in overloads]
+
+
+# Binary arithmetic: add/sub carry alpha (p0).
+for _name, _op in (("add", ADD), ("sub", SUB), ("mul", MUL), ("div", DIV)):
+    _family(_overloads(_name, "Tensor", "Scalar"), _overloads(_name + "_", "Tensor", "Scalar"),
+            getattr(aten, _name).out,
+            operands=lambda args, kwargs, op=_op: (op, args[0], args[1], None),
+            params=lambda args, kwargs: (_kw(kwargs, "alpha", 1),))
+
 # rsub(self, other, alpha) = other - alpha * self
-_binary_family(SUB, [aten.rsub.Tensor, aten.rsub.Scalar], None, None, swap=True)
+_family(_overloads("rsub", "Tensor", "Scalar"),
+        operands=lambda args, kwargs: (SUB, args[1] if isinstance(args[1], Tensor)
+                                       else torch.scalar_tensor(args[1], dtype=torch.result_type(args[0], args[1])),
+                                       args[0], None),
+        params=lambda args, kwargs: (_kw(kwargs, "alpha", 1),))
+
+# One-operand ops with functional / in-place / out= overloads.
+for _name, _op in (("neg", NEG), ("exp", EXP), ("log", LOG), ("abs", ABS), ("log1p", LOG1P), ("expm1", EXPM1),
+                   ("log2", LOG2), ("exp2", EXP2), ("tanh", TANH), ("sigmoid", SIGMOID), ("erf", ERF),
+                   ("erfc", ERFC), ("sin", SIN), ("cos", COS), ("rsqrt", RSQRT), ("sqrt", SQRT),
+                   ("reciprocal", RECIPROCAL), ("sign", SIGN), ("sgn", SIGN), ("silu", SILU), ("mish", MISH)):
+    _family(getattr(aten, _name).default, getattr(aten, _name + "_").default, getattr(aten, _name).out,
+            operands=lambda args, kwargs, op=_op: (op, args[0], None, None))
+
+_family(aten.relu.default, aten.relu_.default, operands=lambda args, kwargs: (RELU, args[0], None, None))
+
+# pow: x ** y correctly rounded for float32 (so x ** 2 == x * x and x ** 0.5 == sqrt(x) bit for bit).
+_family([aten.pow.Tensor_Tensor, aten.pow.Tensor_Scalar], [aten.pow_.Tensor, aten.pow_.Scalar],
+        None, operands=lambda args, kwargs: (POW, args[0], args[1], None))
+register_kernel([aten.pow.Tensor_Tensor_out, aten.pow.Tensor_Scalar_out])(
+    lambda func, args, kwargs: elementwise(POW, func, args, kwargs, args[0], args[1], out=kwargs["out"]))
 
 
-def _unary_family(op, functional, inplace_op, out_op):
-    @register_kernel(functional)
-    def _functional(func, args, kwargs):
-        return elementwise(op, func, args, kwargs, args[0])
-
-    if inplace_op is not None:
-        @register_kernel(inplace_op)
-        def _inplace(func, args, kwargs):
-            return elementwise(op, func, args, kwargs, args[0], inplace=True)
-
-    if out_op is not None:
-        @register_kernel(out_op)
-        def _out(func, args, kwargs):
-            return _elementwise_general(op, func, args, kwargs, args[0], None, 1, kwargs["out"], False)
+def _pow_scalar_base(func, args, kwargs, out=None):
+    base, exponent = args
+    dtype = torch.result_type(base, exponent)
+    if not dtype.is_floating_point:
+        return run_native(func, args, kwargs)
+    base = torch.full_like(exponent, base, dtype=dtype) if isinstance(exponent, Tensor) else base
+    return elementwise(POW, func, args, kwargs, base, exponent, out=out)
 
 
-_unary_family(NEG, aten.neg.default, aten.neg_.default, aten.neg.out)
-_unary_family(RELU, aten.relu.default, aten.relu_.default, None)
-_unary_family(EXP, aten.exp.default, aten.exp_.default, aten.exp.out)
-_unary_family(LOG, aten.log.default, aten.log_.default, aten.log.out)
-_unary_family(ABS, aten.abs.default, aten.abs_.default, aten.abs.out)
+register_kernel(aten.pow.Scalar)(_pow_scalar_base)
+register_kernel(aten.pow.Scalar_out)(lambda func, args, kwargs: _pow_scalar_base(func, args, kwargs, kwargs["out"]))
+
+# minimum / maximum (IEEE 754-2019: NaN wins, -0 < +0).
+_family(aten.minimum.default, None, aten.minimum.out, operands=lambda args, kwargs: (MINIMUM, args[0], args[1], None))
+_family(aten.maximum.default, None, aten.maximum.out, operands=lambda args, kwargs: (MAXIMUM, args[0], args[1], None))
 
 
-@register_kernel(aten.threshold_backward.default)
-def threshold_backward(func, args, kwargs):
-    grad, inp, threshold = args
-    if not (isinstance(grad, Tensor) and isinstance(inp, Tensor)):
-        raise unsupported(func, args, kwargs, "expected tensors")
-    if inp.dtype != grad.dtype:
-        inp = inp.to(grad.dtype)
-    return elementwise(THRESHOLD_BACKWARD, func, args, kwargs, grad, inp, threshold)
+# clamp(x, lo, hi) = minimum(maximum(x, lo), hi); a missing bound is -inf / +inf.
+def _bound(x, default):
+    return default if x is None else x
+
+
+def _clamp_operands(args, kwargs):
+    lo = _bound(_arg(args, kwargs, 1, "min", None), -math.inf)
+    hi = _bound(_arg(args, kwargs, 2, "max", None), math.inf)
+    if (isinstance(lo, float) and math.isinf(lo) and isinstance(hi, float) and math.isinf(hi)
+            and _arg(args, kwargs, 1, "min", None) is None and _arg(args, kwargs, 2, "max", None) is None):
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    return CLAMP, args[0], lo, hi
+
+
+_family([aten.clamp.default, aten.clamp.Tensor], [aten.clamp_.default, aten.clamp_.Tensor],
+        operands=_clamp_operands)
+register_kernel([aten.clamp.out, aten.clamp.Tensor_out])(
+    lambda func, args, kwargs: elementwise(*_clamp_operands(args, kwargs)[:1], func, args, kwargs,
+                                           *_clamp_operands(args, kwargs)[1:], out=kwargs["out"]))
+_family([aten.clamp_min.default, aten.clamp_min.Tensor], [aten.clamp_min_.default, aten.clamp_min_.Tensor],
+        [aten.clamp_min.out, aten.clamp_min.Tensor_out],
+        operands=lambda args, kwargs: (MAXIMUM, args[0], args[1], None))
+_family([aten.clamp_max.default, aten.clamp_max.Tensor], [aten.clamp_max_.default, aten.clamp_max_.Tensor],
+        [aten.clamp_max.out, aten.clamp_max.Tensor_out],
+        operands=lambda args, kwargs: (MINIMUM, args[0], args[1], None))
+_family(aten.hardtanh.default, aten.hardtanh_.default, aten.hardtanh.out,
+        operands=lambda args, kwargs: (CLAMP, args[0], _arg(args, kwargs, 1, "min_val", -1.0),
+                                       _arg(args, kwargs, 2, "max_val", 1.0)))
+
+# Activations with number arguments (p0, p1, p2).
+_family(aten.leaky_relu.default, aten.leaky_relu_.default, aten.leaky_relu.out,
+        operands=lambda args, kwargs: (LEAKY_RELU, args[0], None, None),
+        params=lambda args, kwargs: (_arg(args, kwargs, 1, "negative_slope", 0.01),))
+_family(aten.elu.default, aten.elu_.default, aten.elu.out,
+        operands=lambda args, kwargs: (ELU, args[0], None, None),
+        params=lambda args, kwargs: (_arg(args, kwargs, 1, "alpha", 1.0), _arg(args, kwargs, 2, "scale", 1.0),
+                                     _arg(args, kwargs, 3, "input_scale", 1.0)))
+_family(aten.softplus.default, None, aten.softplus.out,
+        operands=lambda args, kwargs: (SOFTPLUS, args[0], None, None),
+        params=lambda args, kwargs: (_arg(args, kwargs, 1, "beta", 1.0), _arg(args, kwargs, 2, "threshold", 20.0)))
+
+
+def _gelu_op(kwargs, approximate_op, exact_op):
+    approximate = _kw(kwargs, "approximate", "none")
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
+    return approximate_op if approximate == "tanh" else exact_op
+
+
+_family(aten.gelu.default, aten.gelu_.default, aten.gelu.out,
+        operands=lambda args, kwargs: (_gelu_op(kwargs, GELU_TANH, GELU), args[0], None, None))
+
+# Backward formulas: (grad, input or result) -> grad_input.
+_family(aten.threshold_backward.default, None, aten.threshold_backward.grad_input,
+        operands=lambda args, kwargs: (THRESHOLD_BACKWARD, args[0], args[1], None),
+        params=lambda args, kwargs: (args[2],))
+_family(aten.leaky_relu_backward.default, None, aten.leaky_relu_backward.grad_input,
+        operands=lambda args, kwargs: (LEAKY_RELU_BACKWARD, args[0], args[1], None),
+        params=lambda args, kwargs: (args[2],))
+_family(aten.hardtanh_backward.default, None, aten.hardtanh_backward.grad_input,
+        operands=lambda args, kwargs: (HARDTANH_BACKWARD, args[0], args[1], None),
+        params=lambda args, kwargs: (args[2], args[3]))
+# elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
+_family(aten.elu_backward.default, None, aten.elu_backward.grad_input,
+        operands=lambda args, kwargs: (ELU_BACKWARD_RESULT if args[4] else ELU_BACKWARD_INPUT, args[0], args[5], None),
+        params=lambda args, kwargs: (args[1], args[2], args[3]))
+_family(aten.gelu_backward.default, None, aten.gelu_backward.grad_input,
+        operands=lambda args, kwargs: (_gelu_op(kwargs, GELU_TANH_BACKWARD, GELU_BACKWARD), args[0], args[1], None))
+_family(aten.silu_backward.default, None, aten.silu_backward.grad_input,
+        operands=lambda args, kwargs: (SILU_BACKWARD, args[0], args[1], None))
+_family(aten.mish_backward.default, None, None,
+        operands=lambda args, kwargs: (MISH_BACKWARD, args[0], args[1], None))
+_family(aten.softplus_backward.default, None, aten.softplus_backward.grad_input,
+        operands=lambda args, kwargs: (SOFTPLUS_BACKWARD, args[0], args[1], None),
+        params=lambda args, kwargs: (args[2], args[3]))
+_family(aten.tanh_backward.default, None, aten.tanh_backward.grad_input,
+        operands=lambda args, kwargs: (TANH_BACKWARD, args[0], args[1], None))
+_family(aten.sigmoid_backward.default, None, aten.sigmoid_backward.grad_input,
+        operands=lambda args, kwargs: (SIGMOID_BACKWARD, args[0], args[1], None))
+
+# Three-operand ops.
+_family(aten.addcmul.default, aten.addcmul_.default, aten.addcmul.out,
+        operands=lambda args, kwargs: (ADDCMUL, args[0], args[1], args[2]),
+        params=lambda args, kwargs: (_arg(args, kwargs, 3, "value", 1),))
+_family(aten.addcdiv.default, aten.addcdiv_.default, aten.addcdiv.out,
+        operands=lambda args, kwargs: (ADDCDIV, args[0], args[1], args[2]),
+        params=lambda args, kwargs: (_arg(args, kwargs, 3, "value", 1),))
+_family([aten.lerp.Scalar, aten.lerp.Tensor], [aten.lerp_.Scalar, aten.lerp_.Tensor],
+        [aten.lerp.Scalar_out, aten.lerp.Tensor_out],
+        operands=lambda args, kwargs: (LERP, args[0], args[1], args[2]))
+
+register_passthrough([aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar, aten.where.self_out],
+                     reason="selection: each output is one input element or the given value, no arithmetic")

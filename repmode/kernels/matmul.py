@@ -7,7 +7,7 @@ import torch
 
 from ..registry import register_kernel
 from ._common import C, DTYPE_CODE, broadcast_shape, check_cpu, float_code, get_num_threads, unsupported, write_out
-from .elementwise import ADD, MUL, _elementwise_general, elementwise
+from .elementwise import ADD, MUL, elementwise, elementwise_general
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -63,13 +63,13 @@ def add_scaled_product(func, args, kwargs, bias: Tensor, product: Tensor, beta, 
     if beta != 1:
         bias = elementwise(MUL, func, args, kwargs, bias, beta)
     if bias.dtype != product.dtype or not bias.is_cpu:
-        return _elementwise_general(ADD, func, args, kwargs, bias.expand(product.shape), product, alpha, None, False)
+        return elementwise_general(ADD, func, args, kwargs, bias.expand(product.shape), product, None, (alpha,))
     # out = bias + alpha * product, written over product (our own fresh tensor): each element is
     # read before it is written, at the same index.
     b = bias.expand(product.shape)
     shape, strides = list(product.shape), list(product.stride())
     C.elementwise(ADD, DTYPE_CODE[product.dtype], shape, product.data_ptr(), strides, b.data_ptr(), list(b.stride()),
-                  0.0, product.data_ptr(), strides, 0.0, True, float(alpha), get_num_threads())
+                  0.0, product.data_ptr(), strides, 0.0, True, 0, [], 0.0, False, [float(alpha)], get_num_threads())
     return product
 
 

@@ -1,0 +1,40 @@
+// One name per math function for both float types: `tanh_of(float)` is the correctly
+// rounded cr_tanhf, `tanh_of(double)` the reproducible repmode_tanh. Kernels written once
+// as templates over the dtype call these. (sqrt_of, an IEEE basic operation, is in math.h.)
+#pragma once
+
+#include "math.h"
+#include "math_erf.h"
+#include "math_exp_family.h"
+#include "math_hyperbolic.h"
+#include "math_log_family.h"
+#include "math_pow.h"
+#include "math_trig.h"
+
+namespace repmode {
+
+#define REPMODE_MATH_OVERLOAD(name, f32, f64)                  \
+  REPMODE_HD float name##_of(float x) { return f32(x); }      \
+  REPMODE_HD double name##_of(double x) { return f64(x); }
+
+REPMODE_MATH_OVERLOAD(exp, cr_expf, repmode_exp)
+REPMODE_MATH_OVERLOAD(log, cr_logf, repmode_log)
+REPMODE_MATH_OVERLOAD(exp2, cr_exp2f, repmode_exp2)
+REPMODE_MATH_OVERLOAD(expm1, cr_expm1f, repmode_expm1)
+REPMODE_MATH_OVERLOAD(log2, cr_log2f, repmode_log2)
+REPMODE_MATH_OVERLOAD(log1p, cr_log1pf, repmode_log1p)
+REPMODE_MATH_OVERLOAD(sin, cr_sinf, repmode_sin)
+REPMODE_MATH_OVERLOAD(cos, cr_cosf, repmode_cos)
+REPMODE_MATH_OVERLOAD(tanh, cr_tanhf, repmode_tanh)
+REPMODE_MATH_OVERLOAD(sigmoid, cr_sigmoidf, repmode_sigmoid)
+REPMODE_MATH_OVERLOAD(erf, cr_erff, repmode_erf)
+REPMODE_MATH_OVERLOAD(erfc, cr_erfcf, repmode_erfc)
+REPMODE_MATH_OVERLOAD(rsqrt, cr_rsqrtf, repmode_rsqrt)
+REPMODE_MATH_OVERLOAD(reciprocal, cr_reciprocalf, repmode_reciprocal)
+
+#undef REPMODE_MATH_OVERLOAD
+
+REPMODE_HD float pow_of(float x, float y) { return cr_powf(x, y); }
+REPMODE_HD double pow_of(double x, double y) { return repmode_pow(x, y); }
+
+}  // namespace repmode
