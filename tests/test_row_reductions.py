@@ -168,3 +168,28 @@ def test_staged_row_paths_agree_on_zero_and_nan_maxima():
         for fn in (torch.softmax, torch.log_softmax):
             assert_bitwise_equal(fn(x, 1), fn(xt, 0).t(), fn.__name__)
         assert_bitwise_equal(torch.ops.aten._safe_softmax(x, 1), torch.ops.aten._safe_softmax(xt, 0).t())
+
+
+def test_norm_and_cumprod_gradients(rng):
+    """General-p norms (their backward needs pow) and cumprod (its backward needs scatter with a
+    value) train in strict mode, invariant to threads, ISA path and layout."""
+    x = torch.randn(24, 40, generator=rng)
+    x[3, 5] = 0.0  # cumprod's backward takes its zero-handling branch
+
+    def grads(t):
+        out = {}
+        for name, fn in (("norm3", lambda v: torch.linalg.vector_norm(v, ord=3, dim=1)),
+                         ("norm_half", lambda v: torch.linalg.vector_norm(v, ord=0.5, dim=0)),
+                         ("norm_inf", lambda v: torch.linalg.vector_norm(v, ord=float("inf"), dim=1)),
+                         ("cumprod", lambda v: torch.cumprod(v * 0.5, dim=1))):
+            leaf = t.detach().requires_grad_()
+            fn(leaf).sum().backward()
+            out[name] = leaf.grad
+        return out
+
+    got = assert_invariant(grads, x)
+    for name, fn in (("norm3", lambda v: torch.linalg.vector_norm(v, ord=3, dim=1)),
+                     ("cumprod", lambda v: torch.cumprod(v * 0.5, dim=1))):
+        leaf = x.double().requires_grad_()
+        fn(leaf).sum().backward()
+        assert torch.allclose(got[name].double(), leaf.grad, rtol=1e-5, atol=1e-6), name

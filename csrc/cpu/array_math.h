@@ -12,6 +12,8 @@
 
 #if defined(__x86_64__)
 #include "vec_math_avx2.h"
+#include "vec_math_erf_avx2.h"
+#include "vec_math_hyperbolic_avx2.h"
 #endif
 
 namespace repmode::cpu {
@@ -32,7 +34,8 @@ template <typename T>
 inline bool unary_array_op(int op) {
 #if defined(__x86_64__)
   if (sizeof(T) == 4 && active_isa() >= Isa::avx2)
-    return op == int(EwOp::exp) || op == int(EwOp::log);
+    return op == int(EwOp::exp) || op == int(EwOp::log) || op == int(EwOp::tanh) ||
+           op == int(EwOp::sigmoid) || op == int(EwOp::erf);
 #endif
   (void)op;
   return false;
@@ -44,6 +47,9 @@ inline void unary_array(int op, const float* in, float* out, int64_t n) {
   switch (static_cast<EwOp>(op)) {
     case EwOp::exp: return exp_array_avx2(in, out, n);
     case EwOp::log: return log_array_avx2(in, out, n);
+    case EwOp::tanh: return tanh_array_avx2(in, out, n);
+    case EwOp::sigmoid: return sigmoid_array_avx2(in, out, n);
+    case EwOp::erf: return erf_array_avx2(in, out, n);
     default: break;
   }
 #endif

@@ -71,6 +71,11 @@ register_passthrough(_overloads(
 ), reason="selection: each output is one input element or the given value, no arithmetic")
 
 register_passthrough(_overloads(
+    "aten.scatter.value", "aten.scatter_.value",
+), reason="writes one given value at the indexed places: duplicate indices write the same value, so the "
+          "result does not depend on the order of the writes")
+
+register_passthrough(_overloads(
     "profiler._record_function_enter.default", "profiler._record_function_enter_new.default",
     "profiler._record_function_exit.default", "profiler._record_function_exit._RecordFunction",
 ), reason="profiler marker: no tensor data is touched")
