@@ -259,3 +259,16 @@ def test_training_step_with_activations_runs_strict():
         loss = model(x).sum()
         loss.backward()
     assert all(p.grad is not None for p in model.parameters())
+
+
+def test_gelu_simd_path_equals_the_formula_on_bit_patterns():
+    """The AVX2 gelu path (a different fast evaluation with a rounding test) gives the formula's bits."""
+    from conftest import cpu_isa, num_threads
+    x = torch.arange(0, 2 ** 32, 8191, dtype=torch.int64).to(torch.int32).view(torch.float32)
+    with num_threads(1), cpu_isa("scalar"), repmode.enabled():
+        want = F.gelu(x)
+    with num_threads(2), repmode.enabled():
+        assert_bitwise_equal(F.gelu(x), want, "gelu contiguous")
+        strided = torch.empty(x.numel() * 2)[::2]
+        strided.copy_(x)
+        assert_bitwise_equal(F.gelu(strided), want, "gelu strided")

@@ -13,6 +13,7 @@
 #if defined(__x86_64__)
 #include "vec_math_avx2.h"
 #include "vec_math_erf_avx2.h"
+#include "vec_math_gelu_avx2.h"
 #include "vec_math_hyperbolic_avx2.h"
 #endif
 
@@ -29,13 +30,13 @@ inline void exp_array(const double* in, double* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = exp_of(in[i]);
 }
 
-// Elementwise ops whose float32 formula is one math routine with an AVX2 array version.
+// Elementwise ops whose float32 formula has an AVX2 array version with the same bits.
 template <typename T>
 inline bool unary_array_op(int op) {
 #if defined(__x86_64__)
   if (sizeof(T) == 4 && active_isa() >= Isa::avx2)
     return op == int(EwOp::exp) || op == int(EwOp::log) || op == int(EwOp::tanh) ||
-           op == int(EwOp::sigmoid) || op == int(EwOp::erf);
+           op == int(EwOp::sigmoid) || op == int(EwOp::erf) || op == int(EwOp::gelu);
 #endif
   (void)op;
   return false;
@@ -50,6 +51,7 @@ inline void unary_array(int op, const float* in, float* out, int64_t n) {
     case EwOp::tanh: return tanh_array_avx2(in, out, n);
     case EwOp::sigmoid: return sigmoid_array_avx2(in, out, n);
     case EwOp::erf: return erf_array_avx2(in, out, n);
+    case EwOp::gelu: return gelu_array_avx2(in, out, n);
     default: break;
   }
 #endif
