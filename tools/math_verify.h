@@ -5,10 +5,12 @@
 // The reference for a float32 function f at x: the long double value of f(x) (relative
 // error < 2^-60 required of ref_ld) decides unless it lies within 2^-58 of a float32
 // rounding boundary; then the __float128 value (error < 2^-100 required of ref_q)
-// decides. A result the float128 value cannot decide either is counted as "undecided"
-// and reported; none is expected, since the functions checked this way are
-// transcendental away from trivial inputs (the exact cases of pow are handled by its
-// own check).
+// decides. A float128 value that is exactly a midpoint is an exact tie (e.g. exp2(-150) =
+// 2^-150, halfway between 0 and the least subnormal): it is rounded to even and counted
+// as a tie, so every such input is listed. Any other float128 value within 2^-100 of a
+// boundary is counted as "undecided" and fails the run; none is expected, since the
+// functions checked this way are transcendental away from exact inputs (the exact cases
+// of pow are handled by its own check).
 #pragma once
 
 #include <quadmath.h>
@@ -48,8 +50,18 @@ inline bool near_f32_boundary_q(__float128 v, __float128 tol) {
 // Counters of how the reference was decided.
 struct RefStats {
   uint64_t quad = 0;       // decided by __float128
-  uint64_t undecided = 0;  // even __float128 within 2^-100 of a boundary
+  uint64_t undecided = 0;  // even __float128 within 2^-100 of a boundary, not exactly on it
+  uint64_t ties = 0;       // __float128 exactly a midpoint (an exact result)
 };
+
+// |v| is exactly the midpoint between two adjacent float32 values.
+inline bool is_f32_midpoint_q(__float128 v) {
+  __float128 a = fabsq(v);
+  if (a == 0 || isinfq(a) || isnanq(a)) return false;
+  int ex = ilogbq(a);
+  __float128 ulp = ldexpq((__float128)1.0, (ex < -126 ? -126 : ex) - 23);
+  return a == (floorq(a / ulp) + (__float128)0.5) * ulp;
+}
 
 using RefLd = long double (*)(long double);
 using RefQ = __float128 (*)(__float128);
@@ -62,8 +74,9 @@ inline uint32_t reference_f32(float x, RefLd ref_ld, RefQ ref_q, RefStats& st) {
   if (!near_f32_boundary(r, ldexpl(1.0L, -58))) return bits_of((float)r);
   ++st.quad;
   __float128 q = ref_q((__float128)x);
-  if (near_f32_boundary_q(q, ldexpq((__float128)1.0, -100))) ++st.undecided;
-  return bits_of((float)q);
+  if (is_f32_midpoint_q(q)) ++st.ties;
+  else if (near_f32_boundary_q(q, ldexpq((__float128)1.0, -100))) ++st.undecided;
+  return bits_of((float)q);  // the conversion rounds to nearest even
 }
 
 // |y - q| in units of the float64 spacing at q (subnormal spacing below 2^-1022).
@@ -87,7 +100,7 @@ struct Options {
 // One row of the printed table.
 struct Row {
   const char* name = "";
-  uint64_t checked = 0, bad = 0, quad = 0, undecided = 0, simd_bad = 0;
+  uint64_t checked = 0, bad = 0, quad = 0, undecided = 0, simd_bad = 0, ties = 0;
   double seconds = 0;
   bool simd = false;
 };
