@@ -118,7 +118,7 @@ constexpr uint32_t kTanhSatBits = 0x41140000u;   // 9.25: above, tanh(|x|) round
 constexpr float kSigmoidSat = 17.5f;             // above, sigmoid rounds to 1
 constexpr float kSigmoidNormal = -87.33f;        // at or above, the result is >= 2^-126
 constexpr float kSigmoidZero = -104.0f;          // below, sigmoid rounds to +0
-constexpr uint32_t kSigmoidTinyBits = 0x32800000u;  // 2^-26: below, sigmoid rounds to 1/2
+constexpr uint32_t kSigmoidHalfBits = 0x33800000u;  // 2^-24: up to, sigmoid rounds to 1/2
 
 // ============================== tanh ==============================
 
@@ -213,9 +213,14 @@ REPMODE_HD float cr_sigmoidf_impl(float xf, int* path) {
   uint32_t ax = ux & 0x7fffffffu;
   if (path) *path = 0;
   if (ax > 0x7f800000u) return Canonical<float>::nan();
-  // |x| < 2^-26: sigmoid(x) = 1/2 + x/4 - ..., within 2^-28 of 1/2: rounds to 1/2 (half
-  // the spacing is 2^-26 below 1/2, 2^-25 above). Also catches subnormal inputs.
-  if (ax < kSigmoidTinyBits) return 0.5f;
+  // |x| <= 2^-24: sigmoid(x) rounds to 1/2. For x > 0, 1/2 < sigmoid(x) < 1/2 + x/4 <=
+  // 1/2 + 2^-26 (sigmoid is concave there), below the midpoint 1/2 + 2^-25 above 1/2; for
+  // x < 0, sigmoid(x) = 1 - sigmoid(-x) > 1/2 - |x|/4 >= 1/2 - 2^-26, the midpoint below
+  // 1/2. x = -2^-24 is thus a near-exact case (sigmoid(x) exceeds the midpoint by only
+  // 2^-77.6, and the accurate path's rounding test, which allows 2^-52 of the spacing for
+  // its own last rounding, could not certify it); it is decided here. Also catches
+  // subnormal inputs.
+  if (ax <= kSigmoidHalfBits) return 0.5f;
   // x > 17.5 (and +inf): 1 - sigmoid(x) < e^-x < 2^-25 (17.5 > 25 ln2 = 17.33): 1.
   if (xf > kSigmoidSat) return 1.0f;
   // x < -104 (and -inf): sigmoid(x) < e^x < e^-104 < 2^-150, half the least subnormal: +0.

@@ -15,7 +15,7 @@
 // per scalar operation; the table is the very same array (exp2_row(0)), read per lane.
 // No fma, as in the scalar code.
 // Special inputs whose result is a constant or x itself (tanh: |x| < 2^-13 -> x,
-// |x| > 9.25 -> +-1; sigmoid: |x| < 2^-26 -> 1/2, x > 17.5 -> 1, x < -104 -> +0) take the
+// |x| > 9.25 -> +-1; sigmoid: |x| <= 2^-24 -> 1/2, x > 17.5 -> 1, x < -104 -> +0) take the
 // scalar function's value by a blend; NaN, sigmoid inputs in [-104, -87.33) (results
 // subnormal or near it, rounded by integer arithmetic in the scalar code) and lanes whose
 // rounding test fails are recomputed by calling the scalar function, as is the n % 16 tail.
@@ -150,7 +150,7 @@ template <int K> REPMODE_HYP_AVX2_INLINE unsigned tanh_fast_lanes(const __m256* 
 }
 
 // cr_sigmoidf's fast path on the 4K floats x[0..K/2) (lanes with -87.33 <= x <= 17.5 and
-// |x| >= 2^-26 are kept).
+// |x| > 2^-24 are kept).
 template <int K> REPMODE_HYP_AVX2_INLINE unsigned sigmoid_fast_lanes(const __m256* xf, __m256* y) {
   __m256 negf[K / 2];
   #pragma GCC unroll 8
@@ -216,11 +216,11 @@ REPMODE_HYP_AVX2_FN inline void sigmoid_array_avx2(const float* in, float* out, 
     for (int g = 0; g < G; ++g) {
       xf[g] = _mm256_loadu_ps(in + i + 8 * g);
       __m256i ax = _mm256_and_si256(_mm256_castps_si256(xf[g]), _mm256_set1_epi32(0x7fffffff));
-      // As in cr_sigmoidf_impl: |x| < 2^-26 -> 1/2; x > 17.5 -> 1; x < -104 -> +0 (ordered
+      // As in cr_sigmoidf_impl: |x| <= 2^-24 -> 1/2; x > 17.5 -> 1; x < -104 -> +0 (ordered
       // compares: NaN is in none of them); fast path for -87.33 <= x <= 17.5 otherwise;
       // the rest (NaN, -104 <= x < -87.33) -> scalar.
       half[g] = _mm256_castsi256_ps(
-          _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(math_detail::kSigmoidTinyBits)), ax));
+          _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(math_detail::kSigmoidHalfBits + 1)), ax));
       one[g] = _mm256_cmp_ps(xf[g], _mm256_set1_ps(math_detail::kSigmoidSat), _CMP_GT_OQ);
       zero[g] = _mm256_cmp_ps(xf[g], _mm256_set1_ps(math_detail::kSigmoidZero), _CMP_LT_OQ);
       __m256 ok = _mm256_andnot_ps(
