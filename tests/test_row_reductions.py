@@ -111,15 +111,25 @@ def test_var_std_gradients(rng):
 
 @pytest.mark.parametrize("n", [1, 7, 33, 4097, 9000])
 def test_contiguous_row_path_equals_strided_reference(rng, n):
-    """Softmax over the last dim takes the staged fast path; over dim 0 of the transposed copy
-    the plain row formula. Both must give the same bits."""
-    x = torch.randn(5, n, generator=rng) * 4
+    """Softmax, log_softmax and logsumexp over the last dim take the one-pass exp-and-sum path
+    (SIMD lanes, blends for over/underflow, scalar fixups); over dim 0 of the transposed copy
+    the plain row formula. Both must give the same bits, also on rows with -inf masks, NaN,
+    ties at the maximum and a spread wide enough to reach the underflow and subnormal ranges."""
+    x = torch.randn(8, n, generator=rng) * 4
+    x[1, ::3] = float("-inf")
+    x[2] *= 30
+    x[3, n // 2] = float("nan")
+    x[4] = 0.0
+    x[5] = float("-inf")
+    x[6, : (n + 1) // 2] = torch.linspace(-110.0, -80.0, (n + 1) // 2)
     xt = x.t().contiguous()
     with repmode.enabled():
         for fn in (torch.softmax, torch.log_softmax):
             assert_bitwise_equal(fn(x, 1), fn(xt, 0).t(), fn.__name__)
+        assert_bitwise_equal(torch.logsumexp(x, 1), torch.logsumexp(xt, 0), "logsumexp")
         safe = torch.ops.aten._safe_softmax(x, 1)
         assert_bitwise_equal(safe, torch.ops.aten._safe_softmax(xt, 0).t())
+        assert (safe[5] == 0).all()
 
 
 def _low_ops(x):

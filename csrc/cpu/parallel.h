@@ -44,6 +44,20 @@ void parallel_for(int64_t n, int nthreads, int64_t work_per_item, const Fn& fn) 
 #endif
 #define REPMODE_INLINE inline __attribute__((always_inline))
 
+// Ask for the cache lines of [p, p + bytes) ahead of use (at most the first 16 KiB: a row
+// loop calls this for the next row while it computes on the current one, so that memory
+// traffic overlaps the arithmetic). A hint only: no effect on any result.
+REPMODE_INLINE void prefetch_bytes(const void* p, int64_t bytes, bool for_write) {
+  const char* c = static_cast<const char*>(p);
+  const int64_t n = bytes < 16384 ? bytes : 16384;
+  for (int64_t i = 0; i < n; i += 64) {
+    if (for_write)
+      __builtin_prefetch(c + i, 1, 3);
+    else
+      __builtin_prefetch(c + i, 0, 3);
+  }
+}
+
 template <typename Body>
 REPMODE_TARGET_AVX2 void run_avx2(const Body& body, int64_t begin, int64_t end) {
   body(begin, end);

@@ -4,6 +4,7 @@
 
 #include "../common/row_reductions.h"
 #include "array_math.h"
+#include "exp_sum.h"
 #include "parallel.h"
 #include "reduce.h"
 
@@ -60,12 +61,24 @@ void extreme_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, bool
   });
 }
 
+// logsumexp of one contiguous row: row_logsumexp's formula with the staged row maximum and
+// the one-pass exp sum. The maximum may be -0 where row_logsumexp's is +0 or the reverse
+// (contiguous_row_max); no bit depends on it: x_j - (+-0) and exp of it differ only in the
+// sign of a zero difference, and log(S) + m with S >= 1 is +0 or positive either way.
+template <typename T>
+REPMODE_INLINE T logsumexp_contiguous_row(const T* x, int64_t n) {
+  if (n == 0) return T(-1.0) / T(0.0);
+  const T m = contiguous_row_max(x, n);
+  const T shift = (m - m == T(0.0)) ? m : T(0.0);
+  return canon(log_of(exp_shifted_sum(x, shift, static_cast<T*>(nullptr), n)) + m);
+}
+
 template <typename T>
 void logsumexp_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, T* out, int nthreads) {
   rows_parallel(M, nthreads, 8 * N, [&](int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m) {
       const T* p = x + m * sM;
-      out[m] = row_logsumexp<T>(N, [&](int64_t j) { return p[j * sN]; });
+      out[m] = sN == 1 ? logsumexp_contiguous_row(p, N) : row_logsumexp<T>(N, [&](int64_t j) { return p[j * sN]; });
     }
   });
 }
@@ -96,7 +109,7 @@ void norm_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, double 
 }
 
 // softmax of one contiguous row, the formula of softmax_row evaluated in another sequence:
-// e_j = exp(x_j - m) is written to out first, summed there in the canonical order, then
+// e_j = exp(x_j - m) is written to out and summed in the canonical order in one pass, then
 // divided in place. Every rounding is the same as softmax_row's, so the bits are too.
 template <typename T>
 REPMODE_INLINE void softmax_contiguous_row(const T* x, T* out, int64_t n, bool safe) {
@@ -105,9 +118,7 @@ REPMODE_INLINE void softmax_contiguous_row(const T* x, T* out, int64_t n, bool s
     for (int64_t j = 0; j < n; ++j) out[j] = T(0.0);
     return;
   }
-  for (int64_t j = 0; j < n; ++j) out[j] = x[j] - m;
-  exp_array(out, out, n);
-  const T s = contiguous_sum(out, n);
+  const T s = exp_shifted_sum(x, m, out, n);
   for (int64_t j = 0; j < n; ++j) out[j] = canon(out[j] / s);
 }
 
@@ -115,7 +126,13 @@ template <typename T>
 void softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, bool safe, int nthreads) {
   if (inner == 1 && n > 0) {
     rows_parallel(outer, nthreads, 16 * n, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) softmax_contiguous_row(x + r * n, out + r * n, n, safe);
+      for (int64_t r = r0; r < r1; ++r) {
+        if (r + 1 < r1) {
+          prefetch_bytes(x + (r + 1) * n, n * int64_t(sizeof(T)), false);
+          prefetch_bytes(out + (r + 1) * n, n * int64_t(sizeof(T)), true);
+        }
+        softmax_contiguous_row(x + r * n, out + r * n, n, safe);
+      }
     });
     return;
   }

@@ -8,6 +8,7 @@
 #include "../common/log_softmax.h"
 #include "../common/nll_loss.h"
 #include "array_math.h"
+#include "exp_sum.h"
 #include "isa.h"
 #include "parallel.h"
 #include "reduce.h"
@@ -17,14 +18,13 @@ namespace repmode::cpu {
 // Row r of a contiguous (outer, n, inner) tensor starts at element row_base(r) and steps by inner.
 inline int64_t row_base(int64_t r, int64_t n, int64_t inner) { return (r / inner) * n * inner + r % inner; }
 
-// log_softmax of one contiguous row: exp(x_j - m) is staged in out and summed there in the
-// canonical order; then out_j = (x_j - m) - log(S). The same roundings as log_softmax_row.
+// log_softmax of one contiguous row: S = the canonical sum of exp(x_j - m) in one pass (the
+// terms are not stored); then out_j = (x_j - m) - log(S). The same roundings as
+// log_softmax_row.
 template <typename T>
 REPMODE_INLINE void log_softmax_contiguous_row(const T* x, T* out, int64_t n) {
   const T m = contiguous_row_max(x, n);
-  for (int64_t j = 0; j < n; ++j) out[j] = x[j] - m;
-  exp_array(out, out, n);
-  const T ls = log_of(contiguous_sum(out, n));
+  const T ls = log_of(exp_shifted_sum(x, m, static_cast<T*>(nullptr), n));
   for (int64_t j = 0; j < n; ++j) out[j] = canon((x[j] - m) - ls);
 }
 
@@ -32,7 +32,13 @@ template <typename T>
 void log_softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, int nthreads) {
   if (inner == 1 && n > 0) {
     rows_parallel(outer, nthreads, 16 * n, [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) log_softmax_contiguous_row(x + r * n, out + r * n, n);
+      for (int64_t r = r0; r < r1; ++r) {
+        if (r + 1 < r1) {
+          prefetch_bytes(x + (r + 1) * n, n * int64_t(sizeof(T)), false);
+          prefetch_bytes(out + (r + 1) * n, n * int64_t(sizeof(T)), true);
+        }
+        log_softmax_contiguous_row(x + r * n, out + r * n, n);
+      }
     });
     return;
   }

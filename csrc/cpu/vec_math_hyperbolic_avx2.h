@@ -20,7 +20,7 @@
 // subnormal or near it, rounded by integer arithmetic in the scalar code) and lanes whose
 // rounding test fails are recomputed by calling the scalar function, as is the n % 16 tail.
 //
-// Three rewrites of the scalar code change no bit (the first two as in exp_fast_lanes):
+// Three rewrites of the scalar code change no bit:
 //  * k's row j and m come from the bits of t = y * kInvC + kShift = 1.5*2^52 + k:
 //    bits(t) = 0x4338000000000000 + k as a 64-bit integer, so j = k & 63 = bits(t) & 63
 //    and ((bits(t) >> 6) << 52) = m << 52 (mod 2^64), m = k >> 6 (the constant shifts out).
@@ -97,7 +97,7 @@ template <int K> REPMODE_HYP_AVX2_INLINE void exp_parts_lanes(const PD<K>& y, PD
   PD<K> r = add(sub(y, mul(kd, kCHi)), mul(kd, -kCMid));
   // s = exp2_row(j)[0] * pow2(m), j = k & 63, m = k >> 6. T_hi of the 4 lanes: the indices
   // go through memory (one vector store, four scalar loads), which measured faster than a
-  // gather on Zen 3 (as in exp_fast_lanes).
+  // gather on Zen 3.
   const double* tab = math_detail::exp2_row(0);
   #pragma GCC unroll 8
   for (int h = 0; h < K; ++h) {

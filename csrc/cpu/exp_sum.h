@@ -1,0 +1,89 @@
+// The sum that softmax, log_softmax and logsumexp rows are built on, in one pass over a
+// contiguous row:
+//
+//   exp_shifted_sum(x, m, out, n) = canonical sum over j < n of e_j = exp_of(x[j] - m)
+//
+// (x[j] - m one rounding in T, exp_of correctly rounded, the sum in the canonical order of
+// csrc/common/reduce_order.h), also storing e_j to out[j] when out is not null.
+//
+// The AVX2 float path keeps the 32 lanes of a chunk in four registers (lane l is element
+// l % 8 of register l / 8) and adds e_j to lane j % 32 in increasing j, as the reference
+// does. The last, partial group of 32 is padded with -0.0, which changes no lane: v + -0.0
+// is v for every v, zeros and NaN included. So the bits are the reference's.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "../common/math_overloads.h"
+#include "../common/reduce_order.h"
+#include "isa.h"
+#include "reduce.h"
+
+#if defined(__x86_64__)
+#include "vec_math_avx2.h"
+#endif
+
+namespace repmode::cpu {
+
+#if defined(__x86_64__)
+// Level-1 value of one chunk (len <= kSumChunk) of the terms exp(x[j] - m).
+template <bool kStore>
+__attribute__((target("avx2,fma"))) inline float exp_shifted_chunk_avx2(const float* x, float m, float* out,
+                                                                        int64_t len) {
+  const __m256 vm = _mm256_set1_ps(m);
+  __m256 acc[4];
+  for (int g = 0; g < 4; ++g) acc[g] = _mm256_set1_ps(-0.0f);
+  int64_t i = 0;
+  for (; i + 32 <= len; i += 32) {
+    #pragma GCC unroll 4
+    for (int g = 0; g < 4; ++g) {
+      const __m256 e = exp8_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8 * g), vm));
+      if (kStore) _mm256_storeu_ps(out + i + 8 * g, e);
+      acc[g] = _mm256_add_ps(acc[g], e);
+    }
+  }
+  if (i < len) {
+    alignas(32) float e[32];
+    for (int l = 0; l < 32; ++l) e[l] = i + l < len ? cr_expf(x[i + l] - m) : -0.0f;
+    for (int g = 0; g < 4; ++g) acc[g] = _mm256_add_ps(acc[g], _mm256_load_ps(e + 8 * g));
+    if (kStore)
+      for (int64_t l = 0; i + l < len; ++l) out[i + l] = e[l];
+  }
+  alignas(32) float lanes[kSumLanes];
+  for (int g = 0; g < 4; ++g) _mm256_store_ps(lanes + 8 * g, acc[g]);
+  return lane_tree(lanes);
+}
+
+template <bool kStore>
+inline float exp_shifted_sum_avx2(const float* x, float m, float* out, int64_t n) {
+  const int64_t chunks = chunk_count(n);
+  float small[16] = {};
+  std::vector<float> large(chunks > 16 ? chunks : 0);
+  float* vals = chunks > 16 ? large.data() : small;
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = c * kSumChunk;
+    const int64_t len = n - begin < kSumChunk ? n - begin : kSumChunk;
+    vals[c] = exp_shifted_chunk_avx2<kStore>(x + begin, m, kStore ? out + begin : nullptr, len);
+  }
+  return finish_from_chunks(vals, chunks);
+}
+#endif
+
+template <typename T>
+inline T exp_shifted_sum(const T* x, T m, T* out, int64_t n) {
+  if (n == 0) return T(0.0);
+#if defined(__x86_64__)
+  if constexpr (sizeof(T) == 4) {
+    if (active_isa() >= Isa::avx2)
+      return out ? exp_shifted_sum_avx2<true>(x, m, out, n) : exp_shifted_sum_avx2<false>(x, m, out, n);
+  }
+#endif
+  if (out) {
+    for (int64_t j = 0; j < n; ++j) out[j] = exp_of(x[j] - m);
+    return contiguous_sum(out, n);
+  }
+  return canonical_sum<T>(n, [&](int64_t j) { return exp_of(x[j] - m); });
+}
+
+}  // namespace repmode::cpu
