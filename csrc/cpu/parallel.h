@@ -13,7 +13,12 @@ namespace repmode::cpu {
 // Below this much work a kernel stays on the calling thread (thread start-up costs more).
 constexpr int64_t kMinParallelWork = 32768;
 
-// Run fn(begin, end) over [0, n) split into contiguous ranges across up to nthreads threads.
+// Pieces per thread in parallel_for: threads take pieces as they become free, so a thread
+// slowed by other load on its core does not hold the others up.
+constexpr int64_t kPiecesPerThread = 8;
+
+// Run fn(begin, end) over [0, n), split into contiguous pieces that up to nthreads threads
+// take in turn (fn is called once per piece; pieces never overlap and cover [0, n)).
 template <typename Fn>
 void parallel_for(int64_t n, int nthreads, int64_t work_per_item, const Fn& fn) {
   if (n <= 0) return;
@@ -23,13 +28,10 @@ void parallel_for(int64_t n, int nthreads, int64_t work_per_item, const Fn& fn) 
     fn(int64_t(0), n);
     return;
   }
-#pragma omp parallel num_threads(static_cast<int>(threads))
-  {
-    const int64_t t = omp_get_thread_num();
-    const int64_t T = omp_get_num_threads();
-    const int64_t begin = n * t / T, end = n * (t + 1) / T;
-    if (begin < end) fn(begin, end);
-  }
+  int64_t pieces = threads * kPiecesPerThread;
+  if (pieces > n) pieces = n;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(static_cast<int>(threads))
+  for (int64_t p = 0; p < pieces; ++p) fn(n * p / pieces, n * (p + 1) / pieces);
 }
 
 // The ISA-specific copy of a kernel body: same source, compiled for AVX2. The body is
