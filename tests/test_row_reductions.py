@@ -203,3 +203,35 @@ def test_norm_and_cumprod_gradients(rng):
         leaf = x.double().requires_grad_()
         fn(leaf).sum().backward()
         assert torch.allclose(got[name].double(), leaf.grad, rtol=1e-5, atol=1e-6), name
+
+
+def test_max_min_dim_gradients_and_scatter(rng):
+    """max(dim)/min(dim) train in strict mode (their backward scatters the gradient to the
+    selected index, one write per destination) and are invariant; scatter with a source
+    copies bits when destinations are distinct and refuses colliding indices."""
+    x = torch.randn(30, 17, generator=rng)
+    x[4, 2] = x[4, 9] = 50.0  # a tie: the lowest index is selected and gets the gradient
+
+    def grads(t):
+        out = {}
+        for name, fn in (("max1", lambda v: v.max(1).values), ("min0", lambda v: v.min(0, keepdim=True).values),
+                         ("amax_ties", lambda v: v.amax(1))):
+            leaf = t.detach().requires_grad_()
+            (fn(leaf) * 3).sum().backward()
+            out[name] = leaf.grad
+        return out
+
+    got = assert_invariant(grads, x)
+    want = torch.zeros_like(x)
+    want[torch.arange(30), x.argmax(1)] = 3.0
+    assert_bitwise_equal(got["max1"], want, "max(1) gradient")
+    assert got["max1"][4, 2] == 3.0 and got["max1"][4, 9] == 0.0
+
+    src = torch.randn(3, 4, generator=rng)
+    distinct = torch.tensor([[2, 0, 1, 3], [1, 3, 0, 2], [0, 1, 2, 3]])
+    base = torch.zeros(3, 4)
+    with repmode.enabled():
+        got = base.scatter(1, distinct, src)
+        with pytest.raises(repmode.UnsupportedOpError, match="same destination"):
+            base.scatter(1, torch.tensor([[0, 0, 1, 2]]), src[:1])
+    assert_bitwise_equal(got, base.scatter(1, distinct, src), "scatter with distinct indices")
