@@ -161,6 +161,15 @@ def case_mlp_step():
     return [_row("MLP training step (64→128→10, batch 64, SGD)", native, rep)]
 
 
+def case_random():
+    n = 16 * 2**20
+    rows = []
+    for name, fn in (("rand", torch.rand), ("randn", torch.randn)):
+        native, rep = compare(lambda: fn(n), repeats=5)
+        rows.append(_row(f"{name} of 16M float32 (Philox stream in repmode)", native, rep, n * 4 / 1e9, "GB/s"))
+    return rows
+
+
 CASES = {
     "dispatch": case_dispatch_overhead,
     "mm256": lambda: case_mm(256),
@@ -174,6 +183,7 @@ CASES = {
     "var_mean": case_var_mean,
     "softmax": case_softmax,
     "unary_math": case_unary_math,
+    "random": case_random,
     "mlp": case_mlp_step,
 }
 

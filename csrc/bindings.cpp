@@ -16,6 +16,8 @@
 #include "cpu/elementwise.h"
 #include "cpu/gemm.h"
 #include "cpu/isa.h"
+#include "common/philox.h"
+#include "cpu/random.h"
 #include "cpu/reduce.h"
 #include "cpu/reduce_rows.h"
 #include "cpu/softmax_loss.h"
@@ -117,6 +119,23 @@ PYBIND11_MODULE(_C, m) {
   m.def("set_cpu_isa", &set_cpu_isa);
   m.def("cpu_isa", [] { return std::string(isa_name(active_isa())); });
   m.def("best_cpu_isa", [] { return std::string(isa_name(best_isa())); });
+
+  m.def("philox4x32_10", [](uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0, uint32_t k1) {
+    const repmode::PhiloxBlock b = repmode::philox4x32_10(repmode::PhiloxBlock{{c0, c1, c2, c3}}, k0, k1);
+    return std::vector<uint32_t>{b.w[0], b.w[1], b.w[2], b.w[3]};
+  });
+  m.def("random_fill", [](int dist, int dtype, uintptr_t out, int64_t n, uint64_t seed, uint64_t offset, double p0,
+                          double p1, int nthreads) {
+    return by_dtype(dtype, [&](auto zero) {
+      using T = decltype(zero);
+      return random_fill<T>(dist, ptr<T>(out), n, seed, offset, p0, p1, nthreads);
+    });
+  }, py::call_guard<py::gil_scoped_release>());
+
+  m.def("random_ints", [](uintptr_t out, int64_t n, uint64_t seed, uint64_t offset, int64_t lo, uint64_t range,
+                          int nthreads) {
+    return random_ints(ptr<int64_t>(out), n, seed, offset, lo, range, nthreads);
+  }, py::call_guard<py::gil_scoped_release>());
 
   m.def("elementwise", &elementwise_py, py::call_guard<py::gil_scoped_release>());
   m.def("elementwise_flat", &elementwise_flat);

@@ -1,7 +1,9 @@
 """Train a 2-layer MLP on scikit-learn's handwritten digits, bit-reproducibly.
 
-Everything from the first forward pass to the test logits runs inside repmode.enabled()
-in strict mode. Run it twice, with different thread counts, and compare the digests:
+Everything -- the parameters' initialisation, the shuffled batches of a DataLoader, dropout,
+the training steps and the test logits -- runs inside repmode.enabled() in strict mode, so
+every random number comes from repmode's counter-based stream. Run it twice, with different
+thread counts, and compare the digests:
 
     python examples/train_mlp.py --threads 1
     python examples/train_mlp.py --threads 2
@@ -28,21 +30,20 @@ def load_data():
 
 
 def make_model() -> torch.nn.Module:
-    # Initialised with torch's CPU generator before entering the mode: repmode's own
-    # device-independent generator is not registered yet.
-    torch.manual_seed(0)
-    return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    # Called inside the mode: the initial parameters come from repmode's stream.
+    return torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Dropout(0.1),
+                               torch.nn.Linear(128, 10))
 
 
 def train(model, x_train, y_train, epochs: int, batch_size: int = 64):
     optimizer = torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-4)
-    order = np.random.RandomState(0)  # batch order: a fixed permutation per epoch
+    batches = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x_train, y_train), batch_size=batch_size,
+                                          shuffle=True, generator=torch.Generator().manual_seed(0))
+    model.train()
     for _ in range(epochs):
-        perm = torch.from_numpy(order.permutation(len(x_train)))
-        for start in range(0, len(perm), batch_size):
-            idx = perm[start:start + batch_size]
+        for xb, yb in batches:
             optimizer.zero_grad()
-            loss = torch.nn.functional.cross_entropy(model(x_train[idx]), y_train[idx])
+            loss = torch.nn.functional.cross_entropy(model(xb), yb)
             loss.backward()
             optimizer.step()
 
@@ -56,11 +57,12 @@ def main() -> None:
         torch.set_num_threads(args.threads)
 
     x_train, y_train, x_test, y_test = load_data()
-    model = make_model()
-    print(f"initial parameters: {repmode.digest(model)}")
 
-    with repmode.enabled(strict=True):
+    with repmode.enabled(strict=True, seed=0):
+        model = make_model()
+        print(f"initial parameters: {repmode.digest(model)}")
         train(model, x_train, y_train, args.epochs)
+        model.eval()
         with torch.no_grad():
             logits = model(x_test)
             accuracy = (logits.argmax(dim=1) == y_test).float().mean().item()

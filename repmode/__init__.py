@@ -10,6 +10,7 @@ from .mode import ReproducibleMode, Session, enabled
 from .registry import registrations, supported_ops
 from .digest import digest
 from ._ext import cpu_isa, set_cpu_isa
+from .rng import get_rng_state, manual_seed, set_rng_state
 
 # Bumped whenever any kernel's canonical order or formula changes: results are identical across
 # repmode versions with the same NUMERICS_VERSION.
@@ -20,5 +21,5 @@ __version__ = "0.1.0"
 __all__ = [
     "enabled", "Session", "ReproducibleMode", "UnsupportedOpError", "UnsupportedOpWarning",
     "ReproducibilityEnvironmentError", "supported_ops", "registrations", "cpu_isa", "set_cpu_isa",
-    "NUMERICS_VERSION", "digest",
+    "NUMERICS_VERSION", "digest", "manual_seed", "get_rng_state", "set_rng_state",
 ]

@@ -144,8 +144,9 @@ def enabled(strict: bool = True, seed: int | None = None) -> Session:
 
     ``strict=True`` raises :class:`UnsupportedOpError` on an op with no reproducible
     implementation; ``strict=False`` runs it natively, warns once per overload and records it
-    (see ``.report()``). ``seed`` seeds torch's generator on entry (repmode's own
-    counter-based generator is not registered yet, so random ops are unsupported in strict mode).
+    (see ``.report()``). ``seed`` calls ``torch.manual_seed(seed)`` on entry, which seeds torch's
+    generator and repmode's counter-based stream (repmode/rng.py) that every random op inside
+    the block draws from.
     Backward passes started inside the block are covered; those started outside are not.
     """
     return Session(strict=strict, seed=seed)

@@ -3,6 +3,7 @@
 #include "../common/defs.h"
 #include "../common/log_softmax.h"
 #include "../common/nll_loss.h"
+#include "../common/random_dists.h"
 #include "../common/reduce_order.h"
 #include "../common/row_reductions.h"
 
@@ -26,6 +27,13 @@ __global__ void shared_headers_kernel(const T* x, T* out, int64_t n) {
   out[8 + n] = T(row_arg_extreme<T>(n, load, true));
   softmax_row<T>(n, load, [&](int64_t j, T v) { out[8 + j] += v; }, true);
   cumulative_row<T>(n, load, [&](int64_t j, T v) { out[8 + j] += v; }, false);
+  const PhiloxBlock b = stream_block(uint64_t(n), uint64_t(i));
+  T draws[4];
+  for (int d = 0; d <= 6; ++d)
+    if (d != 2) dist_from_block<T>(static_cast<RandomDist>(d), b, 0.0, 1.0, draws);
+  int64_t ints[2];
+  ints_from_block(b, -5, 10, ints);
+  out[1] = draws[0] + T(ints[0]);
 }
 
 }  // namespace repmode_check

@@ -1,0 +1,253 @@
+"""Random ops on repmode's counter-based stream (repmode/rng.py, csrc/common/random_dists.h).
+
+Every op draws its elements in the tensor's logical row-major order, whatever its strides:
+element i of an op reads the i-th slot of the op's blocks, so a tensor's values depend on the
+seed, on the random calls before it and on its own shape and arguments only. Float formulas
+are in docs/semantics.md ("Random numbers"); bf16/fp16 tensors draw float32 values and round
+them once.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .. import rng
+from ..registry import register_kernel
+from ._common import LOW_PRECISION, C, get_num_threads, unsupported
+
+aten = torch.ops.aten
+Tensor = torch.Tensor
+
+UNIFORM, NORMAL, EXPONENTIAL, GEOMETRIC, LOG_NORMAL, CAUCHY = 0, 1, 3, 4, 5, 6
+_FLOAT_CODE = {torch.float32: 0, torch.float64: 1}
+
+
+def _draw(dist: int, shape, dtype: torch.dtype, p0: float, p1: float, generator=None) -> Tensor:
+    """A new contiguous tensor of ``dist`` draws (float dtypes only)."""
+    work = torch.float32 if dtype in LOW_PRECISION else dtype
+    if work not in _FLOAT_CODE:
+        raise TypeError(f"repmode: {dtype} is not a floating dtype for this distribution")
+    out = torch.empty(shape, dtype=work)
+    n = out.numel()
+    per = 4 if (dist == UNIFORM and work == torch.float32) else 2
+    seed, offset = rng.take(-(-n // per), generator)
+    if n:
+        C.random_fill(dist, _FLOAT_CODE[work], out.data_ptr(), n, seed, offset, float(p0), float(p1),
+                      get_num_threads())
+    return out if work == dtype else out.to(dtype)
+
+
+def _ints(shape, lo: int, span: int, generator=None) -> Tensor:
+    """int64 draws in [lo, lo + span) (span 2^64: every 64-bit pattern)."""
+    out = torch.empty(shape, dtype=torch.int64)
+    n = out.numel()
+    seed, offset = rng.take(-(-n // 2), generator)
+    if n:
+        C.random_ints(out.data_ptr(), n, seed, offset, int(lo), int(span) & ((1 << 64) - 1), get_num_threads())
+    return out
+
+
+def _into(self: Tensor, values: Tensor) -> Tensor:
+    """Write draws made in logical order into ``self`` (any strides), in place."""
+    self.copy_(values)
+    return self
+
+
+def _factory_dtype(kwargs, default=None) -> torch.dtype:
+    dtype = kwargs.get("dtype")
+    return dtype if dtype is not None else (default or torch.get_default_dtype())
+
+
+def _check_factory(func, args, kwargs) -> None:
+    device = kwargs.get("device")
+    if device is not None and torch.device(device).type != "cpu":
+        raise unsupported(func, args, kwargs, "only CPU tensors have repmode kernels in this build")
+    if kwargs.get("layout") not in (None, torch.strided):
+        raise unsupported(func, args, kwargs, "only strided tensors are supported")
+
+
+# ---------------------------------------------------------------- uniform / normal and friends
+
+@register_kernel(aten.uniform_.default)
+def uniform_(func, args, kwargs):
+    self, lo, hi = (list(args) + [0.0, 1.0])[:3]
+    return _into(self, _draw(UNIFORM, self.shape, self.dtype, lo, hi, kwargs.get("generator")))
+
+
+@register_kernel(aten.normal_.default)
+def normal_(func, args, kwargs):
+    self, mean, std = (list(args) + [0.0, 1.0])[:3]
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return _into(self, _draw(NORMAL, self.shape, self.dtype, mean, std, kwargs.get("generator")))
+
+
+@register_kernel(aten.exponential_.default)
+def exponential_(func, args, kwargs):
+    self, lambd = (list(args) + [1.0])[:2]
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
+    return _into(self, _draw(EXPONENTIAL, self.shape, self.dtype, lambd, 0.0, kwargs.get("generator")))
+
+
+@register_kernel(aten.geometric_.default)
+def geometric_(func, args, kwargs):
+    self, p = args[0], args[1]
+    if not 0 < p <= 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1], but got p={p}")
+    work = self.dtype if self.is_floating_point() else torch.float64
+    return _into(self, _draw(GEOMETRIC, self.shape, work, p, 0.0, kwargs.get("generator")))
+
+
+@register_kernel(aten.log_normal_.default)
+def log_normal_(func, args, kwargs):
+    self, mean, std = (list(args) + [1.0, 2.0])[:3]
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
+    return _into(self, _draw(LOG_NORMAL, self.shape, self.dtype, mean, std, kwargs.get("generator")))
+
+
+@register_kernel(aten.cauchy_.default)
+def cauchy_(func, args, kwargs):
+    self, median, sigma = (list(args) + [0.0, 1.0])[:3]
+    return _into(self, _draw(CAUCHY, self.shape, self.dtype, median, sigma, kwargs.get("generator")))
+
+
+@register_kernel([aten.rand.default, aten.rand.generator])
+def rand(func, args, kwargs):
+    _check_factory(func, args, kwargs)
+    return _draw(UNIFORM, args[0], _factory_dtype(kwargs), 0.0, 1.0, kwargs.get("generator"))
+
+
+@register_kernel([aten.randn.default, aten.randn.generator])
+def randn(func, args, kwargs):
+    _check_factory(func, args, kwargs)
+    return _draw(NORMAL, args[0], _factory_dtype(kwargs), 0.0, 1.0, kwargs.get("generator"))
+
+
+@register_kernel([aten.rand_like.default, aten.randn_like.default])
+def rand_like(func, args, kwargs):
+    _check_factory(func, args, kwargs)
+    x = args[0]
+    dist = UNIFORM if func is aten.rand_like.default else NORMAL
+    return _draw(dist, x.shape, _factory_dtype(kwargs, x.dtype), 0.0, 1.0, kwargs.get("generator"))
+
+
+# ---------------------------------------------------------------- integers and permutations
+
+def _dtype_span(dtype: torch.dtype) -> int:
+    """random_()'s default range [0, span) for a dtype (torch: [0, 2^digits] for floats)."""
+    if dtype.is_floating_point:
+        digits = {torch.float32: 24, torch.float64: 53, torch.float16: 11, torch.bfloat16: 8}[dtype]
+        return (1 << digits) + 1
+    if dtype == torch.bool:
+        return 2
+    return torch.iinfo(dtype).max + 1
+
+
+def _ints_as(shape, lo: int, span: int, dtype: torch.dtype, generator) -> Tensor:
+    if span <= 0:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got an empty range")
+    return _ints(shape, lo, span, generator).to(dtype)
+
+
+_random_from = getattr(aten.random_, "from")  # `from` is a Python keyword
+
+
+@register_kernel([aten.random_.default, aten.random_.to, _random_from])
+def random_(func, args, kwargs):
+    self = args[0]
+    generator = kwargs.get("generator")
+    if func is aten.random_.default:
+        lo, span = 0, _dtype_span(self.dtype)
+    elif func is aten.random_.to:
+        lo, span = 0, int(args[1])
+    else:
+        lo, hi = int(args[1]), args[2]
+        span = (_dtype_span(self.dtype) if hi is None else int(hi)) - lo
+    return _into(self, _ints_as(self.shape, lo, span, self.dtype, generator))
+
+
+@register_kernel([aten.randint.default, aten.randint.low, aten.randint.generator, aten.randint.low_generator])
+def randint(func, args, kwargs):
+    _check_factory(func, args, kwargs)
+    if func in (aten.randint.low, aten.randint.low_generator):
+        lo, hi, size = args[0], args[1], args[2]
+    else:
+        lo, hi, size = 0, args[0], args[1]
+    if hi <= lo:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
+    return _ints_as(size, lo, hi - lo, kwargs.get("dtype") or torch.int64, kwargs.get("generator"))
+
+
+@register_kernel([aten.randperm.default, aten.randperm.generator])
+def randperm(func, args, kwargs):
+    _check_factory(func, args, kwargs)
+    n = int(args[0])
+    keys = _ints((n,), 0, 1 << 64, kwargs.get("generator"))
+    # the permutation that sorts 64-bit keys, ties by position (a stable sort of integers: exact)
+    perm = torch.sort(keys, stable=True).indices
+    return perm.to(kwargs.get("dtype") or torch.int64)
+
+
+# ---------------------------------------------------------------- bernoulli and dropout
+
+def _bernoulli_mask(shape, p, generator) -> Tensor:
+    """u < p with u float64 uniform in [0, 1) (53 bits), p a number or a float64 tensor."""
+    u = _draw(UNIFORM, shape, torch.float64, 0.0, 1.0, generator)
+    return u < p
+
+
+def _check_p(p) -> None:
+    if isinstance(p, Tensor):
+        if p.numel() and not bool(((p >= 0) & (p <= 1)).all()):
+            raise RuntimeError("bernoulli expects all elements of p to be in [0, 1]")
+    elif not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli expects p to be in [0, 1], but got p={p}")
+
+
+@register_kernel([aten.bernoulli_.float, aten.bernoulli_.Tensor])
+def bernoulli_(func, args, kwargs):
+    self = args[0]
+    p = args[1] if len(args) > 1 else 0.5
+    if isinstance(p, Tensor):
+        p = p.to(torch.float64).expand(self.shape)
+    _check_p(p)
+    return _into(self, _bernoulli_mask(self.shape, p, kwargs.get("generator")))
+
+
+@register_kernel([aten.bernoulli.default, aten.bernoulli.p])
+def bernoulli(func, args, kwargs):
+    x = args[0]
+    p = x.to(torch.float64) if func is aten.bernoulli.default else args[1]
+    _check_p(p)
+    return _bernoulli_mask(x.shape, p, kwargs.get("generator")).to(x.dtype)
+
+
+def _scaled_by_mask(x: Tensor, mask: Tensor, scale: float) -> Tensor:
+    """x * (scale where mask else 0): one IEEE multiply per element with scale rounded to x's
+    dtype, the value torch's (x * mask) * scale gives (x * 0 keeps NaN and signs)."""
+    factor = torch.where(mask, torch.tensor(scale, dtype=torch.float64).to(x.dtype), torch.zeros((), dtype=x.dtype))
+    return x * factor
+
+
+@register_kernel(aten.native_dropout.default)
+def native_dropout(func, args, kwargs):
+    x, p, train = args
+    if train is False or (train is None and p == 0):
+        return x.clone(), torch.ones_like(x, dtype=torch.bool)
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
+    keep = 1.0 - p
+    mask = _bernoulli_mask(x.shape, keep, kwargs.get("generator"))
+    scale = 0.0 if keep == 0 else 1.0 / keep
+    return _scaled_by_mask(x, mask, scale), mask
+
+
+@register_kernel(aten.native_dropout_backward.default)
+def native_dropout_backward(func, args, kwargs):
+    grad, mask, scale = args
+    if not math.isfinite(scale):
+        raise unsupported(func, args, kwargs, "a non-finite dropout scale")
+    return _scaled_by_mask(grad, mask, scale)

@@ -1,0 +1,190 @@
+"""Random ops on repmode's Philox stream: known answers, distributions, invariance, seeding."""
+from __future__ import annotations
+
+import math
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+import repmode
+from repmode._ext import C
+from conftest import assert_bitwise_equal, assert_invariant
+
+
+# ---------------------------------------------------------------- the generator itself
+
+@pytest.mark.parametrize("counter, key, expected", [
+    ((0, 0, 0, 0), (0, 0), (0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8)),
+    ((0xFFFFFFFF,) * 4, (0xFFFFFFFF,) * 2, (0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD)),
+    ((0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344), (0xA4093822, 0x299F31D0),
+     (0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1)),
+])
+def test_philox4x32_10_known_answers(counter, key, expected):
+    """The published Random123 known-answer vectors for Philox4x32-10."""
+    assert tuple(C.philox4x32_10(*counter, *key)) == expected
+
+
+def test_bit_balance():
+    """Every bit of the 64-bit integer draws is set about half the time."""
+    with repmode.enabled(seed=11):
+        x = torch.empty(1 << 18, dtype=torch.int64).random_(-(1 << 63), None)
+    words = x.numpy().view(np.uint64)
+    n = words.size
+    for bit in range(64):
+        ones = int(((words >> np.uint64(bit)) & np.uint64(1)).sum())
+        assert abs(ones - n / 2) < 5 * math.sqrt(n / 4), f"bit {bit}: {ones} of {n}"
+
+
+# ---------------------------------------------------------------- distributions
+
+def _ks_statistic(sample: np.ndarray, cdf) -> float:
+    s = np.sort(sample.astype(np.float64))
+    n = s.size
+    f = cdf(s)
+    return float(max(np.max(np.arange(1, n + 1) / n - f), np.max(f - np.arange(0, n) / n)))
+
+
+def _normal_cdf(x):
+    return 0.5 * (1 + torch.special.erf(torch.from_numpy(x) / math.sqrt(2)).numpy())
+
+
+N_STAT = 200_000
+KS_CRIT = 1.95 / math.sqrt(N_STAT)  # Kolmogorov-Smirnov at the 0.1% level
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_uniform_and_normal_statistics(dtype):
+    with repmode.enabled(seed=1234):
+        u = torch.empty(N_STAT, dtype=dtype).uniform_(-2.0, 3.0)
+        z = torch.randn(N_STAT, dtype=dtype)
+        r = torch.rand(N_STAT, dtype=dtype)
+    u, z, r = u.double().numpy(), z.double().numpy(), r.double().numpy()
+    assert u.min() >= -2.0 and u.max() < 3.0 and r.min() >= 0.0 and r.max() < 1.0
+    assert abs(u.mean() - 0.5) < 5 * 5 / math.sqrt(12 * N_STAT) and abs(u.var() - 25 / 12) < 0.02
+    assert abs(z.mean()) < 5 / math.sqrt(N_STAT) and abs(z.var() - 1) < 0.015
+    assert _ks_statistic(r, lambda s: s) < KS_CRIT
+    assert _ks_statistic(u, lambda s: (s + 2) / 5) < KS_CRIT
+    assert _ks_statistic(z, _normal_cdf) < KS_CRIT
+
+
+def test_other_distributions_statistics():
+    with repmode.enabled(seed=77):
+        e = torch.empty(N_STAT, dtype=torch.float64).exponential_(2.0)
+        c = torch.empty(N_STAT, dtype=torch.float64).cauchy_(1.0, 0.5)
+        ln = torch.empty(N_STAT, dtype=torch.float64).log_normal_(0.3, 0.7)
+        g = torch.empty(N_STAT, dtype=torch.float64).geometric_(0.25)
+        b = torch.empty(N_STAT).bernoulli_(0.3)
+        bt = torch.bernoulli(torch.full((N_STAT,), 0.8))
+        k = torch.randint(-3, 7, (N_STAT,))
+    e, c, ln, g = e.numpy(), c.numpy(), ln.numpy(), g.numpy()
+    assert _ks_statistic(e, lambda s: 1 - np.exp(-2.0 * s)) < KS_CRIT
+    assert _ks_statistic(c, lambda s: 0.5 + np.arctan((s - 1.0) / 0.5) / math.pi) < KS_CRIT
+    assert _ks_statistic(np.log(ln), lambda s: _normal_cdf((s - 0.3) / 0.7)) < KS_CRIT
+    assert g.min() >= 1 and np.all(g == np.floor(g))
+    assert abs(g.mean() - 4.0) < 0.05 and abs(g.var() - 12.0) < 0.4  # mean 1/p, variance (1-p)/p^2
+    assert abs(float(b.mean()) - 0.3) < 5 * math.sqrt(0.21 / N_STAT) and set(b.unique().tolist()) == {0.0, 1.0}
+    assert abs(float(bt.mean()) - 0.8) < 5 * math.sqrt(0.16 / N_STAT)
+    counts = torch.bincount(k + 3, minlength=10).double()
+    assert k.min() == -3 and k.max() == 6
+    chi2 = float(((counts - N_STAT / 10) ** 2 / (N_STAT / 10)).sum())
+    assert chi2 < 30.0  # 9 degrees of freedom: p < 0.0005
+
+
+def test_randperm_is_a_permutation_and_uniform():
+    with repmode.enabled(seed=5):
+        perms = torch.stack([torch.randperm(4) for _ in range(24_000)])
+    assert bool((perms.sort(1).values == torch.arange(4)).all())
+    codes = (perms * torch.tensor([64, 16, 4, 1])).sum(1)
+    counts = torch.bincount(codes)[codes.unique()].double()
+    assert counts.numel() == 24
+    assert float(((counts - 1000) ** 2 / 1000).sum()) < 60.0  # 23 degrees of freedom
+
+
+# ---------------------------------------------------------------- reproducibility
+
+def _draws(_unused=None):
+    repmode.manual_seed(2024)
+    x = torch.ones(300, 129, requires_grad=True)
+    y = torch.nn.functional.dropout(x, 0.4, True)
+    y.sum().backward()
+    lin = torch.nn.Linear(64, 32)
+    return {
+        "rand": torch.rand(70_001), "randn": torch.randn(50_001, dtype=torch.float64),
+        "randint": torch.randint(0, 1000, (40_001,)), "randperm": torch.randperm(30_001),
+        "bernoulli": torch.bernoulli(torch.rand(40_000)), "dropout": y.detach(), "dropout_grad": x.grad,
+        "linear": lin.weight.detach(), "exp": torch.empty(40_001).exponential_(),
+        "normal_view": torch.zeros(200, 300).t().normal_(),
+    }
+
+
+def test_invariant_to_threads_and_isa():
+    assert_invariant(_draws, torch.zeros(2, 2))
+
+
+def test_same_bits_in_a_fresh_process():
+    code = (
+        "import torch, repmode, hashlib\n"
+        "torch.manual_seed(99)\n"
+        "with repmode.enabled():\n"
+        "    t = [torch.rand(1000), torch.randn(1001), torch.randint(0, 9, (77,)), torch.randperm(50)]\n"
+        "print(hashlib.sha256(b''.join(x.numpy().tobytes() for x in t)).hexdigest())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    import hashlib
+    torch.manual_seed(99)
+    with repmode.enabled():
+        t = [torch.rand(1000), torch.randn(1001), torch.randint(0, 9, (77,)), torch.randperm(50)]
+    assert out == hashlib.sha256(b"".join(x.numpy().tobytes() for x in t)).hexdigest()
+
+
+def test_one_call_equals_its_documented_parts():
+    """float32 uniform reads one word per element: a draw of 4k elements continues exactly where
+    the previous one stopped; a view is filled in its logical order."""
+    with repmode.enabled(seed=3):
+        whole = torch.rand(4096)
+    with repmode.enabled(seed=3):
+        parts = torch.cat([torch.rand(1024), torch.rand(2048), torch.rand(1024)])
+    assert_bitwise_equal(whole, parts)
+    with repmode.enabled(seed=3):
+        t = torch.empty(64, 64).t().uniform_()
+    assert_bitwise_equal(t.contiguous().flatten(), whole[:4096])
+
+
+def test_seeding_and_state():
+    torch.manual_seed(8)
+    with repmode.enabled():
+        a = torch.randn(10)
+    with repmode.enabled(seed=8):
+        b = torch.randn(10)
+    assert_bitwise_equal(a, b)
+    with repmode.enabled(seed=8):
+        torch.rand(3)
+        state = repmode.get_rng_state()
+        c1 = torch.rand(5)
+        repmode.set_rng_state(state)
+        c2 = torch.rand(5)
+    assert_bitwise_equal(c1, c2)
+    # an explicit generator has its own stream, keyed by its seed
+    g = torch.Generator()
+    g.manual_seed(42)
+    with repmode.enabled(seed=1):
+        p1 = torch.randperm(20, generator=g)
+        torch.rand(100)  # the default stream moves; g's does not
+        p2 = torch.randperm(20, generator=g)
+        g.manual_seed(42)
+        p3 = torch.randperm(20, generator=g)
+    assert_bitwise_equal(p1, p3)
+    assert not torch.equal(p1, p2)
+
+
+def test_errors():
+    with repmode.enabled():
+        with pytest.raises(RuntimeError, match="bernoulli"):
+            torch.empty(3).bernoulli_(1.5)
+        with pytest.raises(RuntimeError, match="from"):
+            torch.randint(5, 5, (3,))
+        with pytest.raises(RuntimeError, match="std"):
+            torch.empty(3).normal_(0.0, -1.0)
