@@ -16,6 +16,7 @@
 #include "cpu/elementwise.h"
 #include "cpu/gemm.h"
 #include "cpu/isa.h"
+#include "common/math_trig.h"
 #include "common/philox.h"
 #include "cpu/random.h"
 #include "cpu/reduce.h"
@@ -123,6 +124,11 @@ PYBIND11_MODULE(_C, m) {
   m.def("philox4x32_10", [](uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0, uint32_t k1) {
     const repmode::PhiloxBlock b = repmode::philox4x32_10(repmode::PhiloxBlock{{c0, c1, c2, c3}}, k0, k1);
     return std::vector<uint32_t>{b.w[0], b.w[1], b.w[2], b.w[3]};
+  });
+  m.def("sincos_turns", [](double u) {
+    double s, c;
+    repmode::sincos_turns(u, &s, &c);
+    return std::vector<double>{s, c};
   });
   m.def("random_fill", [](int dist, int dtype, uintptr_t out, int64_t n, uint64_t seed, uint64_t offset, double p0,
                           double p1, int nthreads) {

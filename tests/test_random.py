@@ -188,3 +188,20 @@ def test_errors():
             torch.randint(5, 5, (3,))
         with pytest.raises(RuntimeError, match="std"):
             torch.empty(3).normal_(0.0, -1.0)
+
+
+def test_sincos_turns_accuracy():
+    """Box-Muller's sin(2 pi u), cos(2 pi u): within 4 ulps of a 100-digit reference on 3000
+    random 53-bit u and at the quarter turns and their neighbours."""
+    import mpmath
+    mpmath.mp.dps = 100
+    gen = np.random.default_rng(7)
+    us = [int(k) * 2.0**-53 for k in gen.integers(0, 2**53, 3000)]
+    for q in (0.0, 0.125, 0.25, 0.375, 0.5, 0.75):
+        us += [q, q + 2.0**-53, max(q - 2.0**-53, 0.0)]
+    us.append(1.0 - 2.0**-53)
+    for u in us:
+        s, c = C.sincos_turns(u)
+        for got, want in ((s, mpmath.sin(2 * mpmath.pi * mpmath.mpf(u))), (c, mpmath.cos(2 * mpmath.pi * mpmath.mpf(u)))):
+            tol = 4 * math.ulp(float(want)) + 2.0**-70
+            assert abs(mpmath.mpf(got) - want) <= tol, (u, got, float(want))

@@ -52,20 +52,30 @@ REPMODE_HD void uniform_from_block(const PhiloxBlock& b, double from, double to,
   }
 }
 
-// The normal(mean, std) pair of block b, Box-Muller in float64 with repmode's log, sin, cos
-// and the IEEE sqrt: u1 = (top53(w0, w1) + 1) 2^-53 in (0, 1], u2 = top53(w2, w3) 2^-53 in
-// [0, 1), r = sqrt(-2 log u1), t = RN(2 pi) u2, z = (r cos t, r sin t); each output is
+// The normal(mean, std) pair of block b, Box-Muller in float64 with repmode's log and
+// sincos_turns and the IEEE sqrt: u1 = (top53(w0, w1) + 1) 2^-53 in (0, 1], u2 = top53(w2, w3)
+// 2^-53 in [0, 1), r = sqrt(-2 log u1), z = (r cos(2 pi u2), r sin(2 pi u2)); each output is
 // RN_T(mean + stddev z) (the product and the sum rounded in float64 first).
-constexpr double kTwoPi = 0x1.921fb54442d18p+2;
+
+// Its three stages (the CPU interleaves them over several blocks; the bits are the same).
+REPMODE_HD double box_muller_radius(const PhiloxBlock& b) {
+  const double u1 = double(top53(b.w[0], b.w[1]) + 1) * 0x1p-53;
+  return sqrt_of(-2.0 * repmode_log(u1));
+}
+REPMODE_HD void box_muller_angle(const PhiloxBlock& b, double* s, double* c) {
+  sincos_turns(double(top53(b.w[2], b.w[3])) * 0x1p-53, s, c);
+}
+template <typename T>
+REPMODE_HD void normal_pair(double r, double s, double c, double mean, double stddev, T* out) {
+  out[0] = T(mean + stddev * (r * c));
+  out[1] = T(mean + stddev * (r * s));
+}
 
 template <typename T>
 REPMODE_HD void normal_from_block(const PhiloxBlock& b, double mean, double stddev, T* out) {
-  const double u1 = double(top53(b.w[0], b.w[1]) + 1) * 0x1p-53;
-  const double u2 = double(top53(b.w[2], b.w[3])) * 0x1p-53;
-  const double r = sqrt_of(-2.0 * repmode_log(u1));
-  const double t = kTwoPi * u2;
-  out[0] = T(mean + stddev * (r * repmode_cos(t)));
-  out[1] = T(mean + stddev * (r * repmode_sin(t)));
+  double s, c;
+  box_muller_angle(b, &s, &c);
+  normal_pair<T>(box_muller_radius(b), s, c, mean, stddev, out);
 }
 
 // One-element-per-two-words distributions: u = top53(w_a, w_b) 2^-53 in [0, 1) and
