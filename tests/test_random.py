@@ -70,6 +70,15 @@ def test_uniform_and_normal_statistics(dtype):
     assert _ks_statistic(z, _normal_cdf) < KS_CRIT
 
 
+def test_normal_with_tensor_parameters():
+    with repmode.enabled(seed=9):
+        x = torch.normal(torch.full((N_STAT,), 3.0), torch.full((N_STAT,), 2.0))
+        y = torch.normal(torch.zeros(2, 1), torch.ones(3))
+    assert y.shape == (2, 3)
+    xs = x.double().numpy()
+    assert _ks_statistic(xs, lambda s: _normal_cdf((s - 3.0) / 2.0)) < KS_CRIT
+
+
 def test_other_distributions_statistics():
     with repmode.enabled(seed=77):
         e = torch.empty(N_STAT, dtype=torch.float64).exponential_(2.0)
@@ -117,6 +126,8 @@ def _draws(_unused=None):
         "bernoulli": torch.bernoulli(torch.rand(40_000)), "dropout": y.detach(), "dropout_grad": x.grad,
         "linear": lin.weight.detach(), "exp": torch.empty(40_001).exponential_(),
         "normal_view": torch.zeros(200, 300).t().normal_(),
+        "normal_tensor": torch.normal(torch.rand(300) - 0.5, torch.rand(200, 1) + 0.5),
+        "normal_float_float": torch.normal(2.0, 3.0, (1001,)),
     }
 
 

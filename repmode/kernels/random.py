@@ -251,3 +251,31 @@ def native_dropout_backward(func, args, kwargs):
     if not math.isfinite(scale):
         raise unsupported(func, args, kwargs, "a non-finite dropout scale")
     return _scaled_by_mask(grad, mask, scale)
+
+
+# ---------------------------------------------------------------- normal with tensor parameters
+
+@register_kernel([aten.normal.Tensor_float, aten.normal.float_Tensor, aten.normal.Tensor_Tensor])
+def normal_tensor(func, args, kwargs):
+    """mean + std * z, z the float64 standard normal draws of the broadcast shape, the product and
+    the sum in float64 (mean and std widened exactly), rounded once to the result dtype."""
+    mean, std = args[0], args[1] if len(args) > 1 else 1.0
+    tensors = [t for t in (mean, std) if isinstance(t, Tensor)]
+    shape = torch.broadcast_shapes(*(t.shape for t in tensors))
+    dtype = torch.result_type(mean, std) if len(tensors) == 2 else tensors[0].dtype
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"normal expects floating-point mean and std, got {dtype}")
+    if bool((torch.as_tensor(std) < 0).any()):
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+    z = _draw(NORMAL, shape, torch.float64, 0.0, 1.0, kwargs.get("generator"))
+    wide = [t.to(torch.float64) if isinstance(t, Tensor) else float(t) for t in (mean, std)]
+    return (wide[0] + wide[1] * z).to(dtype)
+
+
+@register_kernel(aten.normal.float_float)
+def normal_float_float(func, args, kwargs):
+    _check_factory(func, args, kwargs)
+    mean, std, size = args[0], args[1], args[2]
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
+    return _draw(NORMAL, size, _factory_dtype(kwargs), mean, std, kwargs.get("generator"))
