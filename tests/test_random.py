@@ -102,6 +102,26 @@ def test_other_distributions_statistics():
     assert chi2 < 30.0  # 9 degrees of freedom: p < 0.0005
 
 
+def test_multinomial():
+    p = torch.tensor([0.1, 0.0, 0.25, 0.65])
+    with repmode.enabled(seed=21):
+        draws = torch.multinomial(p, N_STAT, replacement=True)
+        firsts = torch.stack([torch.multinomial(p, 3) for _ in range(3000)])
+    counts = torch.bincount(draws, minlength=4).double()
+    assert counts[1] == 0
+    expected = p.double() * N_STAT
+    keep = expected > 0
+    assert float(((counts[keep] - expected[keep]) ** 2 / expected[keep]).sum()) < 16.0  # 2 dof
+    assert bool((firsts.sort(1).values == torch.tensor([0, 2, 3])).all())  # distinct, zero never drawn
+    first = torch.bincount(firsts[:, 0], minlength=4).double() / 3000
+    assert abs(float(first[3]) - 0.65) < 0.04 and abs(float(first[0]) - 0.1) < 0.03
+    with repmode.enabled():
+        with pytest.raises(RuntimeError, match="without replacement"):
+            torch.multinomial(p, 4)
+        with pytest.raises(repmode.UnsupportedOpError, match="QR"):
+            torch.nn.init.orthogonal_(torch.empty(3, 3))
+
+
 def test_randperm_is_a_permutation_and_uniform():
     with repmode.enabled(seed=5):
         perms = torch.stack([torch.randperm(4) for _ in range(24_000)])
@@ -128,6 +148,8 @@ def _draws(_unused=None):
         "normal_view": torch.zeros(200, 300).t().normal_(),
         "normal_tensor": torch.normal(torch.rand(300) - 0.5, torch.rand(200, 1) + 0.5),
         "normal_float_float": torch.normal(2.0, 3.0, (1001,)),
+        "multinomial": torch.multinomial(torch.rand(50, 40), 30, replacement=True),
+        "multinomial_distinct": torch.multinomial(torch.rand(50, 40), 20),
     }
 
 

@@ -279,3 +279,55 @@ def normal_float_float(func, args, kwargs):
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
     return _draw(NORMAL, size, _factory_dtype(kwargs), mean, std, kwargs.get("generator"))
+
+
+# ---------------------------------------------------------------- multinomial
+
+def _sequential_cumsum(rows: Tensor) -> Tensor:
+    """Prefix sums along the last dim of a contiguous float64 matrix, each a sequential chain
+    (repmode's cumsum order)."""
+    out = torch.empty_like(rows)
+    m, n = rows.shape
+    C.cumulative(_FLOAT_CODE[torch.float64], rows.data_ptr(), out.data_ptr(), m, n, 1, False, get_num_threads())
+    return out
+
+
+@register_kernel(aten.multinomial.default)
+def multinomial(func, args, kwargs):
+    """With replacement: u float64 uniform per sample, the category is the first j with
+    u * S < C_j (C the sequential float64 prefix sums of the row, S = C_last). Without: each
+    category gets an exponential clock E_j / p_j (E_j the exponential(1) formula) and the k
+    earliest win, in order (ties by index)."""
+    probs, k = args[0], int(args[1])
+    replacement = args[2] if len(args) > 2 else kwargs.get("replacement", False)
+    generator = kwargs.get("generator")
+    if probs.dim() not in (1, 2) or not probs.is_floating_point():
+        raise RuntimeError("multinomial expects a 1-D or 2-D floating-point probability tensor")
+    rows = probs.reshape(-1, probs.shape[-1]).to(torch.float64).contiguous()
+    if bool((rows < 0).any()) or not bool(torch.isfinite(rows).all()):
+        raise RuntimeError("multinomial: probabilities must be finite and non-negative")
+    nonzero = (rows > 0).sum(1)
+    if bool((nonzero == 0).any()):
+        raise RuntimeError("multinomial: every row needs a positive probability")
+    if not replacement and k > int(nonzero.min()):
+        raise RuntimeError("multinomial: cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    m, n = rows.shape
+    if replacement:
+        cum = _sequential_cumsum(rows)
+        u = _draw(UNIFORM, (m, k), torch.float64, 0.0, 1.0, generator)
+        x = u * cum[:, -1:]
+        idx = torch.searchsorted(cum, x, right=True)
+        last = n - 1 - torch.argmax((rows.flip(1) > 0).to(torch.int64), dim=1, keepdim=True)
+        idx = torch.minimum(idx, last)
+    else:
+        clocks = _draw(EXPONENTIAL, (m, n), torch.float64, 1.0, 0.0, generator) / rows
+        idx = torch.sort(clocks, dim=1, stable=True).indices[:, :k]
+    return idx.reshape(*probs.shape[:-1], k)
+
+
+@register_kernel(aten.linalg_qr.default)
+def linalg_qr(func, args, kwargs):
+    raise unsupported(func, args, kwargs,
+                      "QR (reached by nn.init.orthogonal_) has no fixed-order implementation in repmode yet; "
+                      "initialise those parameters outside the mode (for example with torch.manual_seed "
+                      "and torch.nn.init.orthogonal_ before entering it) or use another initialiser")
