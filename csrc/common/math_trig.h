@@ -428,22 +428,22 @@ REPMODE_HD void sincos_turns(double u, double* s, double* c) {
   const double t = 4.0 * u;
   const int q = int(t);  // 0..3
   const double f = t - double(q);
-  // Selections and +-1 factors instead of branches: the quadrant and the swap are random in
-  // Box-Muller, so branches would mispredict half the time. Multiplying by -1 is exact.
-  const bool swap = f > 0.5;
-  const double g = swap ? 1.0 - f : f;
+  // The quadrant and the swap are random in Box-Muller, so they select by bit masks instead
+  // of branches (which would mispredict half the time); the arithmetic is the same either way.
+  const uint64_t swap = uint64_t(0) - uint64_t(f > 0.5);  // all ones when f > 1/2
+  const double g = double_from_bits((bits_of(1.0 - f) & swap) | (bits_of(f) & ~swap));
   const double g2 = g * g;
   double ps = kS[8];
   for (int k = 7; k >= 0; --k) ps = ps * g2 + kS[k];
   double pc = kC[9];
   for (int k = 8; k >= 0; --k) pc = pc * g2 + kC[k];
-  const double sg = g * ps;                               // sin(pi g / 2)
-  const double sn = swap ? pc : sg, cs = swap ? sg : pc;  // sin, cos of pi f / 2
-  const bool odd = (q & 1) != 0;
-  const double sign_s = (q & 2) ? -1.0 : 1.0;             // quarter turns 2, 3: sin < 0
-  const double sign_c = ((q ^ (q >> 1)) & 1) ? -1.0 : 1.0; // quarter turns 1, 2: cos < 0
-  *s = sign_s * (odd ? cs : sn);
-  *c = sign_c * (odd ? sn : cs);
+  const uint64_t sg = bits_of(g * ps), cg = bits_of(pc);  // sin, cos of pi g / 2
+  const uint64_t sn = (cg & swap) | (sg & ~swap), cs = (sg & swap) | (cg & ~swap);  // of pi f / 2
+  const uint64_t odd = uint64_t(0) - uint64_t(q & 1);
+  const uint64_t sign_s = uint64_t((q >> 1) & 1) << 63;        // quarter turns 2, 3: sin < 0
+  const uint64_t sign_c = uint64_t((q ^ (q >> 1)) & 1) << 63;  // quarter turns 1, 2: cos < 0
+  *s = double_from_bits(((cs & odd) | (sn & ~odd)) ^ sign_s);
+  *c = double_from_bits(((sn & odd) | (cs & ~odd)) ^ sign_c);
 }
 
 }  // namespace repmode
