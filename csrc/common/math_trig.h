@@ -409,6 +409,23 @@ REPMODE_HD float cr_cosf(float x) { return math_detail::trig::sincosf_impl(x, 16
 REPMODE_HD double repmode_sin(double x) { return math_detail::trig::sincos_f64(x, 0); }
 REPMODE_HD double repmode_cos(double x) { return math_detail::trig::sincos_f64(x, 16); }
 
+// The Taylor coefficients of sincos_turns: (-1)^k (pi/2)^(2k+1)/(2k+1)! (sine, 9 of them) and
+// (-1)^k (pi/2)^(2k)/(2k)! (cosine, 10), rounded to double. Function-local tables, as
+// elsewhere, so that device code can index them too.
+REPMODE_HD const double* sin_turns_coef() {
+  static constexpr double k[9] = {0x1.921fb54442d18p+0,  -0x1.4abbce625be53p-1, 0x1.466bc6775aae2p-4,
+                                  -0x1.32d2cce62bd86p-8, 0x1.50783487ee782p-13,  -0x1.e3074fde8871fp-19,
+                                  0x1.e8f434d018d63p-25, -0x1.6fadb9f155744p-31, 0x1.aaec32af93359p-38};
+  return k;
+}
+REPMODE_HD const double* cos_turns_coef() {
+  static constexpr double k[10] = {0x1.0000000000000p+0,  -0x1.3bd3cc9be45dep+0, 0x1.03c1f081b5ac4p-2,
+                                   -0x1.55d3c7e3cbffap-6, 0x1.e1f506891babbp-11, -0x1.a6d1f2a204a8cp-16,
+                                   0x1.f9d38a3763cc3p-22, -0x1.b6e24f44b128fp-28, 0x1.20c62c2f2d7f5p-34,
+                                   -0x1.2a0c591af8314p-41};
+  return k;
+}
+
 // sin(2 pi u) and cos(2 pi u) for 0 <= u < 1 (the angle of the Box-Muller transform, in
 // turns): reproducible, within a few ulps, and much cheaper than repmode_sin/repmode_cos because
 // the reduction is exact by construction: t = 4u is exact, q = floor(t) is the quarter turn and
@@ -418,13 +435,8 @@ REPMODE_HD double repmode_cos(double x) { return math_detail::trig::sincos_f64(x
 // 2^-61 and 2^-58 of the result), coefficients (-1)^k (pi/2)^n / n! rounded to double, Horner
 // in g^2 with plain IEEE operations. Then the quarter turn q rotates (sin, cos).
 REPMODE_HD void sincos_turns(double u, double* s, double* c) {
-  constexpr double kS[9] = {0x1.921fb54442d18p+0,  -0x1.4abbce625be53p-1, 0x1.466bc6775aae2p-4,
-                            -0x1.32d2cce62bd86p-8, 0x1.50783487ee782p-13,  -0x1.e3074fde8871fp-19,
-                            0x1.e8f434d018d63p-25, -0x1.6fadb9f155744p-31, 0x1.aaec32af93359p-38};
-  constexpr double kC[10] = {0x1.0000000000000p+0,  -0x1.3bd3cc9be45dep+0, 0x1.03c1f081b5ac4p-2,
-                             -0x1.55d3c7e3cbffap-6, 0x1.e1f506891babbp-11, -0x1.a6d1f2a204a8cp-16,
-                             0x1.f9d38a3763cc3p-22, -0x1.b6e24f44b128fp-28, 0x1.20c62c2f2d7f5p-34,
-                             -0x1.2a0c591af8314p-41};
+  const double* kS = sin_turns_coef();
+  const double* kC = cos_turns_coef();
   const double t = 4.0 * u;
   const int q = int(t);  // 0..3
   const double f = t - double(q);

@@ -11,6 +11,8 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+
+#include "box_muller_avx2.h"
 #endif
 
 namespace repmode::cpu {
@@ -80,8 +82,22 @@ uint64_t random_fill(int dist, T* out, int64_t n, uint64_t seed, uint64_t offset
         // normal_from_block's stages, each over the whole group: independent long-latency
         // chains (log, sqrt, the polynomials) side by side.
         double r[4], sn[4], cs[4];
-        for (int g = 0; g < group; ++g) r[g] = box_muller_radius(bs[g]);
-        for (int g = 0; g < group; ++g) box_muller_angle(bs[g], &sn[g], &cs[g]);
+#if defined(__x86_64__)
+        if (simd && group == 4) {  // the same functions, four lanes at a time
+          double u1[4], u2[4], lg[4];
+          for (int g = 0; g < 4; ++g) {
+            u1[g] = box_muller_u1(bs[g]);
+            u2[g] = box_muller_u2(bs[g]);
+          }
+          log4_avx2(u1, lg);
+          for (int g = 0; g < 4; ++g) r[g] = box_muller_radius_of(lg[g]);
+          sincos_turns4_avx2(u2, sn, cs);
+        } else
+#endif
+        {
+          for (int g = 0; g < group; ++g) r[g] = box_muller_radius(bs[g]);
+          for (int g = 0; g < group; ++g) box_muller_angle(bs[g], &sn[g], &cs[g]);
+        }
         for (int g = 0; g < group; ++g) normal_pair<T>(r[g], sn[g], cs[g], p0, p1, vals[g]);
       } else {
         for (int g = 0; g < group; ++g) dist_from_block<T>(d, bs[g], p0, p1, vals[g]);
