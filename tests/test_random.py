@@ -94,6 +94,9 @@ def test_other_distributions_statistics():
     assert _ks_statistic(np.log(ln), lambda s: _normal_cdf((s - 0.3) / 0.7)) < KS_CRIT
     assert g.min() >= 1 and np.all(g == np.floor(g))
     assert abs(g.mean() - 4.0) < 0.05 and abs(g.var() - 12.0) < 0.4  # mean 1/p, variance (1-p)/p^2
+    observed = np.array([np.sum(g == k) for k in range(1, 16)] + [np.sum(g >= 16)], dtype=np.float64)
+    pk = np.array([0.75 ** (k - 1) * 0.25 for k in range(1, 16)] + [0.75 ** 15])
+    assert float(((observed - N_STAT * pk) ** 2 / (N_STAT * pk)).sum()) < 45.0  # 15 dof, p < 1e-4
     assert abs(float(b.mean()) - 0.3) < 5 * math.sqrt(0.21 / N_STAT) and set(b.unique().tolist()) == {0.0, 1.0}
     assert abs(float(bt.mean()) - 0.8) < 5 * math.sqrt(0.16 / N_STAT)
     counts = torch.bincount(k + 3, minlength=10).double()
@@ -196,6 +199,31 @@ def test_one_call_equals_its_documented_parts():
     with repmode.enabled(seed=3):
         t = torch.empty(64, 64).t().uniform_()
     assert_bitwise_equal(t.contiguous().flatten(), whole[:4096])
+
+
+def test_out_and_generator_overloads_draw_like_the_functional_forms():
+    with repmode.enabled(seed=17):
+        want = [torch.rand(5), torch.randn(6, dtype=torch.float64), torch.randint(3, 9, (7,)), torch.randperm(8),
+                torch.normal(torch.zeros(4), 2.0), torch.multinomial(torch.tensor([0.3, 0.7]), 5, replacement=True)]
+    with repmode.enabled(seed=17):
+        got = [torch.empty(5), torch.empty(6, dtype=torch.float64), torch.empty(7, dtype=torch.int64),
+               torch.empty(8, dtype=torch.int64), torch.empty(4), torch.empty(5, dtype=torch.int64)]
+        torch.rand(5, out=got[0])
+        torch.randn(6, out=got[1])
+        torch.randint(3, 9, (7,), out=got[2])
+        torch.randperm(8, out=got[3])
+        torch.normal(torch.zeros(4), 2.0, out=got[4])
+        torch.multinomial(torch.tensor([0.3, 0.7]), 5, replacement=True, out=got[5])
+    for a, b in zip(got, want):
+        assert_bitwise_equal(a, b)
+    with repmode.enabled(seed=17):
+        r = torch.randint_like(torch.zeros(1000), 3, 7)
+        g = torch.Generator().manual_seed(5)
+        like = torch.rand_like(torch.zeros(10), generator=g)
+    assert r.dtype == torch.float32 and set(r.unique().tolist()) == {3.0, 4.0, 5.0, 6.0}
+    g.manual_seed(5)
+    with repmode.enabled(seed=99):
+        assert_bitwise_equal(torch.rand(10, generator=g), like)
 
 
 def test_seeding_and_state():

@@ -13,8 +13,8 @@ import math
 import torch
 
 from .. import rng
-from ..registry import register_kernel
-from ._common import LOW_PRECISION, C, get_num_threads, unsupported
+from ..registry import DISPATCH, register_kernel
+from ._common import LOW_PRECISION, C, get_num_threads, unsupported, write_out
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -331,3 +331,60 @@ def linalg_qr(func, args, kwargs):
                       "QR (reached by nn.init.orthogonal_) has no fixed-order implementation in repmode yet; "
                       "initialise those parameters outside the mode (for example with torch.manual_seed "
                       "and torch.nn.init.orthogonal_ before entering it) or use another initialiser")
+
+
+# ---------------------------------------------------------------- more overloads: out=, generators, *_like
+
+@register_kernel([aten.rand_like.generator, aten.randn_like.generator])
+def rand_like_generator(func, args, kwargs):
+    functional = aten.rand_like.default if func is aten.rand_like.generator else aten.randn_like.default
+    return rand_like(functional, args, kwargs)
+
+
+@register_kernel([aten.randint_like.default, aten.randint_like.generator, aten.randint_like.low_dtype,
+                  aten.randint_like.low_generator_dtype])
+def randint_like(func, args, kwargs):
+    _check_factory(func, args, kwargs)
+    x = args[0]
+    lo, hi = (0, args[1]) if func in (aten.randint_like.default, aten.randint_like.generator) else (args[1], args[2])
+    if hi <= lo:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
+    return _ints_as(x.shape, lo, hi - lo, kwargs.get("dtype") or x.dtype, kwargs.get("generator"))
+
+
+@register_kernel(aten.bernoulli.Tensor)
+def bernoulli_tensor_p(func, args, kwargs):
+    x, p = args[0], args[1]
+    p = p.to(torch.float64).expand(x.shape)
+    _check_p(p)
+    return _bernoulli_mask(x.shape, p, kwargs.get("generator")).to(x.dtype)
+
+
+# out= forms: the functional overload's result written into `out` the way torch does.
+_OUT_FORMS = {
+    aten.rand.out: (aten.rand.default, True), aten.rand.generator_out: (aten.rand.generator, True),
+    aten.randn.out: (aten.randn.default, True), aten.randn.generator_out: (aten.randn.generator, True),
+    aten.randint.out: (aten.randint.default, True), aten.randint.generator_out: (aten.randint.generator, True),
+    aten.randint.low_out: (aten.randint.low, True),
+    aten.randint.low_generator_out: (aten.randint.low_generator, True),
+    aten.randperm.out: (aten.randperm.default, True), aten.randperm.generator_out: (aten.randperm.generator, True),
+    aten.normal.Tensor_float_out: (aten.normal.Tensor_float, False),
+    aten.normal.float_Tensor_out: (aten.normal.float_Tensor, False),
+    aten.normal.Tensor_Tensor_out: (aten.normal.Tensor_Tensor, False),
+    aten.normal.float_float_out: (aten.normal.float_float, True),
+    aten.bernoulli.out: (aten.bernoulli.default, False), aten.bernoulli.Tensor_out: (aten.bernoulli.Tensor, False),
+    aten.bernoulli.float_out: (aten.bernoulli.p, False),
+    aten.multinomial.out: (aten.multinomial.default, False),
+    aten.rand_like.out: (aten.rand_like.default, False), aten.randn_like.out: (aten.randn_like.default, False),
+}
+
+
+@register_kernel(list(_OUT_FORMS))
+def random_out(func, args, kwargs):
+    functional, factory = _OUT_FORMS[func]
+    kwargs = dict(kwargs)
+    out = kwargs.pop("out")
+    if factory:
+        kwargs["dtype"] = out.dtype
+    return write_out(DISPATCH[functional](functional, args, kwargs), out)
+
