@@ -89,6 +89,9 @@ def test_other_distributions_statistics():
         bt = torch.bernoulli(torch.full((N_STAT,), 0.8))
         k = torch.randint(-3, 7, (N_STAT,))
     e, c, ln, g = e.numpy(), c.numpy(), ln.numpy(), g.numpy()
+    assert abs(e.mean() - 0.5) < 0.005 and abs(e.var() - 0.25) < 0.01  # 1/lambda, 1/lambda^2
+    lmean, lvar = math.exp(0.3 + 0.49 / 2), (math.exp(0.49) - 1) * math.exp(0.6 + 0.49)
+    assert abs(ln.mean() - lmean) < 0.01 and abs(ln.var() / lvar - 1) < 0.05
     assert _ks_statistic(e, lambda s: 1 - np.exp(-2.0 * s)) < KS_CRIT
     assert _ks_statistic(c, lambda s: 0.5 + np.arctan((s - 1.0) / 0.5) / math.pi) < KS_CRIT
     assert _ks_statistic(np.log(ln), lambda s: _normal_cdf((s - 0.3) / 0.7)) < KS_CRIT
