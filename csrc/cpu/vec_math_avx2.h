@@ -271,27 +271,27 @@ REPMODE_AVX2_INLINE unsigned log_fast_lanes(const __m256* xf, const float* src, 
   return round_to_floats(hi, hi, y);
 }
 
+// y with the lanes whose bit is set in bad (the low 8 bits) recomputed by f from x.
+template <typename F>
+REPMODE_AVX2_INLINE __m256 fix_lanes(__m256 x, __m256 y, unsigned bad, F f) {
+  alignas(32) float xs[8], ys[8];
+  _mm256_store_ps(xs, x);
+  _mm256_store_ps(ys, y);
+  for (int l = 0; l < 8; ++l)
+    if (bad & (1u << l)) ys[l] = f(xs[l]);
+  return _mm256_load_ps(ys);
+}
+
 // Lanes with a set bit in bad are recomputed by f from the inputs x; then all 8G results
 // go to out.
 template <int G, typename F>
 REPMODE_AVX2_INLINE void store_with_fixups(float* out, const __m256* x, const __m256* y,
                                            unsigned bad, F f) {
-  if (__builtin_expect(bad == 0, 1)) {
-    #pragma GCC unroll 8
-    for (int g = 0; g < G; ++g) _mm256_storeu_ps(out + 8 * g, y[g]);
-    return;
-  }
-  alignas(32) float xs[8 * G];
-  alignas(32) float ys[8 * G];
   #pragma GCC unroll 8
   for (int g = 0; g < G; ++g) {
-    _mm256_store_ps(xs + 8 * g, x[g]);
-    _mm256_store_ps(ys + 8 * g, y[g]);
+    const unsigned b = (bad >> (8 * g)) & 0xffu;
+    _mm256_storeu_ps(out + 8 * g, __builtin_expect(b == 0, 1) ? y[g] : fix_lanes(x[g], y[g], b, f));
   }
-  for (int l = 0; l < 8 * G; ++l)
-    if (bad & (1u << l)) ys[l] = f(xs[l]);
-  #pragma GCC unroll 8
-  for (int g = 0; g < G; ++g) _mm256_storeu_ps(out + 8 * g, _mm256_load_ps(ys + 8 * g));
 }
 
 // Vectors of 8 floats per loop iteration (2 * kGroups interleaved 4-lane chains). 2 was
@@ -316,14 +316,7 @@ REPMODE_AVX2_INLINE __m256 exp8_avx2(__m256 x) {
     y = _mm256_blendv_ps(y, _mm256_setzero_ps(), zero);
     y = _mm256_blendv_ps(y, _mm256_set1_ps(__builtin_inff()), inf);
     bad &= ~unsigned(_mm256_movemask_ps(_mm256_or_ps(zero, inf)));
-    if (bad != 0) {
-      alignas(32) float xs[8], ys[8];
-      _mm256_store_ps(xs, x);
-      _mm256_store_ps(ys, y);
-      for (int l = 0; l < 8; ++l)
-        if (bad & (1u << l)) ys[l] = cr_expf(xs[l]);
-      y = _mm256_load_ps(ys);
-    }
+    if (bad != 0) y = fix_lanes(x, y, bad, [](float v) { return cr_expf(v); });
   }
   return y;
 }
