@@ -9,14 +9,16 @@ import repmode
 from conftest import assert_bitwise_equal, assert_invariant
 
 
-def _train(opt_name: str, foreach: bool, clip: str | None = None):
+def _train(opt_name: str, foreach: bool, clip: str | None = None, fused: bool = False):
     repmode.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(12, 16), torch.nn.Tanh(), torch.nn.Linear(16, 4))
-    kwargs = {"foreach": foreach}
+    kwargs = {"fused": True} if fused else {"foreach": foreach}
     opt = {
         "sgd": lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, nesterov=True, weight_decay=1e-3, **kwargs),
         "adam": lambda p: torch.optim.Adam(p, lr=1e-2, **kwargs),
         "adamw": lambda p: torch.optim.AdamW(p, lr=1e-2, weight_decay=0.05, amsgrad=True, **kwargs),
+        "adam_wd_max": lambda p: torch.optim.Adam(p, lr=1e-2, weight_decay=0.01, maximize=True, **kwargs),
+        "sgd_plain": lambda p: torch.optim.SGD(p, lr=0.05, momentum=0.9, dampening=0.2, **kwargs),
         "rmsprop": lambda p: torch.optim.RMSprop(p, lr=1e-2, momentum=0.5, centered=True, **kwargs),
         "adagrad": lambda p: torch.optim.Adagrad(p, lr=1e-2, **kwargs),
     }[opt_name](model.parameters())
@@ -39,6 +41,14 @@ def test_foreach_optimizers_equal_the_for_loop(opt_name):
         loop = _train(opt_name, foreach=False)
         fused_list = _train(opt_name, foreach=True)
     assert_bitwise_equal(fused_list, loop, opt_name)
+
+
+@pytest.mark.parametrize("opt_name", ["sgd", "sgd_plain", "adam", "adamw", "adam_wd_max"])
+def test_fused_optimizers_equal_the_for_loop(opt_name):
+    with repmode.enabled():
+        loop = _train(opt_name, foreach=False)
+        fused = _train(opt_name, foreach=False, fused=True)
+    assert_bitwise_equal(fused, loop, opt_name)
 
 
 def test_foreach_adagrad_is_reproducible():
