@@ -34,6 +34,11 @@ register_passthrough(_overloads(
 ), reason="view: new shape/strides over the same memory, no arithmetic")
 
 register_passthrough(_overloads(
+    "aten.set_.source_Storage_storage_offset", "aten.set_.source_Storage",
+    "aten.set_.source_Tensor_storage_offset", "aten.set_.default",
+), reason="points a tensor at existing storage (torch.load, resize of views): metadata only, no arithmetic")
+
+register_passthrough(_overloads(
     "aten.flip.default", "aten.roll.default", "aten.repeat.default", "aten.constant_pad_nd.default",
 ), reason="data movement: every output element is one input element (or the constant pad value)")
 
