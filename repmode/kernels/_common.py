@@ -9,7 +9,7 @@ import torch
 from .._ext import C, DTYPE_CODE  # noqa: F401  (re-exported for the families)
 from ..errors import UnsupportedOpError
 from ..mode import describe_inputs
-from ..registry import run_native  # noqa: F401  (re-exported for the families)
+from ..registry import DISPATCH, run_native  # noqa: F401  (run_native re-exported for the families)
 
 FLOATS = (torch.float32, torch.float64)
 get_num_threads = torch.get_num_threads
@@ -40,6 +40,12 @@ def split_at_dim(x: torch.Tensor, dim: int) -> tuple[int, int, int]:
     dim %= nd
     shape = list(x.shape) or [1]
     return math.prod(shape[:dim]), shape[dim], math.prod(shape[dim + 1:])
+
+
+def call_registered(op, *args, **kwargs):
+    """Run ``op`` through repmode's own implementation: how composite families build on other
+    registered ops (inside an implementation the dispatch mode is not active)."""
+    return DISPATCH[op](op, args, kwargs)
 
 
 def check_cpu(func, args, kwargs, *tensors) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import DISPATCH, register_composite
+from ._common import call_registered
 
 aten = torch.ops.aten
 
@@ -24,7 +25,7 @@ def _op(name: str, overload: str):
 
 def _run(op):
     """Run a registered overload through repmode's implementation."""
-    return lambda args, kwargs: DISPATCH[op](op, args, kwargs)
+    return lambda args, kwargs: call_registered(op, *args, **kwargs)
 
 
 def _calls(base: str, overload: str):

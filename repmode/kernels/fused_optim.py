@@ -9,15 +9,11 @@ from __future__ import annotations
 
 import torch
 
-from ..registry import DISPATCH, register_composite
+from ..registry import register_composite
+from ._common import call_registered as _call
 from ._common import unsupported
 
 aten = torch.ops.aten
-
-
-def _call(op, *args, **kwargs):
-    """Run ``op`` through repmode's implementation (inside a kernel the mode is not active)."""
-    return DISPATCH[op](op, args, kwargs)
 
 
 def _scalar(x) -> float:

@@ -1,0 +1,110 @@
+"""Regression losses and ``xlogy`` (what ``kl_div`` reaches), forward and backward, built from
+registered ops (docs/semantics.md, "Losses"): each formula is a fixed sequence of repmode's
+elementwise ops, and ``mean``/``sum`` are repmode's canonical reductions.
+"""
+from __future__ import annotations
+
+import torch
+
+from ..registry import register_composite
+from ._common import call_registered as _call
+
+aten = torch.ops.aten
+_NONE, _MEAN, _SUM = 0, 1, 2
+
+
+def _reduce(loss: torch.Tensor, reduction: int) -> torch.Tensor:
+    if reduction == _MEAN:
+        return _call(aten.mean.default, loss)
+    if reduction == _SUM:
+        return _call(aten.sum.default, loss)
+    return loss
+
+
+def _grad_scale(grad: torch.Tensor, x: torch.Tensor, reduction: int) -> torch.Tensor:
+    """The incoming gradient per element: grad, or grad / numel for mean (one division)."""
+    if reduction == _MEAN:
+        return _call(aten.div.Scalar, grad, x.numel())
+    return grad
+
+
+@register_composite(aten.mse_loss.default)
+def mse_loss(func, args, kwargs):
+    x, t = args[0], args[1]
+    reduction = args[2] if len(args) > 2 else kwargs.get("reduction", _MEAN)
+    d = _call(aten.sub.Tensor, x, t)
+    return _reduce(_call(aten.mul.Tensor, d, d), reduction)
+
+
+@register_composite(aten.mse_loss_backward.default)
+def mse_loss_backward(func, args, kwargs):
+    grad, x, t, reduction = args
+    d = _call(aten.sub.Tensor, x, t)
+    return _call(aten.mul.Tensor, _call(aten.mul.Tensor, d, 2.0), _grad_scale(grad, x, reduction))
+
+
+def _args(args, kwargs, param: str, default: float):
+    """(x, target, reduction, the loss's own parameter) from positional or keyword arguments."""
+    reduction = args[2] if len(args) > 2 else kwargs.get("reduction", _MEAN)
+    return args[0], args[1], reduction, (args[3] if len(args) > 3 else kwargs.get(param, default))
+
+
+def _abs_diff(x, t):
+    d = _call(aten.sub.Tensor, x, t)
+    return d, _call(aten.abs.default, d)
+
+
+@register_composite(aten.huber_loss.default)
+def huber_loss(func, args, kwargs):
+    """|d| < delta: 0.5 d d;  else delta (|d| - 0.5 delta)."""
+    x, t, reduction, delta = _args(args, kwargs, "delta", 1.0)
+    d, a = _abs_diff(x, t)
+    quad = _call(aten.mul.Tensor, _call(aten.mul.Tensor, d, d), 0.5)
+    lin = _call(aten.mul.Tensor, _call(aten.sub.Tensor, a, 0.5 * delta), delta)
+    return _reduce(_call(aten.where.self, _call(aten.lt.Scalar, a, delta), quad, lin), reduction)
+
+
+@register_composite(aten.huber_loss_backward.default)
+def huber_loss_backward(func, args, kwargs):
+    """d for |d| < delta, else delta sign(d); times the (scaled) incoming gradient."""
+    grad, x, t, reduction, delta = args
+    d, a = _abs_diff(x, t)
+    outer = _call(aten.mul.Tensor, _call(aten.sign.default, d), delta)
+    local = _call(aten.where.self, _call(aten.lt.Scalar, a, delta), d, outer)
+    return _call(aten.mul.Tensor, local, _grad_scale(grad, x, reduction))
+
+
+@register_composite(aten.smooth_l1_loss.default)
+def smooth_l1_loss(func, args, kwargs):
+    """|d| < beta: 0.5 d d / beta;  else |d| - 0.5 beta (beta == 0: |d|)."""
+    x, t, reduction, beta = _args(args, kwargs, "beta", 1.0)
+    d, a = _abs_diff(x, t)
+    if beta == 0:
+        return _reduce(a, reduction)
+    quad = _call(aten.div.Scalar, _call(aten.mul.Tensor, _call(aten.mul.Tensor, d, d), 0.5), beta)
+    lin = _call(aten.sub.Tensor, a, 0.5 * beta)
+    return _reduce(_call(aten.where.self, _call(aten.lt.Scalar, a, beta), quad, lin), reduction)
+
+
+@register_composite(aten.smooth_l1_loss_backward.default)
+def smooth_l1_loss_backward(func, args, kwargs):
+    """d / beta for |d| < beta, else sign(d); times the (scaled) incoming gradient."""
+    grad, x, t, reduction, beta = args
+    d, a = _abs_diff(x, t)
+    sign = _call(aten.sign.default, d)
+    local = sign if beta == 0 else _call(aten.where.self, _call(aten.lt.Scalar, a, beta),
+                                         _call(aten.div.Scalar, d, beta), sign)
+    return _call(aten.mul.Tensor, local, _grad_scale(grad, x, reduction))
+
+
+@register_composite([aten.xlogy.Tensor, aten.xlogy.Scalar_Other, aten.xlogy.Scalar_Self])
+def xlogy(func, args, kwargs):
+    """x log(y), and 0 where x == 0 unless y is NaN (torch's definition)."""
+    x, y = args
+    if not isinstance(x, torch.Tensor):
+        x = torch.scalar_tensor(x, dtype=y.dtype)
+    if not isinstance(y, torch.Tensor):
+        y = torch.scalar_tensor(y, dtype=x.dtype)
+    prod = _call(aten.mul.Tensor, x, _call(aten.log.default, y))
+    zero = _call(aten.logical_and.default, _call(aten.eq.Scalar, x, 0), _call(aten.eq.Tensor, y, y))
+    return _call(aten.where.ScalarSelf, zero, 0.0, prod)
