@@ -17,6 +17,12 @@ LOSSES = {
     "smooth_l1": lambda x, t: F.smooth_l1_loss(x, t, beta=0.5),
     "smooth_l1_beta0": lambda x, t: F.smooth_l1_loss(x, t, beta=0.0),
     "kl_div": lambda x, t: F.kl_div(F.log_softmax(x, 1), F.softmax(t, 1), reduction="batchmean"),
+    "bce": lambda x, t: F.binary_cross_entropy(torch.sigmoid(x), torch.sigmoid(t)),
+    "bce_weighted": lambda x, t: F.binary_cross_entropy(torch.sigmoid(x), (t > 0).to(x.dtype), weight=t.abs(),
+                                                        reduction="sum"),
+    "bce_logits": lambda x, t: F.binary_cross_entropy_with_logits(x, torch.sigmoid(t)),
+    "bce_logits_pos": lambda x, t: F.binary_cross_entropy_with_logits(
+        x, (t > 0).to(x.dtype), pos_weight=t[0].abs() + 0.5, reduction="sum"),
 }
 
 

@@ -108,3 +108,47 @@ def xlogy(func, args, kwargs):
     prod = _call(aten.mul.Tensor, x, _call(aten.log.default, y))
     zero = _call(aten.logical_and.default, _call(aten.eq.Scalar, x, 0), _call(aten.eq.Tensor, y, y))
     return _call(aten.where.ScalarSelf, zero, 0.0, prod)
+
+
+def _weighted(loss, weight):
+    return loss if weight is None else _call(aten.mul.Tensor, loss, weight)
+
+
+@register_composite(aten.binary_cross_entropy.default)
+def binary_cross_entropy(func, args, kwargs):
+    """(y - 1) max(log1p(-p), -100) - y max(log p, -100), times the weight."""
+    p, y = args[0], args[1]
+    weight = args[2] if len(args) > 2 else kwargs.get("weight")
+    reduction = args[3] if len(args) > 3 else kwargs.get("reduction", _MEAN)
+    log_p = _call(aten.clamp_min.default, _call(aten.log.default, p), -100.0)
+    log_q = _call(aten.clamp_min.default, _call(aten.log1p.default, _call(aten.neg.default, p)), -100.0)
+    loss = _call(aten.sub.Tensor, _call(aten.mul.Tensor, _call(aten.sub.Tensor, y, 1.0), log_q),
+                 _call(aten.mul.Tensor, y, log_p))
+    return _reduce(_weighted(loss, weight), reduction)
+
+
+@register_composite(aten.binary_cross_entropy_backward.default)
+def binary_cross_entropy_backward(func, args, kwargs):
+    """(p - y) / max((1 - p) p, 1e-12), times the weight and the (scaled) incoming gradient."""
+    grad, p, y = args[0], args[1], args[2]
+    weight = args[3] if len(args) > 3 else kwargs.get("weight")
+    reduction = args[4] if len(args) > 4 else kwargs.get("reduction", _MEAN)
+    denom = _call(aten.clamp_min.default, _call(aten.mul.Tensor, _call(aten.rsub.Scalar, p, 1.0), p), 1e-12)
+    local = _call(aten.div.Tensor, _call(aten.sub.Tensor, p, y), denom)
+    return _call(aten.mul.Tensor, _weighted(local, weight), _grad_scale(grad, p, reduction))
+
+
+@register_composite(aten.binary_cross_entropy_with_logits.default)
+def binary_cross_entropy_with_logits(func, args, kwargs):
+    """(1 - y) x + w_pos softplus(-x), w_pos = (pos_weight - 1) y + 1 (1 without pos_weight),
+    times the weight."""
+    x, y = args[0], args[1]
+    weight = args[2] if len(args) > 2 else kwargs.get("weight")
+    pos_weight = args[3] if len(args) > 3 else kwargs.get("pos_weight")
+    reduction = args[4] if len(args) > 4 else kwargs.get("reduction", _MEAN)
+    soft = _call(aten.softplus.default, _call(aten.neg.default, x), 1.0, 20.0)
+    if pos_weight is not None:
+        w_pos = _call(aten.add.Tensor, _call(aten.mul.Tensor, _call(aten.sub.Tensor, pos_weight, 1.0), y), 1.0)
+        soft = _call(aten.mul.Tensor, w_pos, soft)
+    loss = _call(aten.add.Tensor, _call(aten.mul.Tensor, _call(aten.rsub.Scalar, y, 1.0), x), soft)
+    return _reduce(_weighted(loss, weight), reduction)
