@@ -61,6 +61,56 @@ inline void stream_blocks(uint64_t seed, uint64_t first, int count, bool simd, P
   for (int k = 0; k < count; ++k) out[k] = stream_block(seed, first + uint64_t(k));
 }
 
+// The block walk shared by every fill: blocks 0 .. blocks - 1 of the op (stream blocks
+// offset + j) in parallel pieces, four at a time; body(j, group, bs) gets blocks j .. j + group - 1.
+template <typename Body>
+void for_each_block_group(int64_t blocks, int64_t work_per_block, uint64_t seed, uint64_t offset, int nthreads,
+                          const Body& body) {
+  const bool simd = active_isa() >= Isa::avx2;
+  parallel_for(blocks, nthreads, work_per_block, [&](int64_t j0, int64_t j1) {
+    for (int64_t j = j0; j < j1; j += 4) {
+      const int group = j1 - j < 4 ? int(j1 - j) : 4;
+      PhiloxBlock bs[4];
+      stream_blocks(seed, offset + uint64_t(j), group, simd, bs);
+      body(j, group, bs);
+    }
+  });
+}
+
+// Element slots of blocks j .. j + group - 1 (per slots each, the last block possibly partial).
+template <typename T, int kPer>
+REPMODE_INLINE void store_slots(T* out, int64_t n, int64_t per, int64_t j, int group, const T (*vals)[kPer]) {
+  for (int g = 0; g < group; ++g) {
+    const int64_t first = (j + g) * per;
+    const int64_t count = n - first < per ? n - first : per;
+    for (int64_t k = 0; k < count; ++k) out[first + k] = vals[g][k];
+  }
+}
+
+// normal_from_block for a group of blocks, stage by stage: independent long-latency chains (log,
+// sqrt, the polynomials) side by side, and four lanes at a time with AVX2 (the same functions).
+template <typename T>
+REPMODE_INLINE void normal_group(const PhiloxBlock* bs, int group, double mean, double stddev, T (*vals)[4]) {
+  double r[4], sn[4], cs[4];
+#if defined(__x86_64__)
+  if (group == 4 && active_isa() >= Isa::avx2) {
+    double u1[4], u2[4], lg[4];
+    for (int g = 0; g < 4; ++g) {
+      u1[g] = box_muller_u1(bs[g]);
+      u2[g] = box_muller_u2(bs[g]);
+    }
+    log4_avx2(u1, lg);
+    for (int g = 0; g < 4; ++g) r[g] = box_muller_radius_of(lg[g]);
+    sincos_turns4_avx2(u2, sn, cs);
+  } else
+#endif
+  {
+    for (int g = 0; g < group; ++g) r[g] = box_muller_radius(bs[g]);
+    for (int g = 0; g < group; ++g) box_muller_angle(bs[g], &sn[g], &cs[g]);
+  }
+  for (int g = 0; g < group; ++g) normal_pair<T>(r[g], sn[g], cs[g], mean, stddev, vals[g]);
+}
+
 }  // namespace
 
 template <typename T>
@@ -71,43 +121,14 @@ uint64_t random_fill(int dist, T* out, int64_t n, uint64_t seed, uint64_t offset
   const RandomDist d = static_cast<RandomDist>(dist);
   const int64_t per = elements_per_block(d, int(sizeof(T)));
   const int64_t blocks = n > 0 ? (n + per - 1) / per : 0;
-  const bool simd = active_isa() >= Isa::avx2;
-  parallel_for(blocks, nthreads, 16 * per, [&](int64_t j0, int64_t j1) {
-    for (int64_t j = j0; j < j1; j += 4) {
-      const int group = j1 - j < 4 ? int(j1 - j) : 4;
-      PhiloxBlock bs[4];
-      stream_blocks(seed, offset + uint64_t(j), group, simd, bs);
-      T vals[4][4];
-      if (d == RandomDist::normal) {
-        // normal_from_block's stages, each over the whole group: independent long-latency
-        // chains (log, sqrt, the polynomials) side by side.
-        double r[4], sn[4], cs[4];
-#if defined(__x86_64__)
-        if (simd && group == 4) {  // the same functions, four lanes at a time
-          double u1[4], u2[4], lg[4];
-          for (int g = 0; g < 4; ++g) {
-            u1[g] = box_muller_u1(bs[g]);
-            u2[g] = box_muller_u2(bs[g]);
-          }
-          log4_avx2(u1, lg);
-          for (int g = 0; g < 4; ++g) r[g] = box_muller_radius_of(lg[g]);
-          sincos_turns4_avx2(u2, sn, cs);
-        } else
-#endif
-        {
-          for (int g = 0; g < group; ++g) r[g] = box_muller_radius(bs[g]);
-          for (int g = 0; g < group; ++g) box_muller_angle(bs[g], &sn[g], &cs[g]);
-        }
-        for (int g = 0; g < group; ++g) normal_pair<T>(r[g], sn[g], cs[g], p0, p1, vals[g]);
-      } else {
-        for (int g = 0; g < group; ++g) dist_from_block<T>(d, bs[g], p0, p1, vals[g]);
-      }
-      for (int g = 0; g < group; ++g) {
-        const int64_t first = (j + g) * per;
-        const int64_t count = n - first < per ? n - first : per;
-        for (int64_t k = 0; k < count; ++k) out[first + k] = vals[g][k];
-      }
+  for_each_block_group(blocks, 16 * per, seed, offset, nthreads, [&](int64_t j, int group, const PhiloxBlock* bs) {
+    T vals[4][4];
+    if (d == RandomDist::normal) {
+      normal_group<T>(bs, group, p0, p1, vals);
+    } else {
+      for (int g = 0; g < group; ++g) dist_from_block<T>(d, bs[g], p0, p1, vals[g]);
     }
+    store_slots<T, 4>(out, n, per, j, group, vals);
   });
   return uint64_t(blocks);
 }
@@ -115,19 +136,10 @@ uint64_t random_fill(int dist, T* out, int64_t n, uint64_t seed, uint64_t offset
 uint64_t random_ints(int64_t* out, int64_t n, uint64_t seed, uint64_t offset, int64_t lo, uint64_t range,
                      int nthreads) {
   const int64_t blocks = n > 0 ? (n + 1) / 2 : 0;
-  const bool simd = active_isa() >= Isa::avx2;
-  parallel_for(blocks, nthreads, 32, [&](int64_t j0, int64_t j1) {
-    for (int64_t j = j0; j < j1; j += 4) {
-      const int group = j1 - j < 4 ? int(j1 - j) : 4;
-      PhiloxBlock bs[4];
-      stream_blocks(seed, offset + uint64_t(j), group, simd, bs);
-      for (int g = 0; g < group; ++g) {
-        int64_t vals[2];
-        ints_from_block(bs[g], lo, range, vals);
-        out[2 * (j + g)] = vals[0];
-        if (2 * (j + g) + 1 < n) out[2 * (j + g) + 1] = vals[1];
-      }
-    }
+  for_each_block_group(blocks, 32, seed, offset, nthreads, [&](int64_t j, int group, const PhiloxBlock* bs) {
+    int64_t vals[4][2];
+    for (int g = 0; g < group; ++g) ints_from_block(bs[g], lo, range, vals[g]);
+    store_slots<int64_t, 2>(out, n, 2, j, group, vals);
   });
   return uint64_t(blocks);
 }

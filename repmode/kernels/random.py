@@ -14,27 +14,28 @@ import torch
 
 from .. import rng
 from ..registry import DISPATCH, register_kernel
-from ._common import LOW_PRECISION, C, get_num_threads, unsupported, write_out
+from ._common import DTYPE_CODE, LOW_PRECISION, C, get_num_threads, unsupported, write_out
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
 
 UNIFORM, NORMAL, EXPONENTIAL, GEOMETRIC, LOG_NORMAL, CAUCHY = 0, 1, 3, 4, 5, 6
-_FLOAT_CODE = {torch.float32: 0, torch.float64: 1}
 
 
 def _draw(dist: int, shape, dtype: torch.dtype, p0: float, p1: float, generator=None) -> Tensor:
     """A new contiguous tensor of ``dist`` draws (float dtypes only)."""
     work = torch.float32 if dtype in LOW_PRECISION else dtype
-    if work not in _FLOAT_CODE:
+    if work not in DTYPE_CODE:
         raise TypeError(f"repmode: {dtype} is not a floating dtype for this distribution")
     out = torch.empty(shape, dtype=work)
     n = out.numel()
-    per = 4 if (dist == UNIFORM and work == torch.float32) else 2
-    seed, offset = rng.take(-(-n // per), generator)
+    per = 4 if (dist == UNIFORM and work == torch.float32) else 2  # elements_per_block in C++
+    blocks = -(-n // per)
+    seed, offset = rng.take(blocks, generator)
     if n:
-        C.random_fill(dist, _FLOAT_CODE[work], out.data_ptr(), n, seed, offset, float(p0), float(p1),
-                      get_num_threads())
+        used = C.random_fill(dist, DTYPE_CODE[work], out.data_ptr(), n, seed, offset, float(p0), float(p1),
+                             get_num_threads())
+        assert used == blocks, "the stream reservation and the C++ fill disagree on the block count"
     return out if work == dtype else out.to(dtype)
 
 
@@ -288,7 +289,7 @@ def _sequential_cumsum(rows: Tensor) -> Tensor:
     (repmode's cumsum order)."""
     out = torch.empty_like(rows)
     m, n = rows.shape
-    C.cumulative(_FLOAT_CODE[torch.float64], rows.data_ptr(), out.data_ptr(), m, n, 1, False, get_num_threads())
+    C.cumulative(DTYPE_CODE[torch.float64], rows.data_ptr(), out.data_ptr(), m, n, 1, False, get_num_threads())
     return out
 
 
