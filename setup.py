@@ -12,7 +12,7 @@ FP_FLAGS = ["-O3", "-ffp-contract=off", "-fno-fast-math", "-fno-finite-math-only
 # Compile the sources in parallel (one job per core unless REPMODE_BUILD_JOBS says otherwise).
 ParallelCompile("REPMODE_BUILD_JOBS").install()
 
-sources = ["csrc/bindings.cpp"] + sorted(glob.glob("csrc/cpu/*.cpp"))
+sources = sorted(glob.glob("csrc/*.cpp")) + sorted(glob.glob("csrc/cpu/*.cpp"))
 
 ext = Pybind11Extension(
     "repmode._C",

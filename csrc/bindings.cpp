@@ -1,8 +1,8 @@
-// repmode._C: the Python binding of the CPU kernels. No torch headers: Python passes data
+// repmode._C: the Python binding of the CPU kernels (families with their own file:
+// csrc/bind_families.cpp lists them). No torch headers: Python passes data
 // pointers (as integers), sizes and strides in elements, and a dtype code
 // (0 = float32, 1 = float64); outputs are allocated by Python.
-#include <pybind11/pybind11.h>
-#include <pybind11/stl.h>
+#include "bind_util.h"
 
 #include <cstdint>
 #include <stdexcept>
@@ -28,21 +28,9 @@ using namespace repmode::cpu;
 
 namespace {
 
-using Ints = std::vector<int64_t>;
-
-template <typename T> T* ptr(uintptr_t p) { return reinterpret_cast<T*>(p); }
-
-[[noreturn]] void bad_dtype(int dtype) {
-  throw std::invalid_argument("repmode._C: unsupported dtype code " + std::to_string(dtype));
-}
-
-// Call fn.template operator()<T>() with T = float or double by dtype code.
-template <typename Fn>
-auto by_dtype(int dtype, Fn&& fn) {
-  if (dtype == 0) return fn(float{});
-  if (dtype == 1) return fn(double{});
-  bad_dtype(dtype);
-}
+using repmode::bind::Ints;
+using repmode::bind::by_dtype;
+using repmode::bind::ptr;
 
 // An operand: a tensor (pointer + strides) or, when pointer is 0, the Python number `value`.
 template <typename T>
@@ -116,6 +104,7 @@ bool set_cpu_isa(const std::string& name) {
 PYBIND11_MODULE(_C, m) {
   m.doc() = "repmode's reproducible CPU kernels (see docs/semantics.md for every order)";
 
+  repmode::bind::bind_families(m);
   m.def("flush_denormal_active", &flush_denormal_active);
   m.def("set_cpu_isa", &set_cpu_isa);
   m.def("cpu_isa", [] { return std::string(isa_name(active_isa())); });

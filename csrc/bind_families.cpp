@@ -1,0 +1,11 @@
+// The kernel families whose bindings live in their own csrc/bind_<family>.cpp file. Each such
+// file defines one `void bind_<family>(pybind11::module_&)`; add it here.
+#include "bind_util.h"
+
+namespace repmode::bind {
+
+void bind_families(pybind11::module_& m) {
+  (void)m;
+}
+
+}  // namespace repmode::bind
