@@ -12,12 +12,16 @@ import argparse
 import datetime
 import os
 import platform
+import sys
 import time
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import repmode
+
+# The training-step cases time the models of examples/ (plain modules, importable).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
 
 
 class PassThroughMode(TorchDispatchMode):
@@ -161,6 +165,42 @@ def case_mlp_step():
     return [_row("MLP training step (64→128→10, batch 64, SGD)", native, rep)]
 
 
+def _training_step_row(label, model, optimizer, x, y, clip_grad_norm=None, inner=5):
+    def step():
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        if clip_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
+        optimizer.step()
+
+    native, rep = compare(step, repeats=5, inner=inner)
+    return _row(label, native, rep)
+
+
+def _example_step(module: str, label: str, clip_grad_norm=None, inner=5, **model_args):
+    """One training step (forward, backward, optimizer) of a model of examples/, batch 64."""
+    example = __import__(module)
+    torch.manual_seed(0)
+    model = example.MODEL(**model_args)
+    x, y = torch.rand(64, 64), torch.randint(0, 10, (64,))
+    return [_training_step_row(label, model, example.make_optimizer(model), x, y, clip_grad_norm, inner)]
+
+
+def case_cnn_step():
+    return _example_step("train_cnn", "CNN training step (examples/train_cnn.py, batch 64, SGD momentum)")
+
+
+def case_transformer_step():
+    return _example_step("train_transformer", "Transformer training step (d_model 128, 4 heads, 2 layers, "
+                         "64 tokens, batch 64, AdamW + clip_grad_norm_)", clip_grad_norm=1.0, inner=2,
+                         d_model=128, heads=4, layers=2, patch=1)
+
+
+def case_lstm_step():
+    return _example_step("train_lstm", "LSTM training step (examples/train_lstm.py, 8 steps, hidden 64, "
+                         "batch 64, Adam)")
+
+
 def case_random():
     n = 16 * 2**20
     rows = []
@@ -185,6 +225,9 @@ CASES = {
     "unary_math": case_unary_math,
     "random": case_random,
     "mlp": case_mlp_step,
+    "cnn": case_cnn_step,
+    "transformer": case_transformer_step,
+    "lstm": case_lstm_step,
 }
 
 

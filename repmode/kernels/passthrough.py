@@ -40,7 +40,14 @@ register_passthrough(_overloads(
 
 register_passthrough(_overloads(
     "aten.flip.default", "aten.roll.default", "aten.repeat.default", "aten.constant_pad_nd.default",
+    "aten.narrow_copy.default",
 ), reason="data movement: every output element is one input element (or the constant pad value)")
+
+register_passthrough(_overloads(
+    "aten.select_backward.default", "aten.slice_backward.default", "aten.diagonal_backward.default",
+    "aten.tril.default", "aten.triu.default", "aten.tril_.default", "aten.triu_.default",
+), reason="data movement into zeros: each output element is one input element or +0 (no sums: the view's "
+          "elements are distinct)")
 
 register_passthrough(_overloads(
     "aten.clone.default", "aten.copy_.default", "aten._to_copy.default", "aten.contiguous.default",
@@ -57,7 +64,7 @@ register_passthrough(_overloads(
 ), reason="allocation or fill with one value (the value converted once, round to nearest even)")
 
 register_passthrough(_overloads(
-    "aten.eq.Tensor", "aten.eq.Scalar", "aten.ne.Tensor", "aten.ne.Scalar", "aten.lt.Tensor", "aten.lt.Scalar",
+    "aten.equal.default", "aten.eq.Tensor", "aten.eq.Scalar", "aten.ne.Tensor", "aten.ne.Scalar", "aten.lt.Tensor", "aten.lt.Scalar",
     "aten.le.Tensor", "aten.le.Scalar", "aten.gt.Tensor", "aten.gt.Scalar", "aten.ge.Tensor", "aten.ge.Scalar",
     "aten.logical_not.default", "aten.logical_and.default", "aten.logical_or.default",
     "aten.logical_and_.default", "aten.logical_or_.default", "aten.logical_xor.default",

@@ -1,0 +1,34 @@
+"""Train an LSTM that reads the 8x8 digit images row by row (8 steps of 8 pixels) on
+scikit-learn's handwritten digits, bit-reproducibly; Adam.
+
+    python examples/train_lstm.py --threads 1
+    python examples/train_lstm.py --threads 2
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from digits import run
+
+
+class DigitsLSTM(nn.Module):
+    def __init__(self, hidden: int = 64):
+        super().__init__()
+        self.lstm = nn.LSTM(input_size=8, hidden_size=hidden, batch_first=True)
+        self.head = nn.Linear(hidden, 10)
+
+    def forward(self, x):
+        out, _ = self.lstm(x.view(-1, 8, 8))  # (N, rows, pixels)
+        return self.head(out[:, -1])
+
+
+MODEL = DigitsLSTM  # what benchmarks/run.py times
+
+
+def make_optimizer(model: nn.Module) -> torch.optim.Optimizer:
+    return torch.optim.Adam(model.parameters(), lr=5e-3)
+
+
+if __name__ == "__main__":
+    run(__doc__.splitlines()[0], DigitsLSTM, make_optimizer, default_epochs=15)
