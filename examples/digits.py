@@ -48,11 +48,16 @@ def train(model, optimizer, x_train, y_train, epochs: int, batch_size: int = 64,
                 scheduler.step()
 
 
+def cosine_schedule(optimizer, total_steps: int):
+    """Cosine decay of the learning rate to zero over the whole run (stepped once per batch)."""
+    return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=total_steps)
+
+
 def run(description: str, make_model: Callable[[], torch.nn.Module],
         make_optimizer: Callable[[torch.nn.Module], torch.optim.Optimizer], default_epochs: int,
         clip_grad_norm: float | None = None, scheduler_factory=None) -> None:
     """Parse --epochs/--threads, train in strict mode, print the digests and the accuracy."""
-    parser = argparse.ArgumentParser(description=description)
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epochs", type=int, default=default_epochs)
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads before training")
     args = parser.parse_args()

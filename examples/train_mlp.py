@@ -22,4 +22,4 @@ def make_optimizer(model: nn.Module) -> torch.optim.Optimizer:
 
 
 if __name__ == "__main__":
-    run(__doc__.splitlines()[0], make_model, make_optimizer, default_epochs=20)
+    run(__doc__, make_model, make_optimizer, default_epochs=20)

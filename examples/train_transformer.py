@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from digits import run
+from digits import cosine_schedule, run
 
 
 class DigitsTransformer(nn.Module):
@@ -39,13 +39,9 @@ MODEL = DigitsTransformer  # what benchmarks/run.py times
 
 
 def make_optimizer(model: nn.Module) -> torch.optim.Optimizer:
-    return torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-2)
-
-
-def cosine_schedule(optimizer, total_steps: int):
-    return torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, T_max=total_steps)
+    return torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-2)
 
 
 if __name__ == "__main__":
-    run(__doc__.splitlines()[0], DigitsTransformer, make_optimizer, default_epochs=15, clip_grad_norm=1.0,
+    run(__doc__, DigitsTransformer, make_optimizer, default_epochs=10, clip_grad_norm=1.0,
         scheduler_factory=cosine_schedule)

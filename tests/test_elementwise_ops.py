@@ -272,3 +272,13 @@ def test_gelu_simd_path_equals_the_formula_on_bit_patterns():
         strided = torch.empty(x.numel() * 2)[::2]
         strided.copy_(x)
         assert_bitwise_equal(F.gelu(strided), want, "gelu strided")
+
+
+def test_clamp_of_integers_stays_integer():
+    # A missing bound must not promote: torch keeps the integer dtype (found by the LSTM tests).
+    x = torch.tensor([-100, 2, 7])
+    with repmode.enabled():
+        got = [x.clamp(min=0), x.to(torch.int32).clamp(max=1), x.clamp(min=0.5), x.clamp(-1, 3)]
+    want = [x.clamp(min=0), x.to(torch.int32).clamp(max=1), x.clamp(min=0.5), x.clamp(-1, 3)]
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and torch.equal(g, w)

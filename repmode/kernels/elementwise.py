@@ -238,10 +238,16 @@ def _bound(x, default):
 
 
 def _clamp_operands(args, kwargs):
-    lo = _bound(_arg(args, kwargs, 1, "min", None), -math.inf)
-    hi = _bound(_arg(args, kwargs, 2, "max", None), math.inf)
-    if (isinstance(lo, float) and math.isinf(lo) and isinstance(hi, float) and math.isinf(hi)
-            and _arg(args, kwargs, 1, "min", None) is None and _arg(args, kwargs, 2, "max", None) is None):
+    x = args[0]
+    if isinstance(x, Tensor) and not x.is_floating_point() and not x.is_complex() and x.dtype != torch.bool:
+        # A missing bound must not promote an integer input: use the dtype's own range.
+        info = torch.iinfo(x.dtype)
+        lo = _bound(_arg(args, kwargs, 1, "min", None), info.min)
+        hi = _bound(_arg(args, kwargs, 2, "max", None), info.max)
+    else:
+        lo = _bound(_arg(args, kwargs, 1, "min", None), -math.inf)
+        hi = _bound(_arg(args, kwargs, 2, "max", None), math.inf)
+    if _arg(args, kwargs, 1, "min", None) is None and _arg(args, kwargs, 2, "max", None) is None:
         raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     return CLAMP, args[0], lo, hi
 
