@@ -5,3 +5,4 @@ from . import (  # noqa: F401
 )
 from . import foreach, fused_optim, losses  # noqa: F401,E402  (last: they call the ops registered above)
 from . import layer_norm  # noqa: F401,E402
+from . import attention  # noqa: F401,E402
