@@ -13,7 +13,7 @@ from conftest import assert_bitwise_equal, assert_invariant, available_isas, cpu
 
 C = _ext.C
 CODE = {torch.float32: 0, torch.float64: 1}
-SHAPES = [(1, 1), (3, 7), (5, 31), (4, 33), (17, 100), (3, 4096 + 37)]
+SHAPES = [(1, 1), (3, 7), (5, 31), (4, 33), (17, 100), (3, 4096 + 37), (2 * 4096 + 70, 35)]
 
 
 def _c_forward(x, w, b, eps, reference, threads=2):
