@@ -60,7 +60,8 @@ def _qkv(rng, B=2, H=3, L=7, S=9, E=5, Ev=6, dtype=torch.float32):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("variant", ["plain", "causal", "bool_mask", "float_mask", "scale", "negative_scale", "masked_row"])
+@pytest.mark.parametrize("variant", ["plain", "causal", "bool_mask", "float_mask", "scale", "negative_scale",
+                                     "masked_row"])
 def test_flash_op_equals_documented_reference(rng, dtype, variant):
     q, k, v = _qkv(rng, dtype=dtype)
     mask, causal, scale = None, False, None

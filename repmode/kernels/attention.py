@@ -74,12 +74,13 @@ def _additive_mask(mask: Tensor, dtype) -> Tensor:
     return mask
 
 
-def _scores(q: Tensor, k: Tensor, attn_mask, is_causal: bool, scale: float) -> Tensor:
+def _scores(q: Tensor, k: Tensor, attn_mask, is_causal: bool, scale: float, scaled=None) -> Tensor:
     """round(q·c)·round(k·c)ᵀ (one fma chain per score), then + mask (causal / bool masks as
-    0 / −inf, float masks as given): one rounding. Shape (..., L, S)."""
+    0 / −inf, float masks as given): one rounding. Shape (..., L, S). ``scaled``: the
+    (round(q·c), round(k·c)) pair when the caller has it already."""
     lead = q.shape[:-2]
     L, S = q.shape[-2], k.shape[-2]
-    qs, ks = _scaled_qk(q, k, scale)
+    qs, ks = _scaled_qk(q, k, scale) if scaled is None else scaled
     s = call_registered(aten.bmm.default, _batched(qs), _batched(ks).transpose(1, 2)).view(*lead, L, S)
     if is_causal:
         s = call_registered(aten.add.Tensor, s, _additive_mask(torch.ones(L, S, dtype=torch.bool).tril(), s.dtype))
@@ -88,8 +89,8 @@ def _scores(q: Tensor, k: Tensor, attn_mask, is_causal: bool, scale: float) -> T
     return s
 
 
-def _probabilities(q, k, attn_mask, is_causal, scale):
-    s = _scores(q, k, attn_mask, is_causal, scale)
+def _probabilities(q, k, attn_mask, is_causal, scale, scaled=None):
+    s = _scores(q, k, attn_mask, is_causal, scale, scaled)
     return s, call_registered(aten._safe_softmax.default, s, -1)
 
 
@@ -133,8 +134,8 @@ def sdpa_flash_cpu_backward(func, args, kwargs):
     fwd_kwargs = {"attn_mask": kwargs.get("attn_mask"), "scale": kwargs.get("scale")}
     q, k, v, attn_mask, is_causal, scale = _sdpa_args(func, (q, k, v, dropout_p, is_causal), fwd_kwargs)
     _check_inputs(func, args, kwargs, grad_out)
-    _, p = _probabilities(q, k, attn_mask, is_causal, scale)      # recomputed: the forward's bits
     qs, ks = _scaled_qk(q, k, scale)
+    _, p = _probabilities(q, k, attn_mask, is_causal, scale, (qs, ks))   # recomputed: the forward's bits
     go = _batched(grad_out)
     pb = _batched(p)
     dv = call_registered(aten.bmm.default, pb.transpose(1, 2), go)
