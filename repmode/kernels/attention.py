@@ -1,0 +1,265 @@
+"""Attention: scaled dot-product attention (the CPU flash op and its backward), and the eval fast
+paths of nn.MultiheadAttention (``_native_multi_head_attention``) and nn.TransformerEncoderLayer
+(``_transformer_encoder_layer_fwd``), all composites of registered ops (repmode's bmm, mul, add,
+softmax, layer norm, gelu/relu). Orders: docs/semantics.md "Attention".
+
+The math path of ``scaled_dot_product_attention`` (chosen by torch e.g. for dropout > 0) is
+decomposed by torch into registered ops (mul, matmul/bmm, add/masked_fill, _safe_softmax,
+dropout) and needs nothing here."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..registry import REGISTRY, register_composite, register_passthrough
+from ..errors import UnsupportedOpError
+from ._common import call_registered, check_cpu, unsupported
+
+aten = torch.ops.aten
+Tensor = torch.Tensor
+NEG_INF = float("-inf")
+
+if aten.select_backward.default not in REGISTRY:
+    # The backward of integer indexing (x[i]; MultiheadAttention's unbind of the packed q/k/v):
+    # zeros with the gradient copied into one slice. Pure data movement.
+    register_passthrough([aten.select_backward.default],
+                         "zeros with the incoming gradient copied into one slice (data movement)",
+                         family="attention")
+_tri = [op for op in (aten.triu.default, aten.tril.default) if op not in REGISTRY]
+if _tri:
+    # nn.Transformer.generate_square_subsequent_mask and the encoder's causal-mask detection:
+    # keep or zero elements by position (selection).
+    register_passthrough(_tri, "keeps or zeroes elements by their position (selection)", family="attention")
+
+
+def _check_inputs(func, args, kwargs, *tensors):
+    for t in tensors:
+        if isinstance(t, Tensor) and t.is_nested:
+            raise UnsupportedOpError(
+                f"repmode does not support {func} on nested tensors (nn.TransformerEncoder builds them in eval "
+                "when given a src_key_padding_mask: pass enable_nested_tensor=False)")
+    check_cpu(func, args, kwargs, *tensors)
+    dtype = tensors[0].dtype
+    if dtype not in (torch.float32, torch.float64):
+        raise unsupported(func, args, kwargs, f"dtype {dtype} is not supported yet (float32 and float64 are)")
+    for t in tensors:
+        if isinstance(t, Tensor) and t.is_floating_point() and t.dtype != dtype:
+            raise unsupported(func, args, kwargs, f"mixed dtypes ({dtype} and {t.dtype}) are not supported")
+
+
+def _default_scale(E: int) -> float:
+    """torch's default: 1 / sqrt(E) in double (rounded to the compute dtype by the mul)."""
+    return 1.0 / math.sqrt(E)
+
+
+def _batched(t: Tensor) -> Tensor:
+    """(..., L, E) as (prod(...), L, E): a view where the strides allow, else an exact copy."""
+    return t.reshape(-1, t.shape[-2], t.shape[-1])
+
+
+def _scaled_qk(q: Tensor, k: Tensor, scale: float) -> tuple[Tensor, Tensor]:
+    """(round(q·c_q), round(k·c)) with c = sqrt(|scale|) in double and c_q = ±c (torch's math
+    path: the sign of a negative scale goes to q); each factor rounded to T once by the mul."""
+    c = math.sqrt(abs(scale))
+    qs = call_registered(aten.mul.Scalar, q, (0.0 - c) if scale < 0 else c)
+    ks = call_registered(aten.mul.Scalar, k, c)
+    return qs, ks
+
+
+def _additive_mask(mask: Tensor, dtype) -> Tensor:
+    """sdpa's convention: a bool mask is True where attention IS allowed → 0, elsewhere −inf."""
+    if mask.dtype == torch.bool:
+        return torch.where(mask, torch.zeros((), dtype=dtype), torch.full((), NEG_INF, dtype=dtype))
+    return mask
+
+
+def _scores(q: Tensor, k: Tensor, attn_mask, is_causal: bool, scale: float, scaled=None) -> Tensor:
+    """round(q·c)·round(k·c)ᵀ (one fma chain per score), then + mask (causal / bool masks as
+    0 / −inf, float masks as given): one rounding. Shape (..., L, S). ``scaled``: the
+    (round(q·c), round(k·c)) pair when the caller has it already."""
+    lead = q.shape[:-2]
+    L, S = q.shape[-2], k.shape[-2]
+    qs, ks = _scaled_qk(q, k, scale) if scaled is None else scaled
+    s = call_registered(aten.bmm.default, _batched(qs), _batched(ks).transpose(1, 2)).view(*lead, L, S)
+    if is_causal:
+        s = call_registered(aten.add.Tensor, s, _additive_mask(torch.ones(L, S, dtype=torch.bool).tril(), s.dtype))
+    if attn_mask is not None:
+        s = call_registered(aten.add.Tensor, s, _additive_mask(attn_mask, s.dtype))
+    return s
+
+
+def _probabilities(q, k, attn_mask, is_causal, scale, scaled=None):
+    s = _scores(q, k, attn_mask, is_causal, scale, scaled)
+    return s, call_registered(aten._safe_softmax.default, s, -1)
+
+
+def _pv(p: Tensor, v: Tensor) -> Tensor:
+    out = call_registered(aten.bmm.default, _batched(p), _batched(v))
+    return out.view(*p.shape[:-1], v.shape[-1])
+
+
+def _sdpa_args(func, args, kwargs):
+    kwargs = kwargs or {}
+    q, k, v = args[:3]
+    dropout_p = args[3] if len(args) > 3 else kwargs.get("dropout_p", 0.0)
+    is_causal = args[4] if len(args) > 4 else kwargs.get("is_causal", False)
+    attn_mask = kwargs.get("attn_mask")
+    scale = kwargs.get("scale")
+    _check_inputs(func, args, kwargs, q, k, v, attn_mask)
+    if dropout_p and dropout_p > 0:
+        raise unsupported(func, args, kwargs, "dropout in the fused CPU attention op is not supported "
+                                              "(torch's scaled_dot_product_attention takes its math path for "
+                                              "dropout, which repmode covers)")
+    if q.dim() < 3 or q.shape[:-2] != k.shape[:-2] or k.shape[:-1] != v.shape[:-1] or q.shape[-1] != k.shape[-1]:
+        raise unsupported(func, args, kwargs, "query, key and value need the same batch and head dims "
+                                              "(grouped-query or broadcast heads are not supported)")
+    return q, k, v, attn_mask, bool(is_causal), _default_scale(q.shape[-1]) if scale is None else float(scale)
+
+
+@register_composite(aten._scaled_dot_product_flash_attention_for_cpu.default)
+def sdpa_flash_cpu(func, args, kwargs):
+    q, k, v, attn_mask, is_causal, scale = _sdpa_args(func, args, kwargs)
+    s, p = _probabilities(q, k, attn_mask, is_causal, scale)
+    out = _pv(p, v)
+    lse = call_registered(aten.logsumexp.default, s, [-1], False)
+    return out, lse
+
+
+@register_composite(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
+def sdpa_flash_cpu_backward(func, args, kwargs):
+    kwargs = kwargs or {}
+    grad_out, q, k, v = args[:4]
+    dropout_p, is_causal = args[6], args[7]
+    fwd_kwargs = {"attn_mask": kwargs.get("attn_mask"), "scale": kwargs.get("scale")}
+    q, k, v, attn_mask, is_causal, scale = _sdpa_args(func, (q, k, v, dropout_p, is_causal), fwd_kwargs)
+    _check_inputs(func, args, kwargs, grad_out)
+    qs, ks = _scaled_qk(q, k, scale)
+    _, p = _probabilities(q, k, attn_mask, is_causal, scale, (qs, ks))   # recomputed: the forward's bits
+    go = _batched(grad_out)
+    pb = _batched(p)
+    dv = call_registered(aten.bmm.default, pb.transpose(1, 2), go)
+    dp = call_registered(aten.bmm.default, go, _batched(v).transpose(1, 2))
+    ds = call_registered(aten._softmax_backward_data.default, dp, pb, -1, pb.dtype)
+    c = math.sqrt(abs(scale))
+    dq = call_registered(aten.mul.Scalar, call_registered(aten.bmm.default, ds, _batched(ks)),
+                         (0.0 - c) if scale < 0 else c)
+    dk = call_registered(aten.mul.Scalar, call_registered(aten.bmm.default, ds.transpose(1, 2), _batched(qs)), c)
+    return dq.view(q.shape), dk.view(k.shape), dv.view(v.shape)
+
+
+# ---- nn.MultiheadAttention / nn.TransformerEncoderLayer fast paths ---------------------------
+
+def _linear(x: Tensor, w: Tensor, b) -> Tensor:
+    """x·Wᵀ (one fma chain per output) + b (one rounding): the bits of F.linear under repmode."""
+    x2 = x.reshape(-1, x.shape[-1])
+    y = (call_registered(aten.mm.default, x2, w.t()) if b is None
+         else call_registered(aten.addmm.default, b, x2, w.t()))
+    return y.view(*x.shape[:-1], w.shape[0])
+
+
+def _float_mask(mask: Tensor, dtype) -> Tensor:
+    """MultiheadAttention's convention: a bool mask is True where attention is NOT allowed."""
+    if mask.dtype == torch.bool:
+        return torch.zeros(mask.shape, dtype=dtype).masked_fill_(mask, NEG_INF)
+    return mask
+
+
+def _mha_mask(func, args, kwargs, mask, mask_type, B, H, L, S, dtype):
+    """The merged mask of MultiheadAttention.merge_masks as a float tensor broadcastable to (B, H, L, S)."""
+    if mask is None:
+        return None
+    m = _float_mask(mask, dtype)
+    if m.dim() == 2 and mask_type == 1:          # key padding mask (B, S)
+        return m.view(B, 1, 1, S)
+    if m.dim() == 2:                              # attention mask (L, S)
+        return m
+    if m.dim() == 3:                              # (B·H, L, S) or (1, L, S)
+        return m if m.shape[0] == 1 else m.view(B, H, L, S)
+    if m.dim() == 4:
+        return m
+    raise unsupported(func, args, kwargs, f"a mask of shape {list(mask.shape)}")
+
+
+def _mha(func, args, kwargs, query, key, value, embed_dim, num_heads, qkv_weight, qkv_bias, proj_weight,
+         proj_bias, mask, need_weights, average_attn_weights, mask_type):
+    """The slow path of MultiheadAttention (batch first, eval, no dropout) in registered ops."""
+    _check_inputs(func, args, kwargs, query, key, value, qkv_weight, qkv_bias, proj_weight, proj_bias)
+    if query.dim() != 3:
+        raise unsupported(func, args, kwargs, "expects batched (B, T, E) inputs")
+    B, L, D = query.shape
+    S = key.shape[1]
+    H = num_heads
+    hd = D // H
+    wq, wk, wv = qkv_weight.split(D, 0)
+    bq, bk, bv = (None, None, None) if qkv_bias is None else qkv_bias.split(D, 0)
+    q = _linear(query, wq, bq).view(B, L, H, hd).transpose(1, 2)
+    k = _linear(key, wk, bk).view(B, S, H, hd).transpose(1, 2)
+    v = _linear(value, wv, bv).view(B, S, H, hd).transpose(1, 2)
+    m = _mha_mask(func, args, kwargs, mask, mask_type, B, H, L, S, query.dtype)
+    weights = None
+    if need_weights:
+        # F.multi_head_attention_forward with need_weights: q·RN(sqrt(1/hd)) first, then
+        # baddbmm(mask, q_scaled, kᵀ) (= bmm then + mask), softmax (not the "safe" one), bmm.
+        qs = call_registered(aten.mul.Tensor, q, math.sqrt(1.0 / float(hd)))
+        s = call_registered(aten.bmm.default, _batched(qs), _batched(k).transpose(1, 2)).view(B, H, L, S)
+        if m is not None:
+            s = call_registered(aten.add.Tensor, m.expand(B, H, L, S), s)
+        p = call_registered(aten._softmax.default, s, -1, False)
+        ctx = _pv(p, v)
+        weights = call_registered(aten.mean.dim, p, [1], False) if average_attn_weights else p
+    else:
+        _, p = _probabilities(q, k, m, False, _default_scale(hd))
+        ctx = _pv(p, v)
+    out = _linear(ctx.transpose(1, 2).reshape(B, L, D), proj_weight, proj_bias)
+    if weights is None:
+        weights = None          # the native op returns an undefined tensor
+    return out, weights
+
+
+@register_composite(aten._native_multi_head_attention.default)
+def native_multi_head_attention(func, args, kwargs):
+    names = ("query", "key", "value", "embed_dim", "num_head", "qkv_weight", "qkv_bias", "proj_weight",
+             "proj_bias", "mask", "need_weights", "average_attn_weights", "mask_type")
+    defaults = {"mask": None, "need_weights": True, "average_attn_weights": True, "mask_type": None}
+    a = dict(defaults, **dict(zip(names, args)), **(kwargs or {}))
+    return _mha(func, args, kwargs, *(a[n] for n in names))
+
+
+@register_composite(aten._transformer_encoder_layer_fwd.default)
+def transformer_encoder_layer_fwd(func, args, kwargs):
+    """TransformerEncoderLayer.forward's slow path in eval (dropout is the identity):
+    norm_first: x = x + SA(LN1(x)); x = x + FF(LN2(x)); else x = LN1(x + SA(x)); x = LN2(x + FF(x)),
+    FF(x) = linear2(act(linear1(x))), act = gelu (exact) or relu."""
+    names = ("src", "embed_dim", "num_heads", "qkv_weight", "qkv_bias", "proj_weight", "proj_bias", "use_gelu",
+             "norm_first", "eps", "norm_weight_1", "norm_bias_1", "norm_weight_2", "norm_bias_2", "ffn_weight_1",
+             "ffn_bias_1", "ffn_weight_2", "ffn_bias_2", "mask", "mask_type")
+    a = dict({"mask": None, "mask_type": None}, **dict(zip(names, args)), **(kwargs or {}))
+    src = a["src"]
+    _check_inputs(func, args, kwargs, src)
+    D = a["embed_dim"]
+
+    def norm(x, i):
+        return call_registered(aten.native_layer_norm.default, x, [D], a[f"norm_weight_{i}"], a[f"norm_bias_{i}"],
+                               a["eps"])[0]
+
+    def sa(x):
+        return _mha(func, args, kwargs, x, x, x, D, a["num_heads"], a["qkv_weight"], a["qkv_bias"],
+                    a["proj_weight"], a["proj_bias"], a["mask"], False, False, a["mask_type"])[0]
+
+    def ff(x):
+        h = _linear(x, a["ffn_weight_1"], a["ffn_bias_1"])
+        h = call_registered(aten.gelu.default, h) if a["use_gelu"] else call_registered(aten.relu.default, h)
+        return _linear(h, a["ffn_weight_2"], a["ffn_bias_2"])
+
+    x = src
+    if x.dim() == 2:
+        raise unsupported(func, args, kwargs, "unbatched input")
+    if a["norm_first"]:
+        x = call_registered(aten.add.Tensor, x, sa(norm(x, 1)))
+        x = call_registered(aten.add.Tensor, x, ff(norm(x, 2)))
+    else:
+        x = norm(call_registered(aten.add.Tensor, x, sa(x)), 1)
+        x = norm(call_registered(aten.add.Tensor, x, ff(x)), 2)
+    return x
+
