@@ -7,3 +7,4 @@ from . import foreach, fused_optim, losses  # noqa: F401,E402  (last: they call 
 from . import recurrent  # noqa: F401,E402
 from . import losses_extra  # noqa: F401,E402
 from . import indexing  # noqa: F401,E402
+from . import training_utils  # noqa: F401,E402
