@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 import repmode
-from conftest import assert_bitwise_equal, assert_invariant, cpu_isa, available_isas, num_threads
+from conftest import assert_bitwise_equal, assert_invariant
 
 aten = torch.ops.aten
 
@@ -51,7 +51,8 @@ CASES = {
     "ce_4d_probs_weight_smooth": lambda x, t, w, p: F.cross_entropy(x, p, weight=w, label_smoothing=0.1),
     "nll_4d": lambda x, t, w, p: F.nll_loss(F.log_softmax(x, 1), t, weight=w),
     "nll_3d": lambda x, t, w, p: F.nll_loss(F.log_softmax(x[..., 0], 1), t[..., 0]),
-    "ce_2d_weight": lambda x, t, w, p: F.cross_entropy(x[:, :, 0, 0], torch.where(t[:, 0, 0] < 0, 0, t[:, 0, 0]), weight=w),
+    "ce_2d_weight": lambda x, t, w, p: F.cross_entropy(x[:, :, 0, 0], torch.where(t[:, 0, 0] < 0, 0, t[:, 0, 0]),
+                                                       weight=w),
     "ce_2d_smooth": lambda x, t, w, p: F.cross_entropy(x[:, :, 0, 0], t[:, 0, 0], label_smoothing=0.15),
     "ce_2d_probs": lambda x, t, w, p: F.cross_entropy(x[:, :, 0, 0], p[:, :, 0, 0]),
     "l1": lambda x, t, w, p: F.l1_loss(x, p),

@@ -32,7 +32,7 @@ def _train(opt_fn, sched_fn=None, clip=None, steps=4, threads=2):
                 clip(m.parameters())
             opt.step()
             if isinstance(sched, S.ReduceLROnPlateau):
-                sched.step(loss)
+                sched.step(loss.item())
             elif sched is not None:
                 sched.step()
     return [p.detach().clone() for p in m.parameters()]
@@ -42,7 +42,8 @@ SGD = lambda p: torch.optim.SGD(p, lr=0.1, momentum=0.9)  # noqa: E731
 
 CASES = {}
 for fe in (False, True):
-    CASES[f"clip_norm_foreach{fe}"] = dict(opt_fn=SGD, clip=lambda p, fe=fe: nn.utils.clip_grad_norm_(p, 0.05, foreach=fe))
+    CASES[f"clip_norm_foreach{fe}"] = dict(
+        opt_fn=SGD, clip=lambda p, fe=fe: nn.utils.clip_grad_norm_(p, 0.05, foreach=fe))
     CASES[f"clip_norm_inf_foreach{fe}"] = dict(
         opt_fn=SGD, clip=lambda p, fe=fe: nn.utils.clip_grad_norm_(p, 0.05, norm_type="inf", foreach=fe))
     CASES[f"clip_norm_check_foreach{fe}"] = dict(
