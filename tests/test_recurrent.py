@@ -116,6 +116,39 @@ def test_lstm_equals_restated_step_order(rng):
     assert_bitwise_equal(m.bias_hh_l0.grad, want["b_grad"], "b_hh grad")
 
 
+@pytest.mark.parametrize("kw", [dict(), dict(bias=False), dict(num_layers=2, bidirectional=True)])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_fused_cell_equals_op_by_op(kw, dtype, rng, monkeypatch):
+    """The C++ cell kernel and the same elementwise ops called one by one give the same bits
+    (odd sizes; with and without initial states and output gradients)."""
+    import repmode.kernels.recurrent as rec
+
+    x = torch.randn(5, 3, 7, generator=rng, dtype=dtype)
+    layers = 2 * 2 if kw.get("bidirectional") else 1
+    h0 = torch.randn(layers, 3, 11, generator=rng, dtype=dtype)
+    c0 = torch.randn(layers, 3, 11, generator=rng, dtype=dtype)
+    # the op itself, float32 (float64 modules do not reach it), reverse direction, grad_hy absent
+    w = [torch.randn(s, generator=rng) * 0.3 for s in ((44, 7), (44, 11), (44,), (44,))]
+    gy, gc = torch.randn(5, 3, 11, generator=rng), torch.randn(3, 11, generator=rng)
+    results = {}
+    for fused in (True, False):
+        monkeypatch.setattr(rec, "FUSED_CELL", fused)
+        torch.manual_seed(0)
+        m = nn.LSTM(7, 11, **kw).to(dtype)
+        with repmode.enabled():
+            got = _lstm_outputs(m, x, (h0, c0))
+            xx = x.float().requires_grad_()
+            ws = [t.clone().requires_grad_() for t in w]
+            y, hy, cy, _ = aten.mkldnn_rnn_layer(xx, *ws, h0[0].float(), c0[0].float(), True, [], 2, 11, 1, True,
+                                                 False, False, True)
+            torch.autograd.backward([y, cy], [gy, gc])
+            got.update(op_y=y.detach(), op_cy=cy.detach(), op_x_grad=xx.grad,
+                       **{f"op_w{k}_grad": t.grad for k, t in enumerate(ws)})
+        results[fused] = got
+    for k in results[True]:
+        assert_bitwise_equal(results[True][k], results[False][k], k)
+
+
 # ---- invariance --------------------------------------------------------------------------------
 
 MODULES = {
