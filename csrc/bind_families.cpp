@@ -8,6 +8,11 @@ void bind_layer_norm(pybind11::module_& m);
 void bind_families(pybind11::module_& m) {
   (void)m;
   bind_layer_norm(m);
+void bind_recurrent(pybind11::module_& m);
+
+void bind_families(pybind11::module_& m) {
+  (void)m;
+  bind_recurrent(m);
 }
 
 }  // namespace repmode::bind

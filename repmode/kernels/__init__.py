@@ -6,3 +6,7 @@ from . import (  # noqa: F401
 from . import foreach, fused_optim, losses  # noqa: F401,E402  (last: they call the ops registered above)
 from . import layer_norm  # noqa: F401,E402
 from . import attention  # noqa: F401,E402
+from . import recurrent  # noqa: F401,E402
+from . import losses_extra  # noqa: F401,E402
+from . import indexing  # noqa: F401,E402
+from . import training_utils  # noqa: F401,E402

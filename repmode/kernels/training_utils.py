@@ -1,0 +1,52 @@
+"""Training utilities: ``_fused_adagrad_`` (``Adagrad(fused=True)``) as the for-loop Adagrad
+update, op by op, and the exact infinity tests ``clip_grad_norm_(error_if_nonfinite=True)``
+reaches. ``clip_grad_norm_``/``clip_grad_value_`` (foreach or not), the LR schedulers (pure
+Python arithmetic on floats) and RMSprop/Adagrad in their for-loop and foreach forms reach only
+ops registered elsewhere (tests/test_training_utils.py checks them in strict mode)."""
+from __future__ import annotations
+
+import torch
+
+from ..registry import REGISTRY, register_composite, register_passthrough
+from ._common import call_registered as _call
+from ._common import unsupported
+
+aten = torch.ops.aten
+
+
+def _scalar(x) -> float:
+    return float(x.item()) if isinstance(x, torch.Tensor) else float(x)
+
+
+@register_composite([aten._fused_adagrad_.default, aten._fused_adagrad_.tensor_lr])
+def fused_adagrad(func, args, kwargs):
+    if kwargs.get("grad_scale") is not None or kwargs.get("found_inf") is not None:
+        raise unsupported(func, args, kwargs, "fused Adagrad with a GradScaler's grad_scale/found_inf is not "
+                                              "supported yet (use fused=False or no GradScaler)")
+    params, grads, state_sums, state_steps = args[:4]
+    lr, lr_decay, wd = _scalar(kwargs["lr"]), kwargs["lr_decay"], kwargs["weight_decay"]
+    eps, maximize = kwargs["eps"], kwargs["maximize"]
+    for i, param in enumerate(params):
+        if grads[i].is_sparse:
+            raise unsupported(func, args, kwargs, "sparse gradients are not supported")
+        # the caller has already added 1 to state_steps (torch.optim's _fused_adagrad)
+        step = _scalar(state_steps[i])
+        grad = _call(aten.neg.default, grads[i]) if maximize else grads[i]
+        if wd != 0:
+            grad = _call(aten.add.Tensor, grad, param, alpha=wd)
+        clr = lr / (1 + (step - 1) * lr_decay)
+        _call(aten.addcmul_.default, state_sums[i], grad, grad, value=1)
+        std = _call(aten.add_.Scalar, _call(aten.sqrt.default, state_sums[i]), eps)
+        _call(aten.addcdiv_.default, param, grad, std, value=-clr)
+
+
+def _passthrough_new(ops, reason, family):
+    """Exact passthrough for the ops no other family has registered already (generic data
+    movement that several families reach)."""
+    new = [op for op in ops if op not in REGISTRY]
+    if new:
+        register_passthrough(new, reason=reason, family=family)
+
+
+_passthrough_new([aten.isinf.default, aten.isposinf.default, aten.isneginf.default],
+                 reason="IEEE-754 class test: exact, bool result", family="training_utils")
