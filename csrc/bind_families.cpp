@@ -3,15 +3,12 @@
 #include "bind_util.h"
 
 namespace repmode::bind {
-void bind_layer_norm(pybind11::module_& m);
 
-void bind_families(pybind11::module_& m) {
-  (void)m;
-  bind_layer_norm(m);
+void bind_layer_norm(pybind11::module_& m);
 void bind_recurrent(pybind11::module_& m);
 
 void bind_families(pybind11::module_& m) {
-  (void)m;
+  bind_layer_norm(m);
   bind_recurrent(m);
 }
 

@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from ..registry import REGISTRY, register_composite, register_passthrough
+from ..registry import register_composite
 from ..errors import UnsupportedOpError
 from ._common import call_registered, check_cpu, unsupported
 
@@ -20,17 +20,6 @@ aten = torch.ops.aten
 Tensor = torch.Tensor
 NEG_INF = float("-inf")
 
-if aten.select_backward.default not in REGISTRY:
-    # The backward of integer indexing (x[i]; MultiheadAttention's unbind of the packed q/k/v):
-    # zeros with the gradient copied into one slice. Pure data movement.
-    register_passthrough([aten.select_backward.default],
-                         "zeros with the incoming gradient copied into one slice (data movement)",
-                         family="attention")
-_tri = [op for op in (aten.triu.default, aten.tril.default) if op not in REGISTRY]
-if _tri:
-    # nn.Transformer.generate_square_subsequent_mask and the encoder's causal-mask detection:
-    # keep or zero elements by position (selection).
-    register_passthrough(_tri, "keeps or zeroes elements by their position (selection)", family="attention")
 
 
 def _check_inputs(func, args, kwargs, *tensors):

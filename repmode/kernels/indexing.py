@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from ..registry import REGISTRY, register_kernel, register_passthrough
+from ..registry import register_kernel
 from ._common import check_cpu, unsupported
 from .accumulate import add_in_order
 
@@ -148,22 +148,3 @@ def put(func, args, kwargs):
 @register_kernel(aten.put_.default)
 def put_(func, args, kwargs):
     return _put(func, args, kwargs, in_place=True)
-
-
-def _passthrough_new(ops, reason, family):
-    """Exact passthrough for the ops no other family has registered already (generic data
-    movement that several families reach)."""
-    new = [op for op in ops if op not in REGISTRY]
-    if new:
-        register_passthrough(new, reason=reason, family=family)
-
-
-_passthrough_new([aten.nonzero.default, aten.masked_select.default, aten.take.default],
-                 reason="selection: integer positions or input elements in row-major order, no arithmetic",
-                 family="indexing")
-_passthrough_new([aten.masked_scatter.default, aten.masked_scatter_.default,
-                  aten.masked_scatter_backward.default],
-                 reason="data movement: the k-th masked position receives the k-th source element "
-                        "(backward: the reverse copy into zeros), no arithmetic", family="indexing")
-_passthrough_new([aten.detach_.default],
-                 reason="in-place detach: autograd metadata only, no data touched", family="indexing")

@@ -40,8 +40,22 @@ register_passthrough(_overloads(
 
 register_passthrough(_overloads(
     "aten.flip.default", "aten.roll.default", "aten.repeat.default", "aten.constant_pad_nd.default",
-    "aten.narrow_copy.default",
+    "aten.narrow_copy.default", "aten.unsafe_split.Tensor", "aten.unsafe_split_with_sizes.default",
+    "aten.take.default", "aten.masked_scatter.default", "aten.masked_scatter_.default",
+    "aten.masked_scatter_backward.default",
 ), reason="data movement: every output element is one input element (or the constant pad value)")
+
+register_passthrough(_overloads(
+    "aten.transpose_.default", "aten.detach_.default",
+), reason="in place, metadata only (shape/strides, autograd): no data touched")
+
+register_passthrough(_overloads(
+    "aten.nonzero.default", "aten.masked_select.default",
+), reason="selection: integer positions, or input elements in row-major order; no arithmetic")
+
+register_passthrough(_overloads(
+    "aten.isinf.default", "aten.isposinf.default", "aten.isneginf.default",
+), reason="IEEE-754 class test: exact, bool result")
 
 register_passthrough(_overloads(
     "aten.select_backward.default", "aten.slice_backward.default", "aten.diagonal_backward.default",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import torch
 
-from ..registry import REGISTRY, register_kernel, register_passthrough
+from ..registry import register_kernel
 from ._common import DTYPE_CODE, FLOATS, C, call_registered, check_cpu, get_num_threads, unsupported
 
 aten = torch.ops.aten
@@ -200,23 +200,3 @@ def lstm_layer_backward(func, args, kwargs):
         grad_b_ih, grad_b_hh = torch.zeros_like(b_ih), torch.zeros_like(b_hh)
     return (grad_x, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh, dh.reshape(args[5].shape),
             dc.reshape(args[6].shape))
-
-
-def _passthrough_new(ops, reason, family):
-    """Exact passthrough for the ops no other family has registered already (generic data
-    movement that several families reach)."""
-    new = [op for op in ops if op not in REGISTRY]
-    if new:
-        register_passthrough(new, reason=reason, family=family)
-
-
-# GRU / RNN / LSTM with projections and packed sequences run torch's decomposed cells; these
-# are the data-movement ops they reach beyond the shared passthrough list.
-_passthrough_new([aten.unsafe_split.Tensor, aten.unsafe_split_with_sizes.default],
-                 reason="view-like split into pieces: each output element is one input element",
-                 family="recurrent")
-_passthrough_new([aten.transpose_.default],
-                 reason="in-place transpose: changes shape/strides only, no arithmetic", family="recurrent")
-_passthrough_new([aten.slice_backward.default, aten.select_backward.default],
-                 reason="zeros with the gradient copied into the slice/selected index: data movement, no arithmetic",
-                 family="recurrent")

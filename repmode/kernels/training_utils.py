@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from ..registry import REGISTRY, register_composite, register_passthrough
+from ..registry import register_composite
 from ._common import call_registered as _call
 from ._common import unsupported
 
@@ -38,15 +38,3 @@ def fused_adagrad(func, args, kwargs):
         _call(aten.addcmul_.default, state_sums[i], grad, grad, value=1)
         std = _call(aten.add_.Scalar, _call(aten.sqrt.default, state_sums[i]), eps)
         _call(aten.addcdiv_.default, param, grad, std, value=-clr)
-
-
-def _passthrough_new(ops, reason, family):
-    """Exact passthrough for the ops no other family has registered already (generic data
-    movement that several families reach)."""
-    new = [op for op in ops if op not in REGISTRY]
-    if new:
-        register_passthrough(new, reason=reason, family=family)
-
-
-_passthrough_new([aten.isinf.default, aten.isposinf.default, aten.isneginf.default],
-                 reason="IEEE-754 class test: exact, bool result", family="training_utils")
