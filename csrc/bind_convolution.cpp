@@ -67,6 +67,7 @@ void bind_convolution(py::module_& m) {
         });
       },
       py::call_guard<py::gil_scoped_release>());
+  m.def("set_conv_chunk_elems", &cpu::set_conv_chunk_elems);
   // what: 0 forward (a = x, b = w), 1 grad input (a = gy, b = w), 2 grad weight (a = x, b = gy).
   m.def(
       "convolution_reference",

@@ -32,8 +32,9 @@
 namespace repmode::cpu {
 namespace {
 
-// Floats of im2col columns a chunk may use (per thread): about half an L2.
-constexpr int64_t kChunkElems = 96 * 1024;
+// Elements of im2col columns a chunk may use (per thread): about half an L2. Changeable
+// for tests (set_conv_chunk_elems): chunking never changes results.
+int64_t kChunkElems = 96 * 1024;
 
 inline int64_t ceil_pos(int64_t a, int64_t s) { return a <= 0 ? 0 : (a + s - 1) / s; }
 
@@ -137,6 +138,12 @@ void run_tasks(int64_t ntasks, int nthreads, double work, const Fn& task) {
 }
 
 }  // namespace
+
+int64_t set_conv_chunk_elems(int64_t elems) {
+  const int64_t old = kChunkElems;
+  if (elems > 0) kChunkElems = elems;
+  return old;
+}
 
 template <typename T>
 void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, int nthreads) {

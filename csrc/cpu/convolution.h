@@ -23,6 +23,11 @@ void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, 
 template <typename T>
 void conv_grad_weight(const ConvGeom& g, const T* x, const T* gy, T* gw, int nthreads);
 
+// Sets how many elements of lowered columns one chunk may hold (elems > 0; a speed knob
+// that never changes results, exposed so tests reach the chunk boundaries with small
+// shapes). Returns the previous value; elems <= 0 only reads it.
+int64_t set_conv_chunk_elems(int64_t elems);
+
 // The orders of csrc/common/convolution.h as plain loops (what = 0 forward, 1 grad input,
 // 2 grad weight). For tests.
 template <typename T>
