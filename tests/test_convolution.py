@@ -314,3 +314,14 @@ def test_errors():
                          [0, 0], 1)
     with repmode.enabled(), pytest.raises(RuntimeError, match="groups"):
         F.conv2d(torch.randn(1, 3, 5, 5), torch.randn(4, 2, 3, 3), groups=2)
+
+
+def test_empty_batch():
+    x, w, b = torch.randn(0, 3, 5, 5), torch.randn(4, 3, 3, 3), torch.randn(4)
+    with repmode.enabled():
+        y = aten.convolution(x, w, b, [1, 1], [0, 0], [1, 1], False, [0, 0], 1)
+        gx, gw, gb = aten.convolution_backward(torch.randn(0, 4, 3, 3), x, w, [4], [1, 1], [0, 0], [1, 1], False,
+                                               [0, 0], 1, [True, True, True])
+    assert y.shape == (0, 4, 3, 3) and gx.shape == x.shape
+    assert_bitwise_equal(gw, torch.zeros_like(w))
+    assert_bitwise_equal(gb, torch.zeros_like(b))

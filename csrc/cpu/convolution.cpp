@@ -38,83 +38,101 @@ int64_t kChunkElems = 96 * 1024;
 
 inline int64_t ceil_pos(int64_t a, int64_t s) { return a <= 0 ? 0 : (a + s - 1) / s; }
 
-// Calls fn(o0, o1, a, b, j) for the output-row segments covering flat positions [p0, p1):
-// row (o0, o1), last-dim indices [a, b), chunk column j of index a.
-template <class Fn>
-inline void for_each_segment(const ConvGeom& g, int64_t p0, int64_t p1, const Fn& fn) {
+// One output-row piece of a chunk: row (o0, o1), last-dim indices [a, b), chunk column j of a.
+struct Segment {
+  int64_t o0, o1, a, b, j;
+};
+
+// The output-row segments covering flat positions [p0, p1), in order.
+inline void chunk_segments(const ConvGeom& g, int64_t p0, int64_t p1, std::vector<Segment>& segs) {
+  segs.clear();
   const int64_t W = g.out[2];
-  int64_t p = p0;
-  while (p < p1) {
-    const int64_t a = p % W, r = p / W;
+  if (p1 <= p0) return;
+  int64_t a = p0 % W, r = p0 / W;
+  int64_t o1 = r % g.out[1], o0 = r / g.out[1];
+  for (int64_t p = p0; p < p1;) {
     const int64_t b = std::min<int64_t>(W, a + (p1 - p));
-    fn(r / g.out[1], r % g.out[1], a, b, p - p0);
+    segs.push_back(Segment{o0, o1, a, b, p - p0});
     p += b - a;
+    a = 0;
+    if (++o1 == g.out[1]) {
+      o1 = 0;
+      ++o0;
+    }
   }
 }
 
-// Visits each (ci, f) row of the lowered matrix for input channels [c0, c0 + nc) of one
-// image (xc points at channel c0) and positions [p0, p1). For every segment: op(dst, src,
+// Visits each (ci, f) row of the lowered matrix for input channels [0, nc) of one image (xc
+// points at its first channel) and the chunk's segments. For every segment: op(dst, src,
 // count, step) on the valid part (src = first input element, step = its stride), and
-// zero(dst, count) on the padding part (when given). dst is row + column.
+// zero(dst, count) on the padding part. dst is the row's entry for the segment's column.
 template <typename T, class Op, class Zero>
-inline void walk_lowered(const ConvGeom& g, int64_t nc, T* xc, int64_t p0, int64_t p1, T* col,
-                         int64_t ldc, const Op& op, const Zero& zero) {
+inline void walk_lowered(const ConvGeom& g, int64_t nc, T* xc, const std::vector<Segment>& segs,
+                         T* col, int64_t ldc, const Op& op, const Zero& zero) {
   const int64_t kvol = g.kvol(), lin = g.in_len();
+  const int64_t s2 = g.stride[2];
   for (int64_t c = 0; c < nc; ++c) {
     T* xch = xc + c * lin;
     for (int64_t f = 0; f < kvol; ++f) {
       const int64_t k2 = f % g.k[2], k1 = (f / g.k[2]) % g.k[1], k0 = f / (g.k[2] * g.k[1]);
       T* row = col + (c * kvol + f) * ldc;
+      const int64_t off0 = k0 * g.dil[0] - g.pad[0], off1 = k1 * g.dil[1] - g.pad[1];
       const int64_t off2 = k2 * g.dil[2] - g.pad[2];
-      const int64_t lo0 = ceil_pos(-off2, g.stride[2]);
-      const int64_t hi0 = ceil_pos(g.in[2] - off2, g.stride[2]);
-      for_each_segment(g, p0, p1, [&](int64_t o0, int64_t o1, int64_t a, int64_t b, int64_t j) {
-        T* dst = row + j;
-        const int64_t i0 = o0 * g.stride[0] - g.pad[0] + k0 * g.dil[0];
-        const int64_t i1 = o1 * g.stride[1] - g.pad[1] + k1 * g.dil[1];
+      const int64_t lo0 = ceil_pos(-off2, s2);
+      const int64_t hi0 = ceil_pos(g.in[2] - off2, s2);
+      for (const Segment& sg : segs) {
+        T* dst = row + sg.j;
+        const int64_t a = sg.a, b = sg.b;
+        const int64_t i0 = sg.o0 * g.stride[0] + off0, i1 = sg.o1 * g.stride[1] + off1;
         if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
           zero(dst, b - a);
-          return;
+          continue;
         }
         const int64_t lo = std::min(std::max(a, lo0), b), hi = std::max(std::min(b, hi0), lo);
         zero(dst, lo - a);
-        if (hi > lo)
-          op(dst + (lo - a), xch + (i0 * g.in[1] + i1) * g.in[2] + lo * g.stride[2] + off2,
-             hi - lo, g.stride[2]);
+        if (hi > lo) op(dst + (lo - a), xch + (i0 * g.in[1] + i1) * g.in[2] + lo * s2 + off2, hi - lo, s2);
         zero(dst + (hi - a), b - hi);
-      });
+      }
     }
   }
 }
 
 template <typename T>
-void im2col(const ConvGeom& g, int64_t nc, const T* xc, int64_t p0, int64_t p1, T* col,
+void im2col(const ConvGeom& g, int64_t nc, const T* xc, const std::vector<Segment>& segs, T* col,
             int64_t ldc) {
   walk_lowered<T>(
-      g, nc, const_cast<T*>(xc), p0, p1, col, ldc,
+      g, nc, const_cast<T*>(xc), segs, col, ldc,
       [](T* dst, const T* src, int64_t n, int64_t s) {
         if (s == 1) {
-          std::memcpy(dst, src, size_t(n) * sizeof(T));
+          if (n >= 64)
+            std::memcpy(dst, src, size_t(n) * sizeof(T));
+          else
+            for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
         } else {
           for (int64_t i = 0; i < n; ++i) dst[i] = src[i * s];
         }
       },
       [](T* dst, int64_t n) {
-        for (int64_t i = 0; i < n; ++i) dst[i] = T(0);
+        if (n > 0) std::memset(dst, 0, size_t(n) * sizeof(T));  // +0.0
       });
 }
 
 // gx[...] += col[...] for every valid (row, position); padding entries are dropped.
 template <typename T>
-void col2im_add(const ConvGeom& g, int64_t nc, T* gxc, int64_t p0, int64_t p1, T* col,
+void col2im_add(const ConvGeom& g, int64_t nc, T* gxc, const std::vector<Segment>& segs, T* col,
                 int64_t ldc) {
   walk_lowered<T>(
-      g, nc, gxc, p0, p1, col, ldc,
+      g, nc, gxc, segs, col, ldc,
       [](T* src_col, T* dst, int64_t n, int64_t s) {
         // (walk_lowered's dst is the column entry, its src the input element)
         for (int64_t i = 0; i < n; ++i) dst[i * s] = dst[i * s] + src_col[i];
       },
       [](T*, int64_t) {});
+}
+
+inline std::vector<Segment>& thread_segments() {
+  thread_local std::vector<Segment> segs;
+  return segs;
 }
 
 template <typename T>
@@ -161,7 +179,9 @@ void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y
         for (int64_t j = 0; j < m; ++j) yt[c * L + j] = T(0);
     } else {
       T* col = thread_buffer<T>(size_t(K * m), 0);
-      im2col<T>(g, cig, x + (n * g.Ci + grp * cig) * g.in_len(), p0, p1, col, m);
+      std::vector<Segment>& segs = thread_segments();
+      chunk_segments(g, p0, p1, segs);
+      im2col<T>(g, cig, x + (n * g.Ci + grp * cig) * g.in_len(), segs, col, m);
       gemm<T>(1, cog, m, K, w + grp * cog * K, 0, K, 1, col, 0, m, 1, yt, 0, L, 1, inner);
     }
     if (bias)
@@ -191,7 +211,9 @@ void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, 
         T* col = thread_buffer<T>(size_t(K * m), 0);
         gemm<T>(1, K, m, cog, w + grp * cog * K, 0, 1, K, gy + (n * g.Co + grp * cog) * L + p0, 0,
                 L, 1, col, 0, m, 1, inner);
-        col2im_add<T>(g, cig, gxt, p0, p1, col, m);
+        std::vector<Segment>& segs = thread_segments();
+        chunk_segments(g, p0, p1, segs);
+        col2im_add<T>(g, cig, gxt, segs, col, m);
         r1 = r0;
       }
     }
@@ -217,25 +239,45 @@ void conv_grad_weight(const ConvGeom& g, const T* x, const T* gy, T* gw, int nth
   }
   const double work = double(g.N) * double(g.Co) * double(L) * double(K);
   if (work < double(1 << 18)) nthreads = 1;
-  const int64_t per_round = std::max<int64_t>(1, std::min<int64_t>(nthreads, g.N));
+  // Images per round: a few per thread, taken dynamically, so a thread slowed by other load
+  // on its core does not hold the round up; their partials are then added in order.
+  const int64_t per_round = nthreads <= 1 ? 1 : std::min<int64_t>(g.N, 4 * int64_t(nthreads));
   // slots[i] holds image (n0 + i)'s partial, transposed per group: (G, K, Co/G).
   std::vector<T> slots(size_t(per_round * wsize));
-  // One image's partial into slot s, with `inner` threads inside the GEMM.
-  auto partial = [&](int64_t n, T* slot, int inner) {
-    T* col = thread_buffer<T>(size_t(K * L), 1);
+  // Per thread: one image's lowered columns and its transposed gy (freed when the call ends:
+  // an image's columns can be large).
+  const int team = int(std::max<int64_t>(1, std::min<int64_t>(nthreads, per_round)));
+  std::vector<std::vector<T>> cols(static_cast<size_t>(team));
+  std::vector<std::vector<T>> gyts(static_cast<size_t>(team));
+  // One image's partial into slot i, with `inner` threads inside the GEMM.
+  auto partial = [&](int64_t n, int64_t i, int inner) {
+    T* slot = slots.data() + i * wsize;
+    const size_t me = size_t(inner > 1 ? 0 : omp_get_thread_num());
+    cols[me].resize(size_t(K * L));
+    gyts[me].resize(size_t(L * cog));
+    T* col = cols[me].data();
+    std::vector<Segment> segs;
+    chunk_segments(g, 0, L, segs);
+    // gy of the group transposed to (L, Co/G) (an exact copy), so the GEMM packs it by rows
+    T* gyt = gyts[me].data();
     for (int64_t grp = 0; grp < g.G; ++grp) {
-      im2col<T>(g, cig, x + (n * g.Ci + grp * cig) * g.in_len(), 0, L, col, L);
-      gemm<T>(1, K, cog, L, col, 0, L, 1, gy + (n * g.Co + grp * cog) * L, 0, 1, L,
-              slot + grp * K * cog, 0, cog, 1, inner);
+      im2col<T>(g, cig, x + (n * g.Ci + grp * cig) * g.in_len(), segs, col, L);
+      const T* gyg = gy + (n * g.Co + grp * cog) * L;
+      for (int64_t p0 = 0; p0 < L; p0 += 64) {
+        const int64_t p1 = std::min<int64_t>(L, p0 + 64);
+        for (int64_t c = 0; c < cog; ++c)
+          for (int64_t p = p0; p < p1; ++p) gyt[p * cog + c] = gyg[c * L + p];
+      }
+      gemm<T>(1, K, cog, L, col, 0, L, 1, gyt, 0, cog, 1, slot + grp * K * cog, 0, cog, 1, inner);
     }
   };
   for (int64_t n0 = 0; n0 < g.N; n0 += per_round) {
     const int64_t cnt = std::min(per_round, g.N - n0);
-    if (cnt == 1) {
-      partial(n0, slots.data(), nthreads);
+    if (cnt == 1 || team == 1) {
+      for (int64_t i = 0; i < cnt; ++i) partial(n0 + i, i, nthreads);
     } else {
-#pragma omp parallel for schedule(static, 1) num_threads(int(cnt))
-      for (int64_t i = 0; i < cnt; ++i) partial(n0 + i, slots.data() + i * wsize, 1);
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+      for (int64_t i = 0; i < cnt; ++i) partial(n0 + i, i, 1);
     }
     // gw[co, k] = P_0 (n = 0), then gw + P_n in increasing n.
     parallel_for(g.Co, nthreads, K * cnt, [&](int64_t c0, int64_t c1) {
