@@ -3,6 +3,7 @@
 #include "bind_util.h"
 
 namespace repmode::bind {
+void bind_convolution(pybind11::module_& m);
 
 void bind_layer_norm(pybind11::module_& m);
 void bind_recurrent(pybind11::module_& m);
@@ -10,6 +11,8 @@ void bind_recurrent(pybind11::module_& m);
 void bind_families(pybind11::module_& m) {
   bind_layer_norm(m);
   bind_recurrent(m);
+  (void)m;
+  bind_convolution(m);
 }
 
 }  // namespace repmode::bind

@@ -1,0 +1,155 @@
+// Convolution: the canonical order of every output, written as plain per-element functions
+// (docs/semantics.md "## Convolution"). The CPU fast path (csrc/cpu/convolution.cpp) lowers
+// the same chains onto the canonical GEMM; tests check it against these bit for bit.
+//
+// Tensors are contiguous here: x (N, Ci, I0, I1, I2), w (Co, Ci/G, K0, K1, K2),
+// y (N, Co, O0, O1, O2). 1-d and 2-d convolutions are the 3-d case with leading spatial
+// sizes 1 (size-1 kernel, stride 1, padding 0, dilation 1 there), which adds no term.
+#pragma once
+
+#include <cstdint>
+
+#include "defs.h"
+
+namespace repmode {
+
+struct ConvGeom {
+  int64_t N, Ci, Co, G;
+  int64_t in[3], out[3], k[3], stride[3], pad[3], dil[3];
+
+  REPMODE_HD int64_t cig() const { return Ci / G; }
+  REPMODE_HD int64_t cog() const { return Co / G; }
+  REPMODE_HD int64_t kvol() const { return k[0] * k[1] * k[2]; }
+  REPMODE_HD int64_t in_len() const { return in[0] * in[1] * in[2]; }
+  REPMODE_HD int64_t out_len() const { return out[0] * out[1] * out[2]; }
+  // Columns of the lowered product: (ci, k0, k1, k2) row-major within a group.
+  REPMODE_HD int64_t kdim() const { return cig() * kvol(); }
+};
+
+REPMODE_HD float conv_fma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return __builtin_fmaf(a, b, c);
+#endif
+}
+REPMODE_HD double conv_fma(double a, double b, double c) {
+#if defined(__CUDA_ARCH__)
+  return __fma_rn(a, b, c);
+#else
+  return __builtin_fma(a, b, c);
+#endif
+}
+
+// The input position read by output position (o0, o1, o2) at kernel offset (k0, k1, k2),
+// or -1 where it falls into the zero padding.
+REPMODE_HD int64_t conv_input_pos(const ConvGeom& g, const int64_t* o, const int64_t* kk) {
+  int64_t p = 0;
+  for (int d = 0; d < 3; ++d) {
+    const int64_t i = o[d] * g.stride[d] - g.pad[d] + kk[d] * g.dil[d];
+    if (i < 0 || i >= g.in[d]) return -1;
+    p = p * g.in[d] + i;
+  }
+  return p;
+}
+
+REPMODE_HD void conv_unflatten(const int64_t* size, int64_t flat, int64_t* idx) {
+  idx[2] = flat % size[2];
+  flat /= size[2];
+  idx[1] = flat % size[1];
+  idx[0] = flat / size[1];
+}
+
+// Forward: y[n, co, pos] = one fma chain from +0.0 over the group's input channels ci, then
+// the kernel offsets in row-major order, of x_padded · w (a padding position is a zero term
+// of the chain); then one addition of bias[co] when there is a bias.
+template <typename T>
+REPMODE_HD T conv_forward_at(const ConvGeom& g, const T* x, const T* w, const T* bias,
+                             int64_t n, int64_t co, int64_t pos) {
+  int64_t o[3], kk[3];
+  conv_unflatten(g.out, pos, o);
+  const int64_t grp = co / g.cog(), kvol = g.kvol();
+  T acc = T(0);
+  for (int64_t c = 0; c < g.cig(); ++c) {
+    const T* xc = x + (n * g.Ci + grp * g.cig() + c) * g.in_len();
+    const T* wc = w + (co * g.cig() + c) * kvol;
+    for (int64_t f = 0; f < kvol; ++f) {
+      conv_unflatten(g.k, f, kk);
+      const int64_t ip = conv_input_pos(g, o, kk);
+      acc = conv_fma(wc[f], ip < 0 ? T(0) : xc[ip], acc);
+    }
+  }
+  acc = canon(acc);
+  return bias ? canon(T(acc + bias[co])) : acc;
+}
+
+// The output position that reads input position i at kernel offset kk, or -1 if none.
+REPMODE_HD int64_t conv_output_pos(const ConvGeom& g, const int64_t* i, const int64_t* kk) {
+  int64_t p = 0;
+  for (int d = 0; d < 3; ++d) {
+    const int64_t t = i[d] + g.pad[d] - kk[d] * g.dil[d];
+    if (t < 0 || t % g.stride[d] != 0) return -1;
+    const int64_t o = t / g.stride[d];
+    if (o >= g.out[d]) return -1;
+    p = p * g.out[d] + o;
+  }
+  return p;
+}
+
+// Input gradient: gx[n, ci, ipos] starts at +0.0; for each kernel offset f in row-major
+// order whose output position o exists, the partial P_f = fma chain from +0.0 over the
+// group's output channels co (increasing) of w[co, ci, f] · gy[n, co, o] (NaN made
+// canonical) is added: acc = acc + P_f.
+template <typename T>
+REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int64_t n,
+                                int64_t ci, int64_t ipos) {
+  int64_t i[3], kk[3];
+  conv_unflatten(g.in, ipos, i);
+  const int64_t grp = ci / g.cig(), cl = ci % g.cig(), kvol = g.kvol();
+  T acc = T(0);
+  for (int64_t f = 0; f < kvol; ++f) {
+    conv_unflatten(g.k, f, kk);
+    const int64_t op = conv_output_pos(g, i, kk);
+    if (op < 0) continue;
+    T part = T(0);
+    for (int64_t c = 0; c < g.cog(); ++c) {
+      const int64_t co = grp * g.cog() + c;
+      part = conv_fma(w[(co * g.cig() + cl) * kvol + f], gy[(n * g.Co + co) * g.out_len() + op], part);
+    }
+    acc = acc + canon(part);
+  }
+  return canon(acc);
+}
+
+// The weight-gradient partial of image n: fma chain from +0.0 over the output positions in
+// row-major order of gy[n, co, pos] · x_padded[n, ci, pos·stride − pad + f·dil] (padding
+// positions are zero terms), NaN made canonical.
+template <typename T>
+REPMODE_HD T conv_grad_weight_partial(const ConvGeom& g, const T* x, const T* gy, int64_t n,
+                                      int64_t co, int64_t cl, int64_t f) {
+  int64_t o[3], kk[3];
+  conv_unflatten(g.k, f, kk);
+  const int64_t grp = co / g.cog();
+  const T* xc = x + (n * g.Ci + grp * g.cig() + cl) * g.in_len();
+  const T* gyc = gy + (n * g.Co + co) * g.out_len();
+  T acc = T(0);
+  for (int64_t p = 0; p < g.out_len(); ++p) {
+    conv_unflatten(g.out, p, o);
+    const int64_t ip = conv_input_pos(g, o, kk);
+    acc = conv_fma(gyc[p], ip < 0 ? T(0) : xc[ip], acc);
+  }
+  return canon(acc);
+}
+
+// Weight gradient: gw = P_0, then gw = gw + P_n for n = 1 .. N-1 in increasing n
+// (N = 0 gives +0.0).
+template <typename T>
+REPMODE_HD T conv_grad_weight_at(const ConvGeom& g, const T* x, const T* gy, int64_t co,
+                                 int64_t cl, int64_t f) {
+  if (g.N == 0) return T(0);
+  T acc = conv_grad_weight_partial(g, x, gy, 0, co, cl, f);
+  for (int64_t n = 1; n < g.N; ++n) acc = acc + conv_grad_weight_partial(g, x, gy, n, co, cl, f);
+  return canon(acc);
+}
+
+}  // namespace repmode

@@ -1,0 +1,333 @@
+// Convolution on the CPU by lowering onto the canonical GEMM (gemm.h).
+//
+// Forward: for image n and group g, Y_g (Co/G × L) = W_g (Co/G × K) · col (K × L), where
+// col[(ci, f), pos] = x_padded[n, ci, pos·stride − pad + f·dil] (im2col) and K runs over
+// (ci, f) row-major: each output is the GEMM's fma chain over k, which is exactly the
+// chain of conv_forward_at. Output positions are cut into chunks so that a chunk's
+// columns stay in L2; chunks only partition outputs.
+//
+// Input gradient: gcol (K × L) = W_g^T · gY_g (each entry one fma chain over co), then
+// col2im adds gcol[(ci, f), pos] into gx at the position pos reads. For one input element
+// the partials must arrive in increasing f. Chunks of whole output rows (all leading
+// spatial dims but the last) are processed from the last row chunk to the first: a
+// larger leading offset (f0, f1) reaches an element from a smaller output row, so the
+// rows visited later carry the larger offsets, and inside a chunk col2im walks f in
+// increasing order.
+//
+// Weight gradient: per image, P_n^T (K × Co/G) = col (K × L) · gY_g^T (L × Co/G) — an fma
+// chain over positions; then gw = P_0 + P_1 + ... in increasing n. Several images run at
+// once (one per thread, each in its own buffer), and their partials are added in order.
+
+#include "convolution.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <omp.h>
+
+#include "gemm.h"
+#include "parallel.h"
+
+namespace repmode::cpu {
+namespace {
+
+// Elements of im2col columns a chunk may use (per thread): about half an L2. Changeable
+// for tests (set_conv_chunk_elems): chunking never changes results.
+int64_t kChunkElems = 96 * 1024;
+
+inline int64_t ceil_pos(int64_t a, int64_t s) { return a <= 0 ? 0 : (a + s - 1) / s; }
+
+// One output-row piece of a chunk: row (o0, o1), last-dim indices [a, b), chunk column j of a.
+struct Segment {
+  int64_t o0, o1, a, b, j;
+};
+
+// The output-row segments covering flat positions [p0, p1), in order.
+inline void chunk_segments(const ConvGeom& g, int64_t p0, int64_t p1, std::vector<Segment>& segs) {
+  segs.clear();
+  const int64_t W = g.out[2];
+  if (p1 <= p0) return;
+  int64_t a = p0 % W, r = p0 / W;
+  int64_t o1 = r % g.out[1], o0 = r / g.out[1];
+  for (int64_t p = p0; p < p1;) {
+    const int64_t b = std::min<int64_t>(W, a + (p1 - p));
+    segs.push_back(Segment{o0, o1, a, b, p - p0});
+    p += b - a;
+    a = 0;
+    if (++o1 == g.out[1]) {
+      o1 = 0;
+      ++o0;
+    }
+  }
+}
+
+// Visits each (ci, f) row of the lowered matrix for input channels [0, nc) of one image (xc
+// points at its first channel) and the chunk's segments. For every segment: op(dst, src,
+// count, step) on the valid part (src = first input element, step = its stride), and
+// zero(dst, count) on the padding part. dst is the row's entry for the segment's column.
+template <typename T, class Op, class Zero>
+inline void walk_lowered(const ConvGeom& g, int64_t nc, T* xc, const std::vector<Segment>& segs,
+                         T* col, int64_t ldc, const Op& op, const Zero& zero) {
+  const int64_t kvol = g.kvol(), lin = g.in_len();
+  const int64_t s2 = g.stride[2];
+  for (int64_t c = 0; c < nc; ++c) {
+    T* xch = xc + c * lin;
+    for (int64_t f = 0; f < kvol; ++f) {
+      const int64_t k2 = f % g.k[2], k1 = (f / g.k[2]) % g.k[1], k0 = f / (g.k[2] * g.k[1]);
+      T* row = col + (c * kvol + f) * ldc;
+      const int64_t off0 = k0 * g.dil[0] - g.pad[0], off1 = k1 * g.dil[1] - g.pad[1];
+      const int64_t off2 = k2 * g.dil[2] - g.pad[2];
+      const int64_t lo0 = ceil_pos(-off2, s2);
+      const int64_t hi0 = ceil_pos(g.in[2] - off2, s2);
+      for (const Segment& sg : segs) {
+        T* dst = row + sg.j;
+        const int64_t a = sg.a, b = sg.b;
+        const int64_t i0 = sg.o0 * g.stride[0] + off0, i1 = sg.o1 * g.stride[1] + off1;
+        if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
+          zero(dst, b - a);
+          continue;
+        }
+        const int64_t lo = std::min(std::max(a, lo0), b), hi = std::max(std::min(b, hi0), lo);
+        zero(dst, lo - a);
+        if (hi > lo) op(dst + (lo - a), xch + (i0 * g.in[1] + i1) * g.in[2] + lo * s2 + off2, hi - lo, s2);
+        zero(dst + (hi - a), b - hi);
+      }
+    }
+  }
+}
+
+template <typename T>
+void im2col(const ConvGeom& g, int64_t nc, const T* xc, const std::vector<Segment>& segs, T* col,
+            int64_t ldc) {
+  walk_lowered<T>(
+      g, nc, const_cast<T*>(xc), segs, col, ldc,
+      [](T* dst, const T* src, int64_t n, int64_t s) {
+        if (s == 1) {
+          if (n >= 64)
+            std::memcpy(dst, src, size_t(n) * sizeof(T));
+          else
+            for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
+        } else {
+          for (int64_t i = 0; i < n; ++i) dst[i] = src[i * s];
+        }
+      },
+      [](T* dst, int64_t n) {
+        if (n > 0) std::memset(dst, 0, size_t(n) * sizeof(T));  // +0.0
+      });
+}
+
+// gx[...] += col[...] for every valid (row, position); padding entries are dropped.
+template <typename T>
+void col2im_add(const ConvGeom& g, int64_t nc, T* gxc, const std::vector<Segment>& segs, T* col,
+                int64_t ldc) {
+  walk_lowered<T>(
+      g, nc, gxc, segs, col, ldc,
+      [](T* src_col, T* dst, int64_t n, int64_t s) {
+        // (walk_lowered's dst is the column entry, its src the input element)
+        for (int64_t i = 0; i < n; ++i) dst[i * s] = dst[i * s] + src_col[i];
+      },
+      [](T*, int64_t) {});
+}
+
+inline std::vector<Segment>& thread_segments() {
+  thread_local std::vector<Segment> segs;
+  return segs;
+}
+
+template <typename T>
+T* thread_buffer(size_t n, int slot) {
+  thread_local std::vector<T> buf[2];
+  if (buf[slot].size() < n) buf[slot].resize(n);
+  return buf[slot].data();
+}
+
+// Runs task(t, inner_threads) for t in [0, ntasks): in parallel, one thread per task, when
+// there are enough tasks; else one after another, each with all threads inside.
+template <class Fn>
+void run_tasks(int64_t ntasks, int nthreads, double work, const Fn& task) {
+  if (work < double(1 << 18)) nthreads = 1;
+  if (nthreads <= 1 || ntasks < nthreads) {
+    for (int64_t t = 0; t < ntasks; ++t) task(t, nthreads);
+    return;
+  }
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+  for (int64_t t = 0; t < ntasks; ++t) task(t, 1);
+}
+
+}  // namespace
+
+int64_t set_conv_chunk_elems(int64_t elems) {
+  const int64_t old = kChunkElems;
+  if (elems > 0) kChunkElems = elems;
+  return old;
+}
+
+template <typename T>
+void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, int nthreads) {
+  const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig();
+  if (g.N == 0 || g.Co == 0 || L == 0) return;
+  const int64_t lc = std::min<int64_t>(L, std::max<int64_t>(16, kChunkElems / std::max<int64_t>(K, 1) / 16 * 16));
+  const int64_t nchunks = (L + lc - 1) / lc;
+  const double work = double(g.N) * double(g.Co) * double(L) * double(K);
+  run_tasks(g.N * g.G * nchunks, nthreads, work, [&](int64_t t, int inner) {
+    const int64_t ch = t % nchunks, grp = (t / nchunks) % g.G, n = t / (nchunks * g.G);
+    const int64_t p0 = ch * lc, p1 = std::min(L, p0 + lc), m = p1 - p0;
+    T* yt = y + (n * g.Co + grp * cog) * L + p0;
+    if (K == 0) {
+      for (int64_t c = 0; c < cog; ++c)
+        for (int64_t j = 0; j < m; ++j) yt[c * L + j] = T(0);
+    } else {
+      T* col = thread_buffer<T>(size_t(K * m), 0);
+      std::vector<Segment>& segs = thread_segments();
+      chunk_segments(g, p0, p1, segs);
+      im2col<T>(g, cig, x + (n * g.Ci + grp * cig) * g.in_len(), segs, col, m);
+      gemm<T>(1, cog, m, K, w + grp * cog * K, 0, K, 1, col, 0, m, 1, yt, 0, L, 1, inner);
+    }
+    if (bias)
+      for (int64_t c = 0; c < cog; ++c) {
+        const T b = bias[grp * cog + c];
+        for (int64_t j = 0; j < m; ++j) yt[c * L + j] = canon(T(yt[c * L + j] + b));
+      }
+  });
+}
+
+template <typename T>
+void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx,
+                     int nthreads) {
+  const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig(), lin = g.in_len();
+  if (g.N == 0 || g.Ci == 0 || lin == 0) return;
+  const int64_t rows = g.out[0] * g.out[1], rowlen = g.out[2];
+  const int64_t crow = std::max<int64_t>(1, kChunkElems / std::max<int64_t>(K * rowlen, 1));
+  const double work = double(g.N) * double(g.Co) * double(L) * double(K);
+  run_tasks(g.N * g.G, nthreads, work, [&](int64_t t, int inner) {
+    const int64_t grp = t % g.G, n = t / g.G;
+    T* gxt = gx + (n * g.Ci + grp * cig) * lin;
+    for (int64_t i = 0; i < cig * lin; ++i) gxt[i] = T(0);
+    if (K > 0 && L > 0 && cog > 0) {
+      for (int64_t r1 = rows; r1 > 0;) {
+        const int64_t r0 = std::max<int64_t>(0, r1 - crow);
+        const int64_t p0 = r0 * rowlen, p1 = r1 * rowlen, m = p1 - p0;
+        T* col = thread_buffer<T>(size_t(K * m), 0);
+        gemm<T>(1, K, m, cog, w + grp * cog * K, 0, 1, K, gy + (n * g.Co + grp * cog) * L + p0, 0,
+                L, 1, col, 0, m, 1, inner);
+        std::vector<Segment>& segs = thread_segments();
+        chunk_segments(g, p0, p1, segs);
+        col2im_add<T>(g, cig, gxt, segs, col, m);
+        r1 = r0;
+      }
+    }
+    for (int64_t c = 0; c < cig; ++c) {
+      const T b = bias ? bias[grp * cig + c] : T(0);
+      T* r = gxt + c * lin;
+      if (bias)
+        for (int64_t i = 0; i < lin; ++i) r[i] = canon(T(canon(r[i]) + b));
+      else
+        for (int64_t i = 0; i < lin; ++i) r[i] = canon(r[i]);
+    }
+  });
+}
+
+template <typename T>
+void conv_grad_weight(const ConvGeom& g, const T* x, const T* gy, T* gw, int nthreads) {
+  const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig();
+  const int64_t wsize = g.Co * K;
+  if (wsize == 0) return;
+  if (g.N == 0 || L == 0) {
+    for (int64_t i = 0; i < wsize; ++i) gw[i] = T(0);
+    return;
+  }
+  const double work = double(g.N) * double(g.Co) * double(L) * double(K);
+  if (work < double(1 << 18)) nthreads = 1;
+  // Images per round: a few per thread, taken dynamically, so a thread slowed by other load
+  // on its core does not hold the round up; their partials are then added in order.
+  const int64_t per_round = nthreads <= 1 ? 1 : std::min<int64_t>(g.N, 4 * int64_t(nthreads));
+  // slots[i] holds image (n0 + i)'s partial, transposed per group: (G, K, Co/G).
+  std::vector<T> slots(size_t(per_round * wsize));
+  // Per thread: one image's lowered columns and its transposed gy (freed when the call ends:
+  // an image's columns can be large).
+  const int team = int(std::max<int64_t>(1, std::min<int64_t>(nthreads, per_round)));
+  std::vector<std::vector<T>> cols(static_cast<size_t>(team));
+  std::vector<std::vector<T>> gyts(static_cast<size_t>(team));
+  // One image's partial into slot i, with `inner` threads inside the GEMM.
+  auto partial = [&](int64_t n, int64_t i, int inner) {
+    T* slot = slots.data() + i * wsize;
+    const size_t me = size_t(inner > 1 ? 0 : omp_get_thread_num());
+    cols[me].resize(size_t(K * L));
+    gyts[me].resize(size_t(L * cog));
+    T* col = cols[me].data();
+    std::vector<Segment> segs;
+    chunk_segments(g, 0, L, segs);
+    // gy of the group transposed to (L, Co/G) (an exact copy), so the GEMM packs it by rows
+    T* gyt = gyts[me].data();
+    for (int64_t grp = 0; grp < g.G; ++grp) {
+      im2col<T>(g, cig, x + (n * g.Ci + grp * cig) * g.in_len(), segs, col, L);
+      const T* gyg = gy + (n * g.Co + grp * cog) * L;
+      for (int64_t p0 = 0; p0 < L; p0 += 64) {
+        const int64_t p1 = std::min<int64_t>(L, p0 + 64);
+        for (int64_t c = 0; c < cog; ++c)
+          for (int64_t p = p0; p < p1; ++p) gyt[p * cog + c] = gyg[c * L + p];
+      }
+      gemm<T>(1, K, cog, L, col, 0, L, 1, gyt, 0, cog, 1, slot + grp * K * cog, 0, cog, 1, inner);
+    }
+  };
+  for (int64_t n0 = 0; n0 < g.N; n0 += per_round) {
+    const int64_t cnt = std::min(per_round, g.N - n0);
+    if (cnt == 1 || team == 1) {
+      for (int64_t i = 0; i < cnt; ++i) partial(n0 + i, i, nthreads);
+    } else {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(team)
+      for (int64_t i = 0; i < cnt; ++i) partial(n0 + i, i, 1);
+    }
+    // gw[co, k] = P_0 (n = 0), then gw + P_n in increasing n.
+    parallel_for(g.Co, nthreads, K * cnt, [&](int64_t c0, int64_t c1) {
+      for (int64_t co = c0; co < c1; ++co) {
+        const int64_t grp = co / cog, c = co % cog;
+        T* out = gw + co * K;
+        for (int64_t i = 0; i < cnt; ++i) {
+          const T* s = slots.data() + i * wsize + grp * K * cog + c;
+          if (n0 + i == 0)
+            for (int64_t k = 0; k < K; ++k) out[k] = s[k * cog];
+          else
+            for (int64_t k = 0; k < K; ++k) out[k] = canon(T(out[k] + s[k * cog]));
+        }
+      }
+    });
+  }
+}
+
+template <typename T>
+void conv_reference(int what, const ConvGeom& g, const T* a, const T* b, const T* bias, T* out) {
+  if (what == 0) {
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t co = 0; co < g.Co; ++co)
+        for (int64_t p = 0; p < g.out_len(); ++p)
+          out[(n * g.Co + co) * g.out_len() + p] = conv_forward_at<T>(g, a, b, bias, n, co, p);
+  } else if (what == 1) {
+    for (int64_t n = 0; n < g.N; ++n)
+      for (int64_t ci = 0; ci < g.Ci; ++ci)
+        for (int64_t p = 0; p < g.in_len(); ++p) {
+          T v = conv_grad_input_at<T>(g, a, b, n, ci, p);
+          if (bias) v = canon(T(v + bias[ci]));
+          out[(n * g.Ci + ci) * g.in_len() + p] = v;
+        }
+  } else {
+    for (int64_t co = 0; co < g.Co; ++co)
+      for (int64_t c = 0; c < g.cig(); ++c)
+        for (int64_t f = 0; f < g.kvol(); ++f)
+          out[(co * g.cig() + c) * g.kvol() + f] = conv_grad_weight_at<T>(g, a, b, co, c, f);
+  }
+}
+
+#define REPMODE_INSTANTIATE_CONV(T)                                                          \
+  template void conv_forward<T>(const ConvGeom&, const T*, const T*, const T*, T*, int);     \
+  template void conv_grad_input<T>(const ConvGeom&, const T*, const T*, const T*, T*, int);  \
+  template void conv_grad_weight<T>(const ConvGeom&, const T*, const T*, T*, int);           \
+  template void conv_reference<T>(int, const ConvGeom&, const T*, const T*, const T*, T*);
+
+REPMODE_INSTANTIATE_CONV(float)
+REPMODE_INSTANTIATE_CONV(double)
+
+#undef REPMODE_INSTANTIATE_CONV
+
+}  // namespace repmode::cpu
