@@ -3,9 +3,11 @@
 #include "bind_util.h"
 
 namespace repmode::bind {
+void bind_pooling(pybind11::module_& m);
 
 void bind_families(pybind11::module_& m) {
   (void)m;
+  bind_pooling(m);
 }
 
 }  // namespace repmode::bind
