@@ -37,6 +37,16 @@ Spans make_spans(const PoolGeom& g) {
 
 bool is_max(const PoolGeom& g) { return g.kind == kPoolMax || g.kind == kPoolAdaptiveMax; }
 
+// Element offset (grad_input strides) of each flat plane index (d * H + h) * W + w.
+std::vector<int64_t> plane_offsets(const PoolGeom& g) {
+  std::vector<int64_t> off(static_cast<size_t>(g.D * g.H * g.W));
+  int64_t i = 0;
+  for (int64_t d = 0; d < g.D; ++d)
+    for (int64_t h = 0; h < g.H; ++h)
+      for (int64_t w = 0; w < g.W; ++w) off[i++] = d * g.xs[2] + h * g.xs[3] + w * g.xs[4];
+  return off;
+}
+
 int64_t window_divisor(const PoolGeom& g, const PoolSpan& a, const PoolSpan& b, const PoolSpan& c) {
   return pool_divisor(a, b, c, g.kind == kPoolAvg && g.count_include_pad, g.kind == kPoolAvg ? g.divisor_override : 0);
 }
@@ -46,11 +56,38 @@ int64_t window_divisor(const PoolGeom& g, const PoolSpan& a, const PoolSpan& b, 
 }
 
 // ---------------------------------------------------------------- forward, plane walk
+// Outputs ow in [lo, hi) of a sliding (max or avg) pooling have full, unclipped w spans:
+// start = ow*s - p, count = k. For them the window loops run outermost and the ow loop
+// innermost, so one pass over a window offset serves a whole output row; each output still
+// visits its positions in row-major window order.
+struct Interior {
+  int64_t lo = 0, hi = 0;
+};
+
+Interior interior_w(const PoolGeom& g, const std::vector<PoolSpan>& w) {
+  Interior r;
+  if (g.kind != kPoolMax && g.kind != kPoolAvg) return r;
+  const int64_t full = g.kind == kPoolMax ? (g.k[2] - 1) * g.dil[2] + 1 : g.k[2];
+  int64_t lo = 0;
+  while (lo < g.OW && (lo * g.s[2] - g.p[2] < 0 || lo * g.s[2] - g.p[2] + full > g.W)) ++lo;
+  int64_t hi = lo;
+  while (hi < g.OW && hi * g.s[2] - g.p[2] + full <= g.W) ++hi;
+  for (int64_t o = lo; o < hi; ++o)  // (always true by construction; kept as the definition)
+    if (w[o].count != g.k[2] || w[o].start != o * g.s[2] - g.p[2]) return Interior{};
+  r.lo = lo;
+  r.hi = hi;
+  return r;
+}
+
 template <typename T>
 void forward_planes(const T* x, T* out, int64_t* index, const PoolGeom& g, const Spans& sp, int nthreads) {
   const bool mx = is_max(g);
+  const Interior in = interior_w(g, sp.w);
   const int64_t work = g.OD * g.OH * g.OW * 8;
   rows_parallel(g.N * g.C, nthreads, work, [&](int64_t p0, int64_t p1) {
+    std::vector<T> acc(static_cast<size_t>(in.hi - in.lo));
+    std::vector<int64_t> best(static_cast<size_t>(mx ? in.hi - in.lo : 0));
+    std::vector<T> tmp(static_cast<size_t>(mx ? in.hi - in.lo : 0));
     for (int64_t pl = p0; pl < p1; ++pl) {
       const int64_t n = pl / g.C, c = pl % g.C;
       const T* xp = x + n * g.xs[0] + c * g.xs[1];
@@ -58,20 +95,77 @@ void forward_planes(const T* x, T* out, int64_t* index, const PoolGeom& g, const
       int64_t* ip = mx && index ? index + n * g.is[0] + c * g.is[1] : nullptr;
       auto load = [&](int64_t d, int64_t h, int64_t w) { return xp[d * g.xs[2] + h * g.xs[3] + w * g.xs[4]]; };
       for (int64_t od = 0; od < g.OD; ++od)
-        for (int64_t oh = 0; oh < g.OH; ++oh)
+        for (int64_t oh = 0; oh < g.OH; ++oh) {
+          const PoolSpan& a = sp.d[od];
+          const PoolSpan& b = sp.h[oh];
+          T* orow = op + od * g.os[2] + oh * g.os[3];
+          int64_t* irow = ip ? ip + od * g.is[2] + oh * g.is[3] : nullptr;
           for (int64_t ow = 0; ow < g.OW; ++ow) {
-            const PoolSpan& a = sp.d[od];
-            const PoolSpan& b = sp.h[oh];
+            if (ow == in.lo && in.hi > in.lo) {
+              ow = in.hi - 1;
+              continue;
+            }
             const PoolSpan& cc = sp.w[ow];
-            const int64_t o = od * g.os[2] + oh * g.os[3] + ow * g.os[4];
             if (mx) {
-              int64_t best;
-              op[o] = pool_max_window<T>(a, b, cc, g.H, g.W, load, &best);
-              if (ip) ip[od * g.is[2] + oh * g.is[3] + ow * g.is[4]] = best;
+              int64_t bi;
+              orow[ow * g.os[4]] = pool_max_window<T>(a, b, cc, g.H, g.W, load, &bi);
+              if (irow) irow[ow * g.is[4]] = bi;
             } else {
-              op[o] = pool_avg_window<T>(a, b, cc, window_divisor(g, a, b, cc), load);
+              orow[ow * g.os[4]] = pool_avg_window<T>(a, b, cc, window_divisor(g, a, b, cc), load);
             }
           }
+          const int64_t m = in.hi - in.lo;
+          if (m <= 0) continue;
+          const int64_t sx = g.s[2] * g.xs[4];
+          if (mx) {
+            const int64_t first = (a.start * g.H + b.start) * g.W + (in.lo * g.s[2] - g.p[2]);
+            for (int64_t j = 0; j < m; ++j) {
+              acc[j] = pool_neg_inf<T>();
+              best[j] = first + j * g.s[2];
+            }
+            for (int64_t i = 0; i < a.count; ++i) {
+              const int64_t id = a.start + i * a.step;
+              for (int64_t k = 0; k < b.count; ++k) {
+                const int64_t ih = b.start + k * b.step;
+                for (int64_t l = 0; l < g.k[2]; ++l) {
+                  const int64_t iw0 = in.lo * g.s[2] - g.p[2] + l * g.dil[2];
+                  const T* row = xp + id * g.xs[2] + ih * g.xs[3] + iw0 * g.xs[4];
+                  const int64_t pos0 = (id * g.H + ih) * g.W + iw0;
+                  const T* vals = row;
+                  if (sx != 1) {  // gather the strided inputs first: the select loop then vectorizes
+                    for (int64_t j = 0; j < m; ++j) tmp[j] = row[j * sx];
+                    vals = tmp.data();
+                  }
+                  for (int64_t j = 0; j < m; ++j) {
+                    const T v = vals[j];
+                    const bool take = pool_max_takes(v, acc[j]);
+                    acc[j] = take ? v : acc[j];
+                    best[j] = take ? pos0 + j * g.s[2] : best[j];
+                  }
+                }
+              }
+            }
+            for (int64_t j = 0; j < m; ++j) orow[(in.lo + j) * g.os[4]] = canon(acc[j]);
+            if (irow)
+              for (int64_t j = 0; j < m; ++j) irow[(in.lo + j) * g.is[4]] = best[j];
+          } else {
+            const PoolSpan& cc = sp.w[in.lo];
+            if (a.count <= 0 || b.count <= 0) {
+              for (int64_t j = 0; j < m; ++j) orow[(in.lo + j) * g.os[4]] = T(0.0);
+              continue;
+            }
+            const T dv = T(window_divisor(g, a, b, cc));
+            for (int64_t j = 0; j < m; ++j) acc[j] = T(0.0);
+            for (int64_t i = 0; i < a.count; ++i)
+              for (int64_t k = 0; k < b.count; ++k)
+                for (int64_t l = 0; l < g.k[2]; ++l) {
+                  const T* row = xp + (a.start + i) * g.xs[2] + (b.start + k) * g.xs[3] +
+                                 (in.lo * g.s[2] - g.p[2] + l) * g.xs[4];
+                  for (int64_t j = 0; j < m; ++j) acc[j] = acc[j] + row[j * sx];
+                }
+            for (int64_t j = 0; j < m; ++j) orow[(in.lo + j) * g.os[4]] = canon(acc[j] / dv);
+          }
+        }
     }
   });
 }
@@ -160,6 +254,11 @@ void backward_planes(const T* go, const int64_t* index, T* gi, const PoolGeom& g
   const bool mx = is_max(g);
   const int64_t plane = g.D * g.H * g.W;
   const bool dense = g.xs[4] == 1 && g.xs[3] == g.W && (g.D == 1 || g.xs[2] == g.H * g.W);
+  const std::vector<int64_t> off = mx && !dense ? plane_offsets(g) : std::vector<int64_t>();
+  const int64_t outputs = g.OD * g.OH * g.OW;
+  // grad_output and indices dense per plane: outputs in increasing order are consecutive
+  const bool flat_out = g.os[4] == 1 && g.os[3] == g.OW && (g.OD == 1 || g.os[2] == g.OH * g.OW) &&
+                        g.is[4] == 1 && g.is[3] == g.OW && (g.OD == 1 || g.is[2] == g.OH * g.OW);
   std::atomic<bool> bad{false};
   rows_parallel(g.N * g.C, nthreads, (g.OD * g.OH * g.OW + plane) * 4, [&](int64_t p0, int64_t p1) {
     for (int64_t pl = p0; pl < p1; ++pl) {
@@ -174,7 +273,17 @@ void backward_planes(const T* go, const int64_t* index, T* gi, const PoolGeom& g
           for (int64_t h = 0; h < g.H; ++h)
             for (int64_t w = 0; w < g.W; ++w) at(d, h, w) = T(0.0);
       }
-      if (mx) {
+      if (mx && dense && flat_out) {
+        const int64_t* ip = index + n * g.is[0] + c * g.is[1];
+        bool ok = true;
+        for (int64_t o = 0; o < outputs; ++o) {
+          const int64_t i = ip[o];
+          ok &= (i >= 0) & (i < plane);
+          const int64_t j = i >= 0 && i < plane ? i : 0;
+          gp[j] = canon(gp[j] + (i == j ? op[o] : T(0.0)));
+        }
+        if (!ok) bad = true;
+      } else if (mx) {
         const int64_t* ip = index + n * g.is[0] + c * g.is[1];
         for (int64_t od = 0; od < g.OD; ++od)
           for (int64_t oh = 0; oh < g.OH; ++oh)
@@ -185,7 +294,7 @@ void backward_planes(const T* go, const int64_t* index, T* gi, const PoolGeom& g
                 continue;
               }
               const T v = op[od * g.os[2] + oh * g.os[3] + ow * g.os[4]];
-              T& dst = dense ? gp[i] : at(i / (g.H * g.W), (i / g.W) % g.H, i % g.W);
+              T& dst = gp[dense ? i : off[i]];
               dst = canon(dst + v);
             }
       } else {
@@ -217,6 +326,7 @@ void backward_lanes(const T* go, const int64_t* index, T* gi, const PoolGeom& g,
   const bool mx = is_max(g);
   const int64_t plane = g.D * g.H * g.W;
   const int64_t blocks = (g.C + kLanes - 1) / kLanes;
+  const std::vector<int64_t> off = mx ? plane_offsets(g) : std::vector<int64_t>();
   std::atomic<bool> bad{false};
   rows_parallel(g.N * blocks, nthreads, (g.OD * g.OH * g.OW + plane) * kLanes * 2, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -243,7 +353,7 @@ void backward_lanes(const T* go, const int64_t* index, T* gi, const PoolGeom& g,
                   bad = true;
                   continue;
                 }
-                T* dst = at(i / (g.H * g.W), (i / g.W) % g.H, i % g.W) + j;
+                T* dst = gn + off[i] + j;
                 *dst = canon(*dst + v[j]);
               }
             } else {

@@ -135,6 +135,26 @@ class _Pool:
         return _sizes5(t, self.nsp)[1]
 
 
+_POOLS: dict = {}
+
+
+def _hashable(v):
+    return tuple(v) if isinstance(v, list) else v
+
+
+def _pool(func, args, kwargs, kind, x, nsp, *params, **named) -> _Pool:
+    """The _Pool of these arguments, cached by input geometry (shapes repeat every step)."""
+    key = (func, kind, x.dtype, x.device, x.shape, x.stride(), nsp) + tuple(_hashable(v) for v in params) \
+        + tuple((k, _hashable(v)) for k, v in named.items())
+    p = _POOLS.get(key)
+    if p is None:
+        p = _Pool(func, args, kwargs, kind, x, nsp, *params, **named)
+        if len(_POOLS) > 4096:
+            _POOLS.clear()
+        _POOLS[key] = p
+    return p
+
+
 def _forward(p: _Pool, x: Tensor, with_index: bool):
     fmt = _memory_format(x)
     out = torch.empty(p.out_shape, dtype=x.dtype, memory_format=fmt)
@@ -172,7 +192,7 @@ def _nsp(func) -> int:
 def _max_pool(func, args, kwargs, with_index):
     b = _bind(func, args, kwargs)
     x = b["self"]
-    p = _Pool(func, args, kwargs, MAX, x, _nsp(func), b["kernel_size"], b["stride"], b["padding"], b["dilation"],
+    p = _pool(func, args, kwargs, MAX, x, _nsp(func), b["kernel_size"], b["stride"], b["padding"], b["dilation"],
               b["ceil_mode"])
     return _forward(p, x, with_index)
 
@@ -203,7 +223,7 @@ def max_pool(func, args, kwargs):
 def _max_pool_backward(func, args, kwargs):
     b = _bind(func, args, kwargs)
     x = b["self"]
-    p = _Pool(func, args, kwargs, MAX, x, _nsp(func), b["kernel_size"], b["stride"], b["padding"], b["dilation"],
+    p = _pool(func, args, kwargs, MAX, x, _nsp(func), b["kernel_size"], b["stride"], b["padding"], b["dilation"],
               b["ceil_mode"])
     return _backward(func, args, kwargs, p, b["grad_output"], x, b["indices"])
 
@@ -220,7 +240,7 @@ def max_pool_backward_out(func, args, kwargs):
 
 
 def _avg_pool_args(func, args, kwargs, b):
-    return _Pool(func, args, kwargs, AVG, b["self"], _nsp(func), b["kernel_size"], b["stride"], b["padding"], None,
+    return _pool(func, args, kwargs, AVG, b["self"], _nsp(func), b["kernel_size"], b["stride"], b["padding"], None,
                  b["ceil_mode"], b["count_include_pad"], b["divisor_override"])
 
 
@@ -260,7 +280,7 @@ def avg_pool_backward_out(func, args, kwargs):
 @widened()
 def _adaptive_avg(func, args, kwargs):
     x, size = args[0], args[1] if len(args) > 1 else kwargs["output_size"]
-    return _forward(_Pool(func, args, kwargs, ADAPTIVE_AVG, x, _nsp(func), output_size=size), x, False)[0]
+    return _forward(_pool(func, args, kwargs, ADAPTIVE_AVG, x, _nsp(func), output_size=size), x, False)[0]
 
 
 @register_kernel([aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default])
@@ -278,14 +298,14 @@ def adaptive_avg_pool_out(func, args, kwargs):
 def adaptive_avg_pool_backward(func, args, kwargs):
     grad, x = args[0], args[1]
     nsp = _nsp(func)
-    p = _Pool(func, args, kwargs, ADAPTIVE_AVG, x, nsp, output_size=list(grad.shape[-nsp:]))
+    p = _pool(func, args, kwargs, ADAPTIVE_AVG, x, nsp, output_size=list(grad.shape[-nsp:]))
     return _backward(func, args, kwargs, p, grad, x, None)
 
 
 @widened()
 def _adaptive_max(func, args, kwargs):
     x, size = args[0], args[1] if len(args) > 1 else kwargs["output_size"]
-    return _forward(_Pool(func, args, kwargs, ADAPTIVE_MAX, x, _nsp(func), output_size=size), x, True)
+    return _forward(_pool(func, args, kwargs, ADAPTIVE_MAX, x, _nsp(func), output_size=size), x, True)
 
 
 @register_kernel([aten.adaptive_max_pool2d.default, aten.adaptive_max_pool3d.default])
@@ -303,7 +323,7 @@ def adaptive_max_pool_out(func, args, kwargs):
 def _adaptive_max_backward(func, args, kwargs):
     grad, x, idx = args[0], args[1], args[2]
     nsp = _nsp(func)
-    p = _Pool(func, args, kwargs, ADAPTIVE_MAX, x, nsp, output_size=list(grad.shape[-nsp:]))
+    p = _pool(func, args, kwargs, ADAPTIVE_MAX, x, nsp, output_size=list(grad.shape[-nsp:]))
     return _backward(func, args, kwargs, p, grad, x, idx)
 
 
