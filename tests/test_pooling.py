@@ -202,20 +202,28 @@ def test_avg_pool_padding_rules_against_python_loops():
 
 
 def test_one_dimensional_forms_reach_the_2d_kernels():
+    """The 1-d modules: the same bits with grad, under no_grad and under inference_mode (where
+    the composite 1-d ops reach the mode un-decomposed); max pooling equals native torch."""
     x = rand((2, 5, 11), seed=9)
     mods = [torch.nn.MaxPool1d(3, 2, 1), torch.nn.AvgPool1d(3, 2, 1), torch.nn.AdaptiveAvgPool1d(4),
             torch.nn.AdaptiveMaxPool1d(4)]
     for m in mods:
-        want = forward_backward(lambda t, **_: m(t) if not isinstance(m(t), tuple) else m(t)[0], {}, x)
+        with repmode.enabled():
+            want = forward_backward(lambda t, **_: m(t), {}, x)
         for ctx in (torch.no_grad, torch.inference_mode):
             with ctx(), repmode.enabled():
                 y = m(x)
             assert_bitwise_equal(want[0], y, f"{m} {ctx.__name__}")
         with repmode.enabled():
-            got = forward_backward(lambda t, **_: m(t), {}, x)
-        assert_bitwise_equal(want[0], got[0], str(m))
-        if isinstance(m, torch.nn.MaxPool1d):
-            assert_bitwise_equal(F.max_pool1d(x, 3, 2, 1), got[0], "max_pool1d vs native")
+            x2 = x.unsqueeze(2)
+            p = {torch.nn.MaxPool1d: lambda: F.max_pool2d(x2, (1, 3), (1, 2), (0, 1)),
+                 torch.nn.AvgPool1d: lambda: F.avg_pool2d(x2, (1, 3), (1, 2), (0, 1)),
+                 torch.nn.AdaptiveAvgPool1d: lambda: F.adaptive_avg_pool2d(x2, (1, 4)),
+                 torch.nn.AdaptiveMaxPool1d: lambda: F.adaptive_max_pool2d(x2, (1, 4))}[type(m)]()
+        assert_bitwise_equal(want[0], p.squeeze(2), f"{m} as 2-d")
+    with repmode.enabled():
+        got = F.max_pool1d(x, 3, 2, 1)
+    assert_bitwise_equal(F.max_pool1d(x, 3, 2, 1), got, "max_pool1d vs native")
 
 
 MODULES = [

@@ -53,7 +53,10 @@ def _tuple(func, args, kwargs, value, n: int, name: str, default=None) -> list[i
     return value
 
 
-def _memory_format(x: Tensor):
+def _memory_format(x: Tensor, nsp: int):
+    """torch's output layout: channels_last(_3d) for a batched input stored that way."""
+    if x.dim() != nsp + 2:
+        return torch.contiguous_format
     if x.dim() == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last):
         return torch.channels_last
     if x.dim() == 5 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last_3d):
@@ -78,7 +81,8 @@ def _check_input(func, args, kwargs, x: Tensor, nsp: int):
         raise RuntimeError(f"{func}: expected {nsp + 1}D or {nsp + 2}D input, got {x.dim()}D")
     first = x.dim() - nsp - 1
     if any(s == 0 for s in x.shape[first + 1:]) or (x.dim() == nsp + 2 and x.shape[1] == 0):
-        raise RuntimeError(f"{func}: expected input with non-zero sizes except the batch dimension, got {list(x.shape)}")
+        raise RuntimeError(f"{func}: expected input with non-zero sizes except the batch dimension, "
+                           f"got {list(x.shape)}")
     return code
 
 
@@ -156,7 +160,7 @@ def _pool(func, args, kwargs, kind, x, nsp, *params, **named) -> _Pool:
 
 
 def _forward(p: _Pool, x: Tensor, with_index: bool):
-    fmt = _memory_format(x)
+    fmt = _memory_format(x, p.nsp)
     out = torch.empty(p.out_shape, dtype=x.dtype, memory_format=fmt)
     idx = torch.empty(p.out_shape, dtype=torch.int64, memory_format=fmt) if with_index else None
     os = p.strides(out)
@@ -177,7 +181,7 @@ def _backward(func, args, kwargs, p: _Pool, grad: Tensor, x: Tensor, idx: Tensor
             raise RuntimeError(f"{func}: expected indices of dtype int64, got {idx.dtype}")
         if list(idx.shape) != p.out_shape:
             raise RuntimeError(f"{func}: expected indices of shape {p.out_shape}, got {list(idx.shape)}")
-    gi = torch.empty(x.shape, dtype=x.dtype, memory_format=_memory_format(x))
+    gi = torch.empty(x.shape, dtype=x.dtype, memory_format=_memory_format(x, p.nsp))
     C.pool_backward(p.code, p.kind, grad.data_ptr(), idx.data_ptr() if idx is not None else 0, gi.data_ptr(),
                     p.in_sizes, p.out3, p.k, p.s, p.p, p.d, p.count_include_pad, p.divisor,
                     p.strides(gi), p.strides(grad), p.strides(idx) if idx is not None else [0] * 5,
