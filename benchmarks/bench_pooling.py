@@ -31,7 +31,7 @@ def best_time(fn, repeats: int, inner: int) -> float:
 def compare(fn, repeats: int, inner: int):
     """(native seconds, repmode seconds), alternating so both see the same machine state."""
     native, rep = float("inf"), float("inf")
-    for _ in range(3):
+    for _ in range(5):
         native = min(native, best_time(fn, repeats, inner))
         with repmode.enabled():
             rep = min(rep, best_time(fn, repeats, inner))
