@@ -133,10 +133,21 @@ class _Pool:
         self.out_spatial = out
         self.out3 = pad1 + out
         self.in_sizes, self.in_strides = _sizes5(x, nsp)
-        self.out_shape = list(x.shape[:-nsp]) + out
+        self.in_shape = x.shape
+        self.out_shape = torch.Size(list(x.shape[:-nsp]) + out)
+        self.fmt = _memory_format(x, nsp)
+        self.result_strides = None  # (output strides, grad_input strides), set on first use
 
     def strides(self, t: Tensor):
         return _sizes5(t, self.nsp)[1]
+
+    def layout(self):
+        """Strides of the tensors this op allocates: its output and the input's gradient."""
+        if self.result_strides is None:
+            out = torch.empty(self.out_shape, dtype=torch.int8, memory_format=self.fmt)
+            gi = torch.empty(self.in_shape, dtype=torch.int8, memory_format=self.fmt)
+            self.result_strides = (self.strides(out), self.strides(gi))
+        return self.result_strides
 
 
 _POOLS: dict = {}
@@ -160,31 +171,34 @@ def _pool(func, args, kwargs, kind, x, nsp, *params, **named) -> _Pool:
 
 
 def _forward(p: _Pool, x: Tensor, with_index: bool):
-    fmt = _memory_format(x, p.nsp)
-    out = torch.empty(p.out_shape, dtype=x.dtype, memory_format=fmt)
-    idx = torch.empty(p.out_shape, dtype=torch.int64, memory_format=fmt) if with_index else None
-    os = p.strides(out)
+    out = torch.empty(p.out_shape, dtype=x.dtype, memory_format=p.fmt)
+    idx = torch.empty(p.out_shape, dtype=torch.int64, memory_format=p.fmt) if with_index else None
+    os = p.layout()[0]
     C.pool_forward(p.code, p.kind, x.data_ptr(), out.data_ptr(), idx.data_ptr() if with_index else 0,
                    p.in_sizes, p.out3, p.k, p.s, p.p, p.d, p.count_include_pad, p.divisor,
-                   p.in_strides, os, os if with_index else [0] * 5, get_num_threads(), USE_REFERENCE)
+                   p.in_strides, os, os if with_index else _NO_STRIDES, get_num_threads(), USE_REFERENCE)
     return out, idx
+
+
+_NO_STRIDES = [0] * 5
 
 
 def _backward(func, args, kwargs, p: _Pool, grad: Tensor, x: Tensor, idx: Tensor | None):
     if grad.dtype != x.dtype:
         raise unsupported(func, args, kwargs, "grad_output and input of different dtypes are not supported")
-    float_code(func, args, kwargs, grad, x, idx)
-    if list(grad.shape) != p.out_shape:
-        raise RuntimeError(f"{func}: expected grad_output of shape {p.out_shape}, got {list(grad.shape)}")
+    if not grad.is_cpu or (idx is not None and not idx.is_cpu):
+        float_code(func, args, kwargs, grad, x, idx)  # raises the device error
+    if grad.shape != p.out_shape:
+        raise RuntimeError(f"{func}: expected grad_output of shape {list(p.out_shape)}, got {list(grad.shape)}")
     if idx is not None:
         if idx.dtype != torch.int64:
             raise RuntimeError(f"{func}: expected indices of dtype int64, got {idx.dtype}")
-        if list(idx.shape) != p.out_shape:
-            raise RuntimeError(f"{func}: expected indices of shape {p.out_shape}, got {list(idx.shape)}")
-    gi = torch.empty(x.shape, dtype=x.dtype, memory_format=_memory_format(x, p.nsp))
+        if idx.shape != p.out_shape:
+            raise RuntimeError(f"{func}: expected indices of shape {list(p.out_shape)}, got {list(idx.shape)}")
+    gi = torch.empty(x.shape, dtype=x.dtype, memory_format=p.fmt)
     C.pool_backward(p.code, p.kind, grad.data_ptr(), idx.data_ptr() if idx is not None else 0, gi.data_ptr(),
                     p.in_sizes, p.out3, p.k, p.s, p.p, p.d, p.count_include_pad, p.divisor,
-                    p.strides(gi), p.strides(grad), p.strides(idx) if idx is not None else [0] * 5,
+                    p.layout()[1], p.strides(grad), p.strides(idx) if idx is not None else _NO_STRIDES,
                     get_num_threads(), USE_REFERENCE)
     return gi
 
