@@ -314,3 +314,12 @@ def test_errors():
         bad = torch.full((1, 1, 2, 2), 99, dtype=torch.int64)
         with pytest.raises(IndexError, match="outside its input plane"):
             aten.max_pool2d_with_indices_backward(torch.ones(1, 1, 2, 2), x, [2, 2], [2, 2], [0, 0], [1, 1], False, bad)
+
+
+def test_bad_index_in_the_channel_lane_walk():
+    x = torch.ones(1, 8, 4, 4).contiguous(memory_format=torch.channels_last)
+    bad = torch.zeros(1, 8, 2, 2, dtype=torch.int64).contiguous(memory_format=torch.channels_last)
+    bad[0, 5, 1, 0] = -1
+    grad = torch.ones(1, 8, 2, 2).contiguous(memory_format=torch.channels_last)
+    with repmode.enabled(), pytest.raises(IndexError, match="outside its input plane"):
+        aten.max_pool2d_with_indices_backward(grad, x, [2, 2], [2, 2], [0, 0], [1, 1], False, bad)

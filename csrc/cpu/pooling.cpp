@@ -6,6 +6,7 @@
 #include "pooling.h"
 
 #include <atomic>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -327,6 +328,7 @@ void backward_lanes(const T* go, const int64_t* index, T* gi, const PoolGeom& g,
   const int64_t plane = g.D * g.H * g.W;
   const int64_t blocks = (g.C + kLanes - 1) / kLanes;
   const std::vector<int64_t> off = mx ? plane_offsets(g) : std::vector<int64_t>();
+  const bool packed = blocks == 1 && g.xs[4] == g.C && g.xs[3] == g.W * g.C && (g.D == 1 || g.xs[2] == g.H * g.W * g.C);
   std::atomic<bool> bad{false};
   rows_parallel(g.N * blocks, nthreads, (g.OD * g.OH * g.OW + plane) * kLanes * 2, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
@@ -335,27 +337,33 @@ void backward_lanes(const T* go, const int64_t* index, T* gi, const PoolGeom& g,
       T* gn = gi + n * g.xs[0] + c0;
       const T* on = go + n * g.os[0] + c0;
       auto at = [&](int64_t d, int64_t h, int64_t w) { return gn + d * g.xs[2] + h * g.xs[3] + w * g.xs[4]; };
-      for (int64_t d = 0; d < g.D; ++d)
-        for (int64_t h = 0; h < g.H; ++h)
-          for (int64_t w = 0; w < g.W; ++w) {
-            T* dst = at(d, h, w);
-            for (int64_t j = 0; j < nl; ++j) dst[j] = T(0.0);
-          }
+      if (packed) {  // this batch's gradient is one dense block of plane * C elements
+        std::memset(gn, 0, sizeof(T) * static_cast<size_t>(plane * g.C));
+      } else {
+        for (int64_t d = 0; d < g.D; ++d)
+          for (int64_t h = 0; h < g.H; ++h)
+            for (int64_t w = 0; w < g.W; ++w) {
+              T* dst = at(d, h, w);
+              for (int64_t j = 0; j < nl; ++j) dst[j] = T(0.0);
+            }
+      }
+      const int64_t is1 = g.is[1];
+      const int64_t* offs = off.data();
       for (int64_t od = 0; od < g.OD; ++od)
         for (int64_t oh = 0; oh < g.OH; ++oh)
           for (int64_t ow = 0; ow < g.OW; ++ow) {
             const T* v = on + od * g.os[2] + oh * g.os[3] + ow * g.os[4];
             if (mx) {
               const int64_t* ip = index + n * g.is[0] + c0 * g.is[1] + od * g.is[2] + oh * g.is[3] + ow * g.is[4];
+              bool ok = true;
               for (int64_t j = 0; j < nl; ++j) {
-                const int64_t i = ip[j * g.is[1]];
-                if (i < 0 || i >= plane) {
-                  bad = true;
-                  continue;
-                }
-                T* dst = gn + off[i] + j;
-                *dst = canon(*dst + v[j]);
+                const int64_t i = ip[j * is1];
+                const bool in = (i >= 0) & (i < plane);
+                ok &= in;
+                T* dst = gn + offs[in ? i : 0] + j;
+                *dst = canon(*dst + (in ? v[j] : T(0.0)));
               }
+              if (!ok) bad = true;
             } else {
               const PoolSpan& a = sp.d[od];
               const PoolSpan& b = sp.h[oh];
