@@ -11,3 +11,4 @@ from . import losses_extra  # noqa: F401,E402
 from . import indexing  # noqa: F401,E402
 from . import training_utils  # noqa: F401,E402
 from . import convolution  # noqa: F401,E402
+from . import pooling  # noqa: F401,E402
