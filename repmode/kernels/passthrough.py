@@ -46,7 +46,7 @@ register_passthrough(_overloads(
 ), reason="data movement: every output element is one input element (or the constant pad value)")
 
 register_passthrough(_overloads(
-    "aten.transpose_.default", "aten.detach_.default",
+    "aten.transpose_.default", "aten.detach_.default", "aten.as_strided_.default",
 ), reason="in place, metadata only (shape/strides, autograd): no data touched")
 
 register_passthrough(_overloads(

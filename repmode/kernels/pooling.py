@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import torch
 
-from ..registry import register_kernel, register_passthrough
+from ..registry import register_kernel
 from ._common import C, float_code, get_num_threads, unsupported, widened, write_out
 
 aten = torch.ops.aten
@@ -354,8 +354,3 @@ def adaptive_max_pool_backward(func, args, kwargs):
 def adaptive_max_pool_backward_out(func, args, kwargs):
     return write_out(_adaptive_max_backward(func, args, kwargs), kwargs["grad_input"])
 
-
-# adaptive_avg_pool2d(x, 1) on a channels_last input restrides its (N, C, 1, 1) mean in place.
-register_passthrough([aten.as_strided_.default],
-                     "metadata only: changes a tensor's sizes and strides in place, touches no data",
-                     family="pooling")
