@@ -97,7 +97,12 @@ def test_integer_powers_equal_products():
     """x ** 2 is x * x (both correctly rounded), and x ** 0.5 is sqrt(x), on every device."""
     x = sample_inputs()
     with repmode.enabled():
-        assert_bitwise_equal(x ** 2, x * x, "x**2")
+        # A Python exponent 2 runs as x * x; a tensor exponent runs the pow routine: same bits.
+        assert_bitwise_equal(x ** 2, torch.pow(x, torch.full_like(x, 2.0)), "x**2")
+        assert_bitwise_equal(x.square(), x * x, "square")
+        for low in (torch.bfloat16, torch.float16):
+            xl = x.to(low)
+            assert_bitwise_equal(xl ** 2, torch.pow(xl, torch.full_like(xl, 2.0)), f"x**2 {low}")
         assert_bitwise_equal(x.abs() ** 0.5, torch.sqrt(x.abs()), "x**0.5")
         assert_bitwise_equal(x ** -1, torch.reciprocal(x), "x**-1")
 

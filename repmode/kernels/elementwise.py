@@ -209,8 +209,21 @@ for _name, _op in (("neg", NEG), ("exp", EXP), ("log", LOG), ("abs", ABS), ("log
 _family(aten.relu.default, aten.relu_.default, operands=lambda args, kwargs: (RELU, args[0], None, None))
 
 # pow: x ** y correctly rounded for float32 (so x ** 2 == x * x and x ** 0.5 == sqrt(x) bit for bit).
+# A Python exponent 2 (x.square(), x ** 2) on float32/bf16/fp16 therefore runs as the one
+# rounding of x * x: the same bits as the pow routine, at the price of a multiply. (float64 pow
+# is not correctly rounded, so it keeps the pow routine.)
+_SQUARE_BY_PRODUCT = (torch.float32, torch.bfloat16, torch.float16)
+
+
+def _pow_operands(args, kwargs):
+    x, y = args[0], args[1]
+    if (type(y) is int or type(y) is float) and y == 2 and isinstance(x, Tensor) and x.dtype in _SQUARE_BY_PRODUCT:
+        return MUL, x, x, None
+    return POW, x, y, None
+
+
 _family([aten.pow.Tensor_Tensor, aten.pow.Tensor_Scalar], [aten.pow_.Tensor, aten.pow_.Scalar],
-        None, operands=lambda args, kwargs: (POW, args[0], args[1], None))
+        None, operands=_pow_operands)
 register_kernel([aten.pow.Tensor_Tensor_out, aten.pow.Tensor_Scalar_out])(
     lambda func, args, kwargs: elementwise(POW, func, args, kwargs, args[0], args[1], out=kwargs["out"]))
 
