@@ -3,9 +3,11 @@
 #include "bind_util.h"
 
 namespace repmode::bind {
+void bind_batch_norm(pybind11::module_& m);
 
 void bind_families(pybind11::module_& m) {
   (void)m;
+  bind_batch_norm(m);
 }
 
 }  // namespace repmode::bind
