@@ -467,3 +467,35 @@ def test_errors():
             aten.native_batch_norm(x, None, None, None, None, False, 0.1, 1e-5)
         with pytest.raises(RuntimeError, match="divisible"):
             aten.native_group_norm(x, None, None, 4, 3, 5, 2, 1e-5)
+
+
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_few_long_groups_path(channels_last):
+    """Fewer groups than threads and long groups: (group, chunk) pairs go to the threads
+    instead of whole groups; the bits stay those of the reference."""
+    gen = torch.Generator().manual_seed(13)
+    x = torch.randn(2, 2, 130, 131, generator=gen) + 2  # 34060 terms per channel: 9 chunks
+    g = torch.randn(x.shape, generator=gen)
+    w, b, rm, rv = _params(2, torch.float32, gen)
+    want = bn_forward_ref(x, w, b, rm, rv, True, 0.1, 1e-5)
+    want_b = bn_backward_ref(g, x, w, rm, rv, want[1], want[2], True, 1e-5)
+    xl = _bn_layouts(x)["channels_last" if channels_last else "contiguous"]
+    for threads in (1, 3):
+        r1, r2 = rm.clone(), rv.clone()
+        with num_threads(threads), repmode.enabled():
+            got = aten.native_batch_norm(xl, w, b, r1, r2, True, 0.1, 1e-5)
+            got_b = aten.native_batch_norm_backward(g, xl, w, rm, rv, want[1], want[2], True, 1e-5,
+                                                    [True, True, True])
+        assert_bitwise_equal(tuple(t.contiguous() for t in got) + (r1, r2), want, f"forward threads={threads}")
+        assert_bitwise_equal(tuple(t.contiguous() for t in got_b), want_b, f"backward threads={threads}")
+    xg = torch.randn(1, 4, 8200, generator=gen)  # one group of 32800 terms
+    gg = torch.randn(xg.shape, generator=gen)
+    want = gn_forward_ref(xg, w.repeat(2), b.repeat(2), 1, 1e-5)
+    want_b = gn_backward_ref(gg, xg, want[1], want[2], w.repeat(2), 1)
+    for threads in (1, 3):
+        with num_threads(threads), repmode.enabled():
+            got = aten.native_group_norm(xg, w.repeat(2), b.repeat(2), 1, 4, 8200, 1, 1e-5)
+            got_b = aten.native_group_norm_backward(gg, xg, want[1], want[2], w.repeat(2), 1, 4, 8200, 1,
+                                                    [True, True, True])
+        assert_bitwise_equal(got, want, f"group norm threads={threads}")
+        assert_bitwise_equal(got_b, want_b, f"group norm backward threads={threads}")
