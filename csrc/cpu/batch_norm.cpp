@@ -329,8 +329,19 @@ void batch_norm_forward(const T* x, T* y, int64_t N, int64_t C, int64_t S, bool 
           column_group<T, 1>(c0, wd, M, C, sq_term, none, sc, qp, static_cast<T*>(nullptr));
         }
         for (int64_t c = c0; c < c0 + wd; ++c) channel_stats(c);
-        for (int64_t j = 0; j < M; ++j)
-          for (int64_t c = c0; c < c0 + wd; ++c) out(j * C + c, c);
+        // the block's constants in local arrays, so the row loop vectorizes (no aliasing)
+        T lm[kColumnBlock], li[kColumnBlock], lw[kColumnBlock], lb[kColumnBlock];
+        for (int64_t i = 0; i < wd; ++i) {
+          lm[i] = mp[c0 + i];
+          li[i] = ip[c0 + i];
+          lw[i] = wp[c0 + i];
+          lb[i] = bp[c0 + i];
+        }
+        for (int64_t j = 0; j < M; ++j) {
+          const T* __restrict xr = x + j * C + c0;
+          T* __restrict yr = y + j * C + c0;
+          for (int64_t i = 0; i < wd; ++i) yr[i] = norm_affine<T>(norm_xhat<T>(xr[i], lm[i], li[i]), lw[i], lb[i]);
+        }
       }
     });
     return;
@@ -413,8 +424,24 @@ void batch_norm_backward(const T* dy, const T* x, int64_t N, int64_t C, int64_t 
         if (sums) column_group<T, 2>(c0, wd, M, C, load_dy, dy_xhat, sc, gy, gx);
         for (int64_t c = c0; c < c0 + wd; ++c) channel_consts(c);
         if (!dx) continue;
-        for (int64_t j = 0; j < M; ++j)
-          for (int64_t c = c0; c < c0 + wd; ++c) grad(j * C + c, c);
+        T lm[kColumnBlock], li[kColumnBlock], ls[kColumnBlock], la[kColumnBlock], lb[kColumnBlock];
+        for (int64_t i = 0; i < wd; ++i) {
+          lm[i] = mp[c0 + i];
+          li[i] = ip[c0 + i];
+          ls[i] = sp[c0 + i];
+          la[i] = a[c0 + i];
+          lb[i] = bb[c0 + i];
+        }
+        for (int64_t j = 0; j < M; ++j) {
+          const T* __restrict xr = x + j * C + c0;
+          const T* __restrict gr = dy + j * C + c0;
+          T* __restrict dr = dx + j * C + c0;
+          if (train)
+            for (int64_t i = 0; i < wd; ++i)
+              dr[i] = norm_dx_batch_stats<T>(gr[i], norm_xhat<T>(xr[i], lm[i], li[i]), la[i], lb[i], ls[i]);
+          else
+            for (int64_t i = 0; i < wd; ++i) dr[i] = norm_dx_fixed_stats<T>(gr[i], ls[i]);
+        }
       }
     });
     return;
