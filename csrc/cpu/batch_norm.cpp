@@ -215,7 +215,8 @@ void channel_sums(int64_t N, int64_t C, int64_t S, bool channels_last, const Ter
   } else {
     segmented_sums<T, K>(
         C, N * S, S, [&](int64_t c, int64_t n) { return (n * C + c) * S; },
-        [&](int64_t o, int64_t c, int64_t) { return t0(o, c); }, [&](int64_t o, int64_t c, int64_t) { return t1(o, c); },
+        [&](int64_t o, int64_t c, int64_t) { return t0(o, c); },
+        [&](int64_t o, int64_t c, int64_t) { return t1(o, c); },
         out0, out1, nthreads);
   }
 }
@@ -406,7 +407,8 @@ void batch_norm_backward(const T* dy, const T* x, int64_t N, int64_t C, int64_t 
           const T* gr = dy + o;
           T* dr = dx + o;
           if (train)
-            for (int64_t i = 0; i < S; ++i) dr[i] = norm_dx_batch_stats<T>(gr[i], norm_xhat<T>(xr[i], m, is), ka, kb, s);
+            for (int64_t i = 0; i < S; ++i)
+              dr[i] = norm_dx_batch_stats<T>(gr[i], norm_xhat<T>(xr[i], m, is), ka, kb, s);
           else
             for (int64_t i = 0; i < S; ++i) dr[i] = norm_dx_fixed_stats<T>(gr[i], s);
         }
