@@ -3,6 +3,7 @@
 #include "bind_util.h"
 
 namespace repmode::bind {
+void bind_batch_norm(pybind11::module_& m);
 
 void bind_convolution(pybind11::module_& m);
 void bind_layer_norm(pybind11::module_& m);
@@ -14,6 +15,8 @@ void bind_families(pybind11::module_& m) {
   bind_layer_norm(m);
   bind_pooling(m);
   bind_recurrent(m);
+  (void)m;
+  bind_batch_norm(m);
 }
 
 }  // namespace repmode::bind

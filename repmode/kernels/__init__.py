@@ -12,3 +12,4 @@ from . import indexing  # noqa: F401,E402
 from . import training_utils  # noqa: F401,E402
 from . import convolution  # noqa: F401,E402
 from . import pooling  # noqa: F401,E402
+from . import batch_norm  # noqa: F401,E402
