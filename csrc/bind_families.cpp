@@ -3,20 +3,19 @@
 #include "bind_util.h"
 
 namespace repmode::bind {
-void bind_batch_norm(pybind11::module_& m);
 
+void bind_batch_norm(pybind11::module_& m);
 void bind_convolution(pybind11::module_& m);
 void bind_layer_norm(pybind11::module_& m);
 void bind_pooling(pybind11::module_& m);
 void bind_recurrent(pybind11::module_& m);
 
 void bind_families(pybind11::module_& m) {
+  bind_batch_norm(m);
   bind_convolution(m);
   bind_layer_norm(m);
   bind_pooling(m);
   bind_recurrent(m);
-  (void)m;
-  bind_batch_norm(m);
 }
 
 }  // namespace repmode::bind
