@@ -138,6 +138,19 @@ def test_padding_is_a_zero_term():
     assert y[0, 0, 1:, 1:].isinf().all()
 
 
+def test_small_image_rounds_equal_reference():
+    # small images go through batched GEMMs in rounds of images: 850 elements per chunk makes
+    # rounds of 1-2 images here; 300 sends the same case through the general path.
+    case = ((7, 3, 6, 5), (4, 3, 3, 3), 1, 1, 1, 1, False, 0, True)
+    x, w, b, gy = _inputs(case)
+    want = _reference(case, x, w, b, gy)
+    for elems in (850, 300, 1 << 16):
+        with chunk_elems(elems), num_threads(2):
+            got = _repmode(case, x, w, b, gy)
+        for k in want:
+            assert_bitwise_equal(got[k], want[k], f"{k} chunk={elems}")
+
+
 def test_big_chunks_and_many_images():
     # shapes big enough for several position chunks per image and several image rounds
     case = ((5, 8, 40, 37), (16, 8, 3, 3), 1, 1, 1, 1, False, 0, True)

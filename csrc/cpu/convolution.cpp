@@ -36,6 +36,17 @@ namespace {
 // for tests (set_conv_chunk_elems): chunking never changes results.
 int64_t kChunkElems = 96 * 1024;
 
+// Small images: when one image's lowered columns (K × L) hold at most small_image_elems()
+// elements, a round of images is lowered at once and one batched GEMM call serves them all
+// (per-image GEMM calls and parallel regions would cost more than the arithmetic); a round's
+// buffers hold about 2·kChunkElems elements. Each output's chain is unchanged. Both follow
+// kChunkElems, so tests that shrink it reach the general path and the round boundaries.
+inline int64_t small_image_elems() { return std::min<int64_t>(32 * 1024, kChunkElems); }
+
+inline int64_t images_per_round(int64_t N, int64_t per_image) {
+  return std::min<int64_t>(N, std::max<int64_t>(1, 2 * kChunkElems / std::max<int64_t>(per_image, 1)));
+}
+
 inline int64_t ceil_pos(int64_t a, int64_t s) { return a <= 0 ? 0 : (a + s - 1) / s; }
 
 // One output-row piece of a chunk: row (o0, o1), last-dim indices [a, b), chunk column j of a.
@@ -155,6 +166,72 @@ void run_tasks(int64_t ntasks, int nthreads, double work, const Fn& task) {
   for (int64_t t = 0; t < ntasks; ++t) task(t, 1);
 }
 
+// Forward of small images: per round and group, the images are lowered in parallel, then one
+// batched GEMM Y_n = W_g · col_n (W shared: batch stride 0), then the bias.
+template <typename T>
+void conv_forward_small(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, int nthreads) {
+  const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig();
+  const int64_t round = images_per_round(g.N, K * L);
+  std::vector<T> cols(size_t(round * K * L));
+  std::vector<Segment> segs;
+  chunk_segments(g, 0, L, segs);
+  for (int64_t n0 = 0; n0 < g.N; n0 += round) {
+    const int64_t cnt = std::min(round, g.N - n0);
+    for (int64_t grp = 0; grp < g.G; ++grp) {
+      parallel_for(cnt, nthreads, K * L, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i)
+          im2col<T>(g, cig, x + ((n0 + i) * g.Ci + grp * cig) * g.in_len(), segs, cols.data() + i * K * L, L);
+      });
+      T* yg = y + (n0 * g.Co + grp * cog) * L;
+      gemm<T>(cnt, cog, L, K, w + grp * cog * K, 0, K, 1, cols.data(), K * L, L, 1, yg, g.Co * L, L, 1,
+              nthreads);
+      if (bias)
+        parallel_for(cnt, nthreads, cog * L, [&](int64_t i0, int64_t i1) {
+          for (int64_t i = i0; i < i1; ++i)
+            for (int64_t c = 0; c < cog; ++c) {
+              const T b = bias[grp * cog + c];
+              T* r = yg + i * g.Co * L + c * L;
+              for (int64_t j = 0; j < L; ++j) r[j] = canon(T(r[j] + b));
+            }
+        });
+    }
+  }
+}
+
+// Input gradient of small images: one image is one row chunk, so col2im adds each input
+// element's partials in increasing offset order, as in the general path.
+template <typename T>
+void conv_grad_input_small(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx, int nthreads) {
+  const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig(), lin = g.in_len();
+  const int64_t round = images_per_round(g.N, K * L);
+  std::vector<T> gcols(size_t(round * K * L));
+  std::vector<Segment> segs;
+  chunk_segments(g, 0, L, segs);
+  for (int64_t n0 = 0; n0 < g.N; n0 += round) {
+    const int64_t cnt = std::min(round, g.N - n0);
+    for (int64_t grp = 0; grp < g.G; ++grp) {
+      gemm<T>(cnt, K, L, cog, w + grp * cog * K, 0, 1, K, gy + (n0 * g.Co + grp * cog) * L, g.Co * L, L, 1,
+              gcols.data(), K * L, L, 1, nthreads);
+      parallel_for(cnt, nthreads, K * L, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          T* gxt = gx + ((n0 + i) * g.Ci + grp * cig) * lin;
+          for (int64_t e = 0; e < cig * lin; ++e) gxt[e] = T(0);
+          col2im_add<T>(g, cig, gxt, segs, gcols.data() + i * K * L, L);
+          for (int64_t c = 0; c < cig; ++c) {
+            T* r = gxt + c * lin;
+            if (bias) {
+              const T b = bias[grp * cig + c];
+              for (int64_t e = 0; e < lin; ++e) r[e] = canon(T(canon(r[e]) + b));
+            } else {
+              for (int64_t e = 0; e < lin; ++e) r[e] = canon(r[e]);
+            }
+          }
+        }
+      });
+    }
+  }
+}
+
 }  // namespace
 
 int64_t set_conv_chunk_elems(int64_t elems) {
@@ -170,6 +247,10 @@ void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y
   const int64_t lc = std::min<int64_t>(L, std::max<int64_t>(16, kChunkElems / std::max<int64_t>(K, 1) / 16 * 16));
   const int64_t nchunks = (L + lc - 1) / lc;
   const double work = double(g.N) * double(g.Co) * double(L) * double(K);
+  if (K > 0 && K * L <= small_image_elems() && g.N > 1) {
+    conv_forward_small<T>(g, x, w, bias, y, nthreads);
+    return;
+  }
   run_tasks(g.N * g.G * nchunks, nthreads, work, [&](int64_t t, int inner) {
     const int64_t ch = t % nchunks, grp = (t / nchunks) % g.G, n = t / (nchunks * g.G);
     const int64_t p0 = ch * lc, p1 = std::min(L, p0 + lc), m = p1 - p0;
@@ -200,6 +281,10 @@ void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, 
   const int64_t rows = g.out[0] * g.out[1], rowlen = g.out[2];
   const int64_t crow = std::max<int64_t>(1, kChunkElems / std::max<int64_t>(K * rowlen, 1));
   const double work = double(g.N) * double(g.Co) * double(L) * double(K);
+  if (K > 0 && L > 0 && cog > 0 && K * L <= small_image_elems() && g.N > 1) {
+    conv_grad_input_small<T>(g, gy, w, bias, gx, nthreads);
+    return;
+  }
   run_tasks(g.N * g.G, nthreads, work, [&](int64_t t, int inner) {
     const int64_t grp = t % g.G, n = t / g.G;
     T* gxt = gx + (n * g.Ci + grp * cig) * lin;
@@ -228,6 +313,55 @@ void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, 
   });
 }
 
+// gw[co, k] = P_0 (n = 0), then gw + P_n in increasing n, for the round's partials
+// slots[i] = P_(n0+i), each stored transposed per group: (G, K, Co/G).
+template <typename T>
+void add_partials_in_order(const ConvGeom& g, const T* slots, int64_t n0, int64_t cnt, T* gw, int nthreads) {
+  const int64_t K = g.kdim(), cog = g.cog(), wsize = g.Co * K;
+  parallel_for(g.Co, nthreads, K * cnt, [&](int64_t c0, int64_t c1) {
+    for (int64_t co = c0; co < c1; ++co) {
+      const int64_t grp = co / cog, c = co % cog;
+      T* out = gw + co * K;
+      for (int64_t i = 0; i < cnt; ++i) {
+        const T* s = slots + i * wsize + grp * K * cog + c;
+        if (n0 + i == 0)
+          for (int64_t k = 0; k < K; ++k) out[k] = s[k * cog];
+        else
+          for (int64_t k = 0; k < K; ++k) out[k] = canon(T(out[k] + s[k * cog]));
+      }
+    }
+  });
+}
+
+// Weight gradient of small images: per round and group, the images' columns and transposed
+// gy are built in parallel, then one batched GEMM gives every image's partial.
+template <typename T>
+void conv_grad_weight_small(const ConvGeom& g, const T* x, const T* gy, T* gw, int nthreads) {
+  const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig(), wsize = g.Co * K;
+  const int64_t round = images_per_round(g.N, K * L + L * cog + wsize);
+  std::vector<T> cols(size_t(round * K * L)), gyts(size_t(round * L * cog)), slots(size_t(round * wsize));
+  std::vector<Segment> segs;
+  chunk_segments(g, 0, L, segs);
+  for (int64_t n0 = 0; n0 < g.N; n0 += round) {
+    const int64_t cnt = std::min(round, g.N - n0);
+    for (int64_t grp = 0; grp < g.G; ++grp) {
+      parallel_for(cnt, nthreads, K * L + L * cog, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t n = n0 + i;
+          im2col<T>(g, cig, x + (n * g.Ci + grp * cig) * g.in_len(), segs, cols.data() + i * K * L, L);
+          const T* gyg = gy + (n * g.Co + grp * cog) * L;
+          T* gyt = gyts.data() + i * L * cog;
+          for (int64_t c = 0; c < cog; ++c)
+            for (int64_t p = 0; p < L; ++p) gyt[p * cog + c] = gyg[c * L + p];
+        }
+      });
+      gemm<T>(cnt, K, cog, L, cols.data(), K * L, L, 1, gyts.data(), L * cog, cog, 1, slots.data() + grp * K * cog,
+              wsize, cog, 1, nthreads);
+    }
+    add_partials_in_order(g, slots.data(), n0, cnt, gw, nthreads);
+  }
+}
+
 template <typename T>
 void conv_grad_weight(const ConvGeom& g, const T* x, const T* gy, T* gw, int nthreads) {
   const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig();
@@ -235,6 +369,10 @@ void conv_grad_weight(const ConvGeom& g, const T* x, const T* gy, T* gw, int nth
   if (wsize == 0) return;
   if (g.N == 0 || L == 0) {
     for (int64_t i = 0; i < wsize; ++i) gw[i] = T(0);
+    return;
+  }
+  if (K * L <= small_image_elems() && g.N > 1) {
+    conv_grad_weight_small<T>(g, x, gy, gw, nthreads);
     return;
   }
   const double work = double(g.N) * double(g.Co) * double(L) * double(K);
@@ -279,20 +417,7 @@ void conv_grad_weight(const ConvGeom& g, const T* x, const T* gy, T* gw, int nth
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
       for (int64_t i = 0; i < cnt; ++i) partial(n0 + i, i, 1);
     }
-    // gw[co, k] = P_0 (n = 0), then gw + P_n in increasing n.
-    parallel_for(g.Co, nthreads, K * cnt, [&](int64_t c0, int64_t c1) {
-      for (int64_t co = c0; co < c1; ++co) {
-        const int64_t grp = co / cog, c = co % cog;
-        T* out = gw + co * K;
-        for (int64_t i = 0; i < cnt; ++i) {
-          const T* s = slots.data() + i * wsize + grp * K * cog + c;
-          if (n0 + i == 0)
-            for (int64_t k = 0; k < K; ++k) out[k] = s[k * cog];
-          else
-            for (int64_t k = 0; k < K; ++k) out[k] = canon(T(out[k] + s[k * cog]));
-        }
-      }
-    });
+    add_partials_in_order(g, slots.data(), n0, cnt, gw, nthreads);
   }
 }
 
