@@ -8,28 +8,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-import repmode
+from timing import compare
 
 
-def best_time(fn, repeats: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
 
 
-def compare(fn, repeats: int, rounds: int = 5):
-    native, rep = float("inf"), float("inf")
-    fn()
-    with repmode.enabled():
-        fn()
-    for _ in range(rounds):
-        native = min(native, best_time(fn, repeats))
-        with repmode.enabled():
-            rep = min(rep, best_time(fn, repeats))
-    return native, rep
 
 
 def case_sdpa():
@@ -40,7 +23,7 @@ def case_sdpa():
     def step():
         out = F.scaled_dot_product_attention(q, k, v)
         torch.autograd.grad(out, (q, k, v), g)
-    return "sdpa fwd+bwd (64, 4, 64, 32) float32", compare(step, 5)
+    return "sdpa fwd+bwd (64, 4, 64, 32) float32", compare(step, 5, rounds=5)
 
 
 def case_layer_norm():
@@ -51,7 +34,7 @@ def case_layer_norm():
 
     def step():
         torch.autograd.grad(m(x), (x, m.weight, m.bias), g)
-    return "layer_norm fwd+bwd (4096, 128) float32", compare(step, 10)
+    return "layer_norm fwd+bwd (4096, 128) float32", compare(step, 10, rounds=5)
 
 
 def _encoder():
@@ -72,7 +55,7 @@ def case_encoder_train():
         opt.zero_grad()
         F.mse_loss(model(x), target).backward()
         opt.step()
-    return "encoder train step (d128, 4 heads, 2 layers, 64 tok, batch 64)", compare(step, 3)
+    return "encoder train step (d128, 4 heads, 2 layers, 64 tok, batch 64)", compare(step, 3, rounds=5)
 
 
 def case_encoder_eval():
@@ -82,7 +65,7 @@ def case_encoder_eval():
     def step():
         with torch.inference_mode():
             model(x)
-    return "encoder eval forward, inference_mode (same model)", compare(step, 5)
+    return "encoder eval forward, inference_mode (same model)", compare(step, 5, rounds=5)
 
 
 def best_cpu_time(fn, repeats: int) -> float:

@@ -7,32 +7,15 @@ gradients); native and repmode runs alternate and the best of several repeats is
 """
 from __future__ import annotations
 
-import time
 
 import torch
 import torch.nn as nn
 
-import repmode
+from timing import compare
 
 
-def best_time(fn, repeats: int, inner: int) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / inner)
-    return best
 
 
-def compare(fn, repeats: int, inner: int, rounds: int = 3):
-    native = rep = float("inf")
-    for _ in range(rounds):
-        native = min(native, best_time(fn, repeats, inner))
-        with repmode.enabled():
-            rep = min(rep, best_time(fn, repeats, inner))
-    return native, rep
 
 
 def step(module, x, g):
@@ -71,7 +54,7 @@ def main():
         x.requires_grad_()
         g = torch.randn(shape)
         for label, fn in (("fwd+bwd", step(m, x, g)), ("fwd no_grad", forward_only(m, x))):
-            native, rep = compare(fn, 5, inner)
+            native, rep = compare(fn, 5, inner, rounds=3)
             print(f"{name + ' ' + label:48} {native * 1e6:9.1f}µs {rep * 1e6:9.1f}µs {rep / native:6.2f}")
 
 

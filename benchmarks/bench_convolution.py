@@ -8,34 +8,17 @@ Cases: the issue's (32, 64, 56, 56) x (64, 64, 3, 3), stride 1, padding 1, float
 from __future__ import annotations
 
 import sys
-import time
 
 import torch
 import torch.nn as nn
 
-import repmode
+from timing import compare
 
 aten = torch.ops.aten
 
 
-def best_time(fn, repeats: int, inner: int = 1) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / inner)
-    return best
 
 
-def compare(fn, repeats: int, inner: int = 1, rounds: int = 3):
-    native, rep = float("inf"), float("inf")
-    for _ in range(rounds):
-        native = min(native, best_time(fn, repeats, inner))
-        with repmode.enabled():
-            rep = min(rep, best_time(fn, repeats, inner))
-    return native, rep
 
 
 def conv_cases(quick: bool):
@@ -50,9 +33,9 @@ def conv_cases(quick: bool):
     bwd = lambda: aten.convolution_backward(gy, x, w, [64], [1, 1], [1, 1], [1, 1], False, [0, 0], 1,  # noqa: E731
                                             [True, True, True])
     rows = []
-    n, r = compare(fwd, reps)
+    n, r = compare(fwd, reps, rounds=3)
     rows.append(("conv2d forward (32,64,56,56)x(64,64,3,3)", flops / n / 1e9, flops / r / 1e9, n / r))
-    n, r = compare(bwd, reps)
+    n, r = compare(bwd, reps, rounds=3)
     rows.append(("conv2d backward (grad input+weight+bias)", 2 * flops / n / 1e9, 2 * flops / r / 1e9, n / r))
     return rows
 
@@ -70,7 +53,7 @@ def small_cnn_case(quick: bool):
         nn.functional.cross_entropy(model(x), t).backward()
         opt.step()
 
-    n, r = compare(step, 3 if quick else 5, inner=10)
+    n, r = compare(step, 3 if quick else 5, inner=10, rounds=3)
     return [("small CNN train step (8x8, batch 64)", n * 1e3, r * 1e3, n / r)]
 
 

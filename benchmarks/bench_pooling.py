@@ -2,11 +2,10 @@
 Run: PYTHONPATH=. python benchmarks/bench_pooling.py"""
 from __future__ import annotations
 
-import time
 
 import torch
 
-import repmode
+from timing import compare
 
 CASES = [
     ("MaxPool2d(2)", lambda: torch.nn.MaxPool2d(2), (64, 16, 8, 8)),
@@ -18,24 +17,8 @@ CASES = [
 ]
 
 
-def best_time(fn, repeats: int, inner: int) -> float:
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / inner)
-    return best
 
 
-def compare(fn, repeats: int, inner: int):
-    """(native seconds, repmode seconds), alternating so both see the same machine state."""
-    native, rep = float("inf"), float("inf")
-    for _ in range(5):
-        native = min(native, best_time(fn, repeats, inner))
-        with repmode.enabled():
-            rep = min(rep, best_time(fn, repeats, inner))
-    return native, rep
 
 
 def step(module, x, g):
@@ -58,7 +41,7 @@ def main(channels_last: bool = False) -> list[tuple[str, float, float]]:
         g = torch.randn_like(m(x))
         numel = x.numel()
         inner = max(1, min(200, 2_000_000 // numel))
-        native, rep = compare(step(m, x, g), 3, inner)
+        native, rep = compare(step(m, x, g), 3, inner, rounds=3)
         rows.append((f"{name} fwd+bwd {tuple(shape)}{' channels_last' if channels_last else ''}", native, rep))
     return rows
 

@@ -3,21 +3,14 @@ torch vs repmode, alternating runs, best of several. Usage: python benchmarks/be
 from __future__ import annotations
 
 import sys
-import time
 
 import torch
 from torch import nn
 
 import repmode
+from timing import best_time
 
 
-def best_time(fn, repeats):
-    best = float("inf")
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
 
 
 def main(threads: int = 2):

@@ -13,12 +13,12 @@ import datetime
 import os
 import platform
 import sys
-import time
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import repmode
+from timing import best_time, compare
 
 # The training-step cases time the models of examples/ (plain modules, importable).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
@@ -31,26 +31,8 @@ class PassThroughMode(TorchDispatchMode):
         return func(*args, **(kwargs or {}))
 
 
-def best_time(fn, repeats: int, inner: int = 1) -> float:
-    """Seconds per call: the best of `repeats` timings of `inner` calls."""
-    fn()  # warm up
-    best = float("inf")
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            fn()
-        best = min(best, (time.perf_counter() - t0) / inner)
-    return best
 
 
-def compare(fn, repeats: int, inner: int = 1):
-    """(native seconds, repmode seconds), alternating so both see the same machine state."""
-    native, rep = float("inf"), float("inf")
-    for _ in range(2):
-        native = min(native, best_time(fn, repeats, inner))
-        with repmode.enabled():
-            rep = min(rep, best_time(fn, repeats, inner))
-    return native, rep
 
 
 def case_dispatch_overhead():
@@ -165,6 +147,25 @@ def case_mlp_step():
     return [_row("MLP training step (64→128→10, batch 64, SGD)", native, rep)]
 
 
+def case_conv():
+    """The issue's convolution: (32, 64, 56, 56) x (64, 64, 3, 3), stride 1, padding 1, float32."""
+    aten = torch.ops.aten
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(32, 64, 56, 56, generator=g)
+    w = torch.randn(64, 64, 3, 3, generator=g) * 0.05
+    b = torch.randn(64, generator=g)
+    gy = torch.randn(32, 64, 56, 56, generator=g)
+    gflop = 2 * 32 * 64 * 56 * 56 * 64 * 9 / 1e9
+    args = ([1, 1], [1, 1], [1, 1], False, [0, 0], 1)
+    fwd = lambda: aten.convolution(x, w, b, *args)  # noqa: E731
+    bwd = lambda: aten.convolution_backward(gy, x, w, [64], *args, [True, True, True])  # noqa: E731
+    native, rep = compare(fwd, repeats=3)
+    rows = [_row("conv2d forward (32,64,56,56)×(64,64,3,3)", native, rep, gflop, "GFLOP/s")]
+    native, rep = compare(bwd, repeats=3)
+    rows.append(_row("conv2d backward (grad input + weight + bias)", native, rep, 2 * gflop, "GFLOP/s"))
+    return rows
+
+
 def _training_step_row(label, model, optimizer, x, y, clip_grad_norm=None, inner=5):
     def step():
         optimizer.zero_grad()
@@ -224,6 +225,7 @@ CASES = {
     "softmax": case_softmax,
     "unary_math": case_unary_math,
     "random": case_random,
+    "conv": case_conv,
     "mlp": case_mlp_step,
     "cnn": case_cnn_step,
     "transformer": case_transformer_step,

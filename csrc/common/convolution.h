@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "defs.h"
+#include "math.h"  // repmode_fma
 
 namespace repmode {
 
@@ -25,21 +26,6 @@ struct ConvGeom {
   // Columns of the lowered product: (ci, k0, k1, k2) row-major within a group.
   REPMODE_HD int64_t kdim() const { return cig() * kvol(); }
 };
-
-REPMODE_HD float conv_fma(float a, float b, float c) {
-#if defined(__CUDA_ARCH__)
-  return __fmaf_rn(a, b, c);
-#else
-  return __builtin_fmaf(a, b, c);
-#endif
-}
-REPMODE_HD double conv_fma(double a, double b, double c) {
-#if defined(__CUDA_ARCH__)
-  return __fma_rn(a, b, c);
-#else
-  return __builtin_fma(a, b, c);
-#endif
-}
 
 // The input position read by output position (o0, o1, o2) at kernel offset (k0, k1, k2),
 // or -1 where it falls into the zero padding.
@@ -76,7 +62,7 @@ REPMODE_HD T conv_forward_at(const ConvGeom& g, const T* x, const T* w, const T*
     for (int64_t f = 0; f < kvol; ++f) {
       conv_unflatten(g.k, f, kk);
       const int64_t ip = conv_input_pos(g, o, kk);
-      acc = conv_fma(wc[f], ip < 0 ? T(0) : xc[ip], acc);
+      acc = repmode_fma(wc[f], ip < 0 ? T(0) : xc[ip], acc);
     }
   }
   acc = canon(acc);
@@ -114,7 +100,7 @@ REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int6
     T part = T(0);
     for (int64_t c = 0; c < g.cog(); ++c) {
       const int64_t co = grp * g.cog() + c;
-      part = conv_fma(w[(co * g.cig() + cl) * kvol + f], gy[(n * g.Co + co) * g.out_len() + op], part);
+      part = repmode_fma(w[(co * g.cig() + cl) * kvol + f], gy[(n * g.Co + co) * g.out_len() + op], part);
     }
     acc = acc + canon(part);
   }
@@ -136,7 +122,7 @@ REPMODE_HD T conv_grad_weight_partial(const ConvGeom& g, const T* x, const T* gy
   for (int64_t p = 0; p < g.out_len(); ++p) {
     conv_unflatten(g.out, p, o);
     const int64_t ip = conv_input_pos(g, o, kk);
-    acc = conv_fma(gyc[p], ip < 0 ? T(0) : xc[ip], acc);
+    acc = repmode_fma(gyc[p], ip < 0 ? T(0) : xc[ip], acc);
   }
   return canon(acc);
 }

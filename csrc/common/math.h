@@ -53,6 +53,13 @@ REPMODE_HD double repmode_fma(double a, double b, double c) {
   return __builtin_fma(a, b, c);
 #endif
 }
+REPMODE_HD float repmode_fma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return __builtin_fmaf(a, b, c);
+#endif
+}
 
 // IEEE-754 square root (a basic operation: correctly rounded on every device).
 REPMODE_HD float sqrt_of(float x) {

@@ -243,6 +243,18 @@ def batch_norm_no_update_out(func, args, kwargs):
     return (*outs, kwargs["out3"])
 
 
+
+def _in_param_dtype(weight, x, *grads):
+    """Parameter gradients in the parameters' dtype (the input's when there is no weight)."""
+    pdt = weight.dtype if weight is not None else x.dtype
+    return tuple(g if g is None or g.dtype == pdt else g.to(pdt) for g in grads)
+
+
+def _write_grads(res, kwargs):
+    """The .out form of a backward: each computed gradient written into out0/out1/out2."""
+    outs = (kwargs["out0"], kwargs["out1"], kwargs["out2"])
+    return tuple(o if r is None else write_out(r, o) for r, o in zip(res, outs))
+
 def _bn_backward(func, args, kwargs, grad, x, weight, running_mean, running_var, save_mean, save_invstd, train,
                  eps, mask):
     if x.dim() < 2:
@@ -275,12 +287,7 @@ def _bn_backward(func, args, kwargs, grad, x, weight, running_mean, running_var,
             dx = dx.to(prep.low)
         if dx.shape != x.shape:
             dx = dx.reshape(x.shape)
-    pdt = weight.dtype if weight is not None else x.dtype
-    if dw is not None and dw.dtype != pdt:
-        dw = dw.to(pdt)
-    if db is not None and db.dtype != pdt:
-        db = db.to(pdt)
-    return dx, dw, db
+    return (dx, *_in_param_dtype(weight, x, dw, db))
 
 
 @register_kernel(_ops("native_batch_norm_backward"))
@@ -293,8 +300,7 @@ def native_batch_norm_backward(func, args, kwargs):
 def native_batch_norm_backward_out(func, args, kwargs):
     grad, x, weight, rm, rv, sm, si, train, eps, mask = args
     res = _bn_backward(func, args, kwargs, grad, x, weight, rm, rv, sm, si, train, eps, mask)
-    outs = (kwargs["out0"], kwargs["out1"], kwargs["out2"])
-    return tuple(o if r is None else write_out(r, o) for r, o in zip(res, outs))
+    return _write_grads(res, kwargs)
 
 
 @register_kernel(_ops("batch_norm_backward"))
@@ -360,12 +366,7 @@ def _gn_backward(func, args, kwargs, grad, x, mean, rstd, weight, N, Cn, HxW, gr
                           group, _ptr(dx), _ptr(dw), _ptr(db), get_num_threads())
     if dx is not None and prep.low is not None:
         dx = dx.to(prep.low)
-    pdt = weight.dtype if weight is not None else x.dtype
-    if dw is not None and dw.dtype != pdt:
-        dw = dw.to(pdt)
-    if db is not None and db.dtype != pdt:
-        db = db.to(pdt)
-    return dx, dw, db
+    return (dx, *_in_param_dtype(weight, x, dw, db))
 
 
 @register_kernel(_ops("native_group_norm_backward"))
@@ -378,5 +379,4 @@ def native_group_norm_backward(func, args, kwargs):
 def native_group_norm_backward_out(func, args, kwargs):
     grad, x, mean, rstd, weight, N, Cn, HxW, group, mask = args
     res = _gn_backward(func, args, kwargs, grad, x, mean, rstd, weight, N, Cn, HxW, group, mask)
-    outs = (kwargs["out0"], kwargs["out1"], kwargs["out2"])
-    return tuple(o if r is None else write_out(r, o) for r, o in zip(res, outs))
+    return _write_grads(res, kwargs)
