@@ -148,7 +148,7 @@ inline std::vector<Segment>& thread_segments() {
 
 template <typename T>
 T* thread_buffer(size_t n, int slot) {
-  thread_local std::vector<T> buf[2];
+  thread_local std::vector<T> buf[3];
   if (buf[slot].size() < n) buf[slot].resize(n);
   return buf[slot].data();
 }
@@ -166,57 +166,111 @@ void run_tasks(int64_t ntasks, int nthreads, double work, const Fn& task) {
   for (int64_t t = 0; t < ntasks; ++t) task(t, 1);
 }
 
-// Forward of small images: per round and group, the images are lowered in parallel, then one
-// batched GEMM Y_n = W_g · col_n (W shared: batch stride 0), then the bias.
+// Small images: the input offset (within one channel) that kernel offset f reads at output
+// position p, or -1 in the padding: a kvol × L table, built once per call, so lowering an
+// image is a plain gather instead of the segment walk (whose bookkeeping dominates tiny rows).
+inline std::vector<int64_t> lowering_table(const ConvGeom& g) {
+  const int64_t kvol = g.kvol(), L = g.out_len();
+  std::vector<int64_t> idx(size_t(kvol * L));
+  for (int64_t f = 0; f < kvol; ++f) {
+    int64_t kk[3], o[3];
+    conv_unflatten(g.k, f, kk);
+    for (int64_t p = 0; p < L; ++p) {
+      conv_unflatten(g.out, p, o);
+      idx[f * L + p] = conv_input_pos(g, o, kk);
+    }
+  }
+  return idx;
+}
+
+// col[(c, f), p] (row stride ldc) = x[c, idx[f, p]], +0.0 in the padding.
+template <typename T>
+void im2col_table(const ConvGeom& g, int64_t nc, const T* xc, const int64_t* idx, T* col, int64_t ldc) {
+  const int64_t kvol = g.kvol(), L = g.out_len(), lin = g.in_len();
+  for (int64_t c = 0; c < nc; ++c)
+    for (int64_t f = 0; f < kvol; ++f) {
+      const T* xch = xc + c * lin;
+      const int64_t* t = idx + f * L;
+      T* row = col + (c * kvol + f) * ldc;
+      for (int64_t p = 0; p < L; ++p) row[p] = t[p] < 0 ? T(0) : xch[t[p]];
+    }
+}
+
+// gx[c, idx[f, p]] += col[(c, f), p], f increasing: for one input element the offsets arrive in
+// increasing order (for a fixed f, distinct positions read distinct input elements).
+template <typename T>
+void col2im_table_add(const ConvGeom& g, int64_t nc, T* gxc, const int64_t* idx, const T* col, int64_t ldc) {
+  const int64_t kvol = g.kvol(), L = g.out_len(), lin = g.in_len();
+  for (int64_t c = 0; c < nc; ++c)
+    for (int64_t f = 0; f < kvol; ++f) {
+      T* gch = gxc + c * lin;
+      const int64_t* t = idx + f * L;
+      const T* row = col + (c * kvol + f) * ldc;
+      for (int64_t p = 0; p < L; ++p)
+        if (t[p] >= 0) gch[t[p]] = gch[t[p]] + row[p];
+    }
+}
+
+// Forward of small images: per round and group, the images' columns are lowered side by side
+// into one K × (images·L) matrix, one GEMM gives Y = W_g · cols (each output still the chain
+// over k), and the result is copied to its images (with the bias).
 template <typename T>
 void conv_forward_small(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, int nthreads) {
   const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig();
-  const int64_t round = images_per_round(g.N, K * L);
-  std::vector<T> cols(size_t(round * K * L));
-  std::vector<Segment> segs;
-  chunk_segments(g, 0, L, segs);
+  const int64_t round = images_per_round(g.N, K * L + cog * L);
+  T* cols = thread_buffer<T>(size_t(round * K * L), 0);
+  T* ybuf = thread_buffer<T>(size_t(round * cog * L), 1);
+  const std::vector<int64_t> idx = lowering_table(g);
   for (int64_t n0 = 0; n0 < g.N; n0 += round) {
-    const int64_t cnt = std::min(round, g.N - n0);
+    const int64_t cnt = std::min(round, g.N - n0), ld = cnt * L;
     for (int64_t grp = 0; grp < g.G; ++grp) {
       parallel_for(cnt, nthreads, K * L, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i)
-          im2col<T>(g, cig, x + ((n0 + i) * g.Ci + grp * cig) * g.in_len(), segs, cols.data() + i * K * L, L);
+          im2col_table<T>(g, cig, x + ((n0 + i) * g.Ci + grp * cig) * g.in_len(), idx.data(), cols + i * L, ld);
       });
-      T* yg = y + (n0 * g.Co + grp * cog) * L;
-      gemm<T>(cnt, cog, L, K, w + grp * cog * K, 0, K, 1, cols.data(), K * L, L, 1, yg, g.Co * L, L, 1,
-              nthreads);
-      if (bias)
-        parallel_for(cnt, nthreads, cog * L, [&](int64_t i0, int64_t i1) {
-          for (int64_t i = i0; i < i1; ++i)
-            for (int64_t c = 0; c < cog; ++c) {
+      gemm<T>(1, cog, ld, K, w + grp * cog * K, 0, K, 1, cols, 0, ld, 1, ybuf, 0, ld, 1, nthreads);
+      parallel_for(cnt, nthreads, cog * L, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t c = 0; c < cog; ++c) {
+            const T* src = ybuf + c * ld + i * L;
+            T* r = y + ((n0 + i) * g.Co + grp * cog + c) * L;
+            if (bias) {
               const T b = bias[grp * cog + c];
-              T* r = yg + i * g.Co * L + c * L;
-              for (int64_t j = 0; j < L; ++j) r[j] = canon(T(r[j] + b));
+              for (int64_t j = 0; j < L; ++j) r[j] = canon(T(src[j] + b));
+            } else {
+              for (int64_t j = 0; j < L; ++j) r[j] = src[j];
             }
-        });
+          }
+      });
     }
   }
 }
 
-// Input gradient of small images: one image is one row chunk, so col2im adds each input
-// element's partials in increasing offset order, as in the general path.
+// Input gradient of small images: the images' gy side by side (cog × images·L), one GEMM
+// gives gcols = W_g^T · gy, then col2im per image. One image is one row chunk, so col2im adds
+// each input element's partials in increasing offset order, as in the general path.
 template <typename T>
 void conv_grad_input_small(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx, int nthreads) {
   const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig(), lin = g.in_len();
-  const int64_t round = images_per_round(g.N, K * L);
-  std::vector<T> gcols(size_t(round * K * L));
-  std::vector<Segment> segs;
-  chunk_segments(g, 0, L, segs);
+  const int64_t round = images_per_round(g.N, K * L + cog * L);
+  T* gcols = thread_buffer<T>(size_t(round * K * L), 0);
+  T* gyb = thread_buffer<T>(size_t(round * cog * L), 1);
+  const std::vector<int64_t> idx = lowering_table(g);
   for (int64_t n0 = 0; n0 < g.N; n0 += round) {
-    const int64_t cnt = std::min(round, g.N - n0);
+    const int64_t cnt = std::min(round, g.N - n0), ld = cnt * L;
     for (int64_t grp = 0; grp < g.G; ++grp) {
-      gemm<T>(cnt, K, L, cog, w + grp * cog * K, 0, 1, K, gy + (n0 * g.Co + grp * cog) * L, g.Co * L, L, 1,
-              gcols.data(), K * L, L, 1, nthreads);
+      parallel_for(cnt, nthreads, cog * L, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t c = 0; c < cog; ++c)
+            std::memcpy(gyb + c * ld + i * L, gy + ((n0 + i) * g.Co + grp * cog + c) * L,
+                        size_t(L) * sizeof(T));
+      });
+      gemm<T>(1, K, ld, cog, w + grp * cog * K, 0, 1, K, gyb, 0, ld, 1, gcols, 0, ld, 1, nthreads);
       parallel_for(cnt, nthreads, K * L, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
           T* gxt = gx + ((n0 + i) * g.Ci + grp * cig) * lin;
           for (int64_t e = 0; e < cig * lin; ++e) gxt[e] = T(0);
-          col2im_add<T>(g, cig, gxt, segs, gcols.data() + i * K * L, L);
+          col2im_table_add<T>(g, cig, gxt, idx.data(), gcols + i * L, ld);
           for (int64_t c = 0; c < cig; ++c) {
             T* r = gxt + c * lin;
             if (bias) {
@@ -313,22 +367,31 @@ void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, 
   });
 }
 
-// gw[co, k] = P_0 (n = 0), then gw + P_n in increasing n, for the round's partials
-// slots[i] = P_(n0+i), each stored transposed per group: (G, K, Co/G).
+// acc = P_0 (n = 0), then acc + P_n in increasing n, for the round's partials slots[i] =
+// P_(n0+i). acc and the partials share the layout (G, K, Co/G), so the adds run over
+// contiguous memory; each element's sequence is the documented one.
 template <typename T>
-void add_partials_in_order(const ConvGeom& g, const T* slots, int64_t n0, int64_t cnt, T* gw, int nthreads) {
-  const int64_t K = g.kdim(), cog = g.cog(), wsize = g.Co * K;
-  parallel_for(g.Co, nthreads, K * cnt, [&](int64_t c0, int64_t c1) {
+void accumulate_partials(const T* slots, int64_t wsize, int64_t n0, int64_t cnt, T* acc, int nthreads) {
+  parallel_for(wsize, nthreads, cnt, [&](int64_t e0, int64_t e1) {
+    for (int64_t i = 0; i < cnt; ++i) {
+      const T* s = slots + i * wsize;
+      if (n0 + i == 0)
+        for (int64_t e = e0; e < e1; ++e) acc[e] = s[e];
+      else
+        for (int64_t e = e0; e < e1; ++e) acc[e] = canon(T(acc[e] + s[e]));
+    }
+  });
+}
+
+// gw[co, k] from the accumulated (G, K, Co/G) layout (an exact copy).
+template <typename T>
+void store_weight_grad(const ConvGeom& g, const T* acc, T* gw, int nthreads) {
+  const int64_t K = g.kdim(), cog = g.cog();
+  parallel_for(g.Co, nthreads, K, [&](int64_t c0, int64_t c1) {
     for (int64_t co = c0; co < c1; ++co) {
-      const int64_t grp = co / cog, c = co % cog;
+      const T* s = acc + (co / cog) * K * cog + co % cog;
       T* out = gw + co * K;
-      for (int64_t i = 0; i < cnt; ++i) {
-        const T* s = slots + i * wsize + grp * K * cog + c;
-        if (n0 + i == 0)
-          for (int64_t k = 0; k < K; ++k) out[k] = s[k * cog];
-        else
-          for (int64_t k = 0; k < K; ++k) out[k] = canon(T(out[k] + s[k * cog]));
-      }
+      for (int64_t k = 0; k < K; ++k) out[k] = s[k * cog];
     }
   });
 }
@@ -339,27 +402,30 @@ template <typename T>
 void conv_grad_weight_small(const ConvGeom& g, const T* x, const T* gy, T* gw, int nthreads) {
   const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig(), wsize = g.Co * K;
   const int64_t round = images_per_round(g.N, K * L + L * cog + wsize);
-  std::vector<T> cols(size_t(round * K * L)), gyts(size_t(round * L * cog)), slots(size_t(round * wsize));
-  std::vector<Segment> segs;
-  chunk_segments(g, 0, L, segs);
+  T* cols = thread_buffer<T>(size_t(round * K * L), 0);
+  T* gyts = thread_buffer<T>(size_t(round * L * cog), 1);
+  T* slots = thread_buffer<T>(size_t(round * wsize), 2);
+  std::vector<T> acc(static_cast<size_t>(wsize));
+  const std::vector<int64_t> idx = lowering_table(g);
   for (int64_t n0 = 0; n0 < g.N; n0 += round) {
     const int64_t cnt = std::min(round, g.N - n0);
     for (int64_t grp = 0; grp < g.G; ++grp) {
       parallel_for(cnt, nthreads, K * L + L * cog, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
           const int64_t n = n0 + i;
-          im2col<T>(g, cig, x + (n * g.Ci + grp * cig) * g.in_len(), segs, cols.data() + i * K * L, L);
+          im2col_table<T>(g, cig, x + (n * g.Ci + grp * cig) * g.in_len(), idx.data(), cols + i * K * L, L);
           const T* gyg = gy + (n * g.Co + grp * cog) * L;
-          T* gyt = gyts.data() + i * L * cog;
+          T* gyt = gyts + i * L * cog;
           for (int64_t c = 0; c < cog; ++c)
             for (int64_t p = 0; p < L; ++p) gyt[p * cog + c] = gyg[c * L + p];
         }
       });
-      gemm<T>(cnt, K, cog, L, cols.data(), K * L, L, 1, gyts.data(), L * cog, cog, 1, slots.data() + grp * K * cog,
+      gemm<T>(cnt, K, cog, L, cols, K * L, L, 1, gyts, L * cog, cog, 1, slots + grp * K * cog,
               wsize, cog, 1, nthreads);
     }
-    add_partials_in_order(g, slots.data(), n0, cnt, gw, nthreads);
+    accumulate_partials(slots, wsize, n0, cnt, acc.data(), nthreads);
   }
+  store_weight_grad(g, acc.data(), gw, nthreads);
 }
 
 template <typename T>
@@ -381,7 +447,7 @@ void conv_grad_weight(const ConvGeom& g, const T* x, const T* gy, T* gw, int nth
   // on its core does not hold the round up; their partials are then added in order.
   const int64_t per_round = nthreads <= 1 ? 1 : std::min<int64_t>(g.N, 4 * int64_t(nthreads));
   // slots[i] holds image (n0 + i)'s partial, transposed per group: (G, K, Co/G).
-  std::vector<T> slots(size_t(per_round * wsize));
+  std::vector<T> slots(size_t(per_round * wsize)), acc(static_cast<size_t>(wsize));
   // Per thread: one image's lowered columns and its transposed gy (freed when the call ends:
   // an image's columns can be large).
   const int team = int(std::max<int64_t>(1, std::min<int64_t>(nthreads, per_round)));
@@ -417,8 +483,9 @@ void conv_grad_weight(const ConvGeom& g, const T* x, const T* gy, T* gw, int nth
 #pragma omp parallel for schedule(dynamic, 1) num_threads(team)
       for (int64_t i = 0; i < cnt; ++i) partial(n0 + i, i, 1);
     }
-    add_partials_in_order(g, slots.data(), n0, cnt, gw, nthreads);
+    accumulate_partials(slots.data(), wsize, n0, cnt, acc.data(), nthreads);
   }
+  store_weight_grad(g, acc.data(), gw, nthreads);
 }
 
 template <typename T>
