@@ -12,27 +12,13 @@
 #include "../common/batch_norm.h"
 #include "../common/reduce_order.h"
 #include "parallel.h"
+#include "sum_chunk.h"
 
 namespace repmode::cpu {
 namespace {
 
 constexpr int64_t kLanes = kSumLanes;
 constexpr int64_t kColumnBlock = 32;  // channels per column item (channels-last batch norm)
-
-// The level-1 value of one chunk whose terms are stored contiguously in buf[0..len): 32 lanes
-// in registers (lane l adds buf[l], buf[l + 32], ... in order), then the fixed tree.
-template <typename T>
-REPMODE_INLINE T buffered_chunk(const T* buf, int64_t len) {
-  T v[kLanes];
-  for (int l = 0; l < kLanes; ++l) v[l] = T(-0.0);
-  const int64_t full = len / kLanes;
-  for (int64_t r = 0; r < full; ++r) {
-    const T* q = buf + r * kLanes;
-    for (int l = 0; l < kLanes; ++l) v[l] = v[l] + q[l];
-  }
-  for (int64_t i = full * kLanes; i < len; ++i) v[i - full * kLanes] = v[i - full * kLanes] + buf[i];
-  return lane_tree(v);
-}
 
 // Segmented groups: group r's term j = (seg, s) = (j / S, j % S) sits at base(r, seg) + s;
 // term(o, r, seg) gives the term at memory offset o. K (1 or 2) sums are taken at once.
@@ -57,8 +43,8 @@ REPMODE_INLINE void segmented_chunk(int64_t r, int64_t j0, int64_t j1, int64_t S
     ++seg;
     s = 0;
   }
-  *v0 = buffered_chunk(buf0, j1 - j0);
-  if constexpr (K == 2) *v1 = buffered_chunk(buf1, j1 - j0);
+  *v0 = contiguous_chunk(buf0, j1 - j0);
+  if constexpr (K == 2) *v1 = contiguous_chunk(buf1, j1 - j0);
 }
 
 // One thread's scratch: the terms of a chunk and the chunk values of `width` groups.

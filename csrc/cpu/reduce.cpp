@@ -10,24 +10,10 @@
 #include "../common/reduce_order.h"
 #include "isa.h"
 #include "parallel.h"
+#include "sum_chunk.h"
 
 namespace repmode::cpu {
 namespace {
-
-// Level-1 value of one contiguous chunk (len <= kSumChunk). The lane loop is written so the
-// compiler keeps the 32 lanes in vector registers; each lane's additions stay in order.
-template <typename T>
-REPMODE_INLINE T contiguous_chunk(const T* p, int64_t len) {
-  T v[kSumLanes];
-  for (int l = 0; l < kSumLanes; ++l) v[l] = T(-0.0);
-  const int64_t rows = len / kSumLanes;
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* q = p + r * kSumLanes;
-    for (int l = 0; l < kSumLanes; ++l) v[l] = v[l] + q[l];
-  }
-  for (int64_t i = rows * kSumLanes; i < len; ++i) v[i % kSumLanes] = v[i % kSumLanes] + p[i];
-  return lane_tree(v);
-}
 
 template <typename T>
 REPMODE_INLINE void contiguous_chunks_body(const T* p, int64_t n, int64_t c0, int64_t c1, T* vals) {
