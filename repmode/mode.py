@@ -12,7 +12,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
 from . import _ext
 from ._callsite import user_call_site, user_frame
@@ -49,6 +49,14 @@ def describe_inputs(args, kwargs) -> str:
 _MAX_INPUT_KINDS = 16  # distinct input descriptions kept per unsupported overload
 
 
+def _tensors(values):
+    for a in values:
+        if isinstance(a, torch.Tensor):
+            yield a
+        elif isinstance(a, (list, tuple)):
+            yield from _tensors(a)
+
+
 @dataclass
 class UnsupportedRecord:
     """One unsupported overload seen with ``strict=False``."""
@@ -57,6 +65,12 @@ class UnsupportedRecord:
     count: int = 0
     first_call_site: str = ""
     inputs: set = field(default_factory=set)
+    dtypes: set = field(default_factory=set)
+    devices: set = field(default_factory=set)
+
+    def as_dict(self) -> dict:
+        return {"overload": self.overload, "count": self.count, "first_call_site": self.first_call_site,
+                "dtypes": sorted(self.dtypes), "devices": sorted(self.devices), "inputs": sorted(self.inputs)}
 
 
 class ReproducibleMode(TorchDispatchMode):
@@ -66,6 +80,8 @@ class ReproducibleMode(TorchDispatchMode):
         super().__init__()
         self.strict = strict
         self.unsupported: dict[str, UnsupportedRecord] = {}
+        # True under `repmode audit`: blocks the script opens are neither strict nor recorded apart
+        self.auditing = False
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         impl = DISPATCH.get(func)
@@ -84,8 +100,9 @@ class ReproducibleMode(TorchDispatchMode):
                 f"(inputs: {describe_inputs(args, kwargs)}), called at {user_call_site(2)}. "
                 "Its native kernel is not guaranteed to give the same bits on other hardware, thread counts "
                 "or torch versions. "
-                "To list every unsupported op your script reaches, run it with "
-                "`with repmode.enabled(strict=False) as rm:` and print `rm.report()` afterwards."
+                "To list every unsupported op your script reaches, run `python -m repmode audit "
+                "your_script.py [args]` (or wrap it in `with repmode.enabled(strict=False) as rm:` and "
+                "print `rm.report_text()`)."
             )
         self._record(func, args, kwargs)
         return func(*args, **kwargs)
@@ -103,6 +120,9 @@ class ReproducibleMode(TorchDispatchMode):
         record.count += 1
         if len(record.inputs) < _MAX_INPUT_KINDS:
             record.inputs.add(describe_inputs(args, kwargs))
+        for t in _tensors(list(args) + list(kwargs.values())):
+            record.dtypes.add(str(t.dtype).replace("torch.", ""))
+            record.devices.add(t.device.type)
 
 
 class Session(contextlib.ContextDecorator):
@@ -112,17 +132,32 @@ class Session(contextlib.ContextDecorator):
         self.strict = strict
         self.seed = seed
         self.mode = ReproducibleMode(strict=strict)
+        self._entered: list = []  # per __enter__: None, or the outer mode's settings to restore
 
     def __enter__(self) -> "Session":
         _load_kernels()
         check_environment()
         if self.seed is not None:
             torch.manual_seed(self.seed)
-        self.mode.__enter__()
+        outer = active_mode()
+        if outer is None:
+            self._entered.append(None)
+            self.mode.__enter__()
+        else:
+            # A block inside a block: the mode already active keeps handling every op (a second
+            # mode would also see the ops repmode's kernels issue), with this block's strictness
+            # and report, except under `repmode audit`, whose settings win.
+            self._entered.append((outer, outer.strict, outer.unsupported))
+            if not outer.auditing:
+                outer.strict, outer.unsupported = self.strict, self.mode.unsupported
         return self
 
     def __exit__(self, *exc) -> bool:
-        self.mode.__exit__(*exc)
+        entered = self._entered.pop()
+        if entered is None:
+            self.mode.__exit__(*exc)
+        else:
+            outer, outer.strict, outer.unsupported = entered
         return False
 
     def report(self) -> list[UnsupportedRecord]:
@@ -130,13 +165,21 @@ class Session(contextlib.ContextDecorator):
         return list(self.mode.unsupported.values())
 
     def report_text(self) -> str:
-        rows = self.report()
-        if not rows:
-            return "repmode: no unsupported ops."
-        lines = ["repmode: unsupported ops run natively (not reproducible):"]
-        for r in rows:
-            lines.append(f"  {r.overload:<48} {r.count:>6} calls  first at {r.first_call_site}")
-        return "\n".join(lines)
+        return format_report(self.report())
+
+
+def format_report(records: list[UnsupportedRecord]) -> str:
+    """The unsupported overloads as a text table (what ``report_text`` and ``repmode audit`` print)."""
+    if not records:
+        return "repmode: no unsupported ops."
+    rows = [("overload", "calls", "dtypes", "devices", "first call site")]
+    rows += [(r.overload, str(r.count), ",".join(sorted(r.dtypes)) or "-", ",".join(sorted(r.devices)) or "-",
+              r.first_call_site) for r in records]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    lines = [f"repmode: {len(records)} unsupported op(s) ran natively (not reproducible):"]
+    for row in rows:
+        lines.append("  " + "  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4])
+    return "\n".join(lines)
 
 
 def enabled(strict: bool = True, seed: int | None = None) -> Session:
@@ -150,6 +193,14 @@ def enabled(strict: bool = True, seed: int | None = None) -> Session:
     Backward passes started inside the block are covered; those started outside are not.
     """
     return Session(strict=strict, seed=seed)
+
+
+def active_mode() -> ReproducibleMode | None:
+    """The repmode mode handling ops on this thread, if any."""
+    for m in _get_current_dispatch_mode_stack():
+        if isinstance(m, ReproducibleMode):
+            return m
+    return None
 
 
 def check_environment() -> None:

@@ -151,3 +151,41 @@ def test_backward_of_views_and_triangles_is_exact_data_movement():
     torch.testing.assert_close(got, grads(), rtol=1e-6, atol=1e-6)
     with repmode.enabled():
         assert torch.equal(got, grads())
+
+
+def test_nested_blocks_share_one_mode_with_the_inner_blocks_strictness():
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+    x = torch.randn(8)
+    with repmode.enabled(strict=False) as outer:
+        torch.fft.fft(x)
+        with repmode.enabled() as inner:
+            assert len(_get_current_dispatch_mode_stack()) == 1  # no second mode
+            with pytest.raises(repmode.UnsupportedOpError):
+                torch.fft.fft(x)
+        torch.fft.fft(x)  # non-strict again after the strict block
+    assert inner.report() == []
+    assert [(r.overload, r.count) for r in outer.report()] == [("aten._fft_r2c.default", 2)]
+    assert _get_current_dispatch_mode_stack() == []
+
+
+def test_recursive_decorated_function_enters_and_leaves_cleanly():
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
+
+    @repmode.enabled()
+    def depth(n):
+        return torch.ones(2).sum() if n == 0 else depth(n - 1) + 1
+
+    assert depth(3).item() == 5.0
+    assert _get_current_dispatch_mode_stack() == []
+
+
+def test_report_lists_dtypes_and_devices():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with repmode.enabled(strict=False) as rm:
+            torch.fft.fft(torch.randn(4))
+            torch.fft.fft(torch.randn(4, dtype=torch.float64))
+    (record,) = rm.report()
+    assert record.dtypes == {"float32", "float64"} and record.devices == {"cpu"}
+    text = rm.report_text()
+    assert "float32,float64" in text and "aten._fft_r2c.default" in text and "test_mode.py" in text
