@@ -1,0 +1,6 @@
+"""``python -m repmode ...``: see repmode/cli.py."""
+import sys
+
+from .cli import main
+
+sys.exit(main())
