@@ -1,45 +1,87 @@
 """``repmode.digest(obj)``: a SHA-256 of values, independent of device and memory layout.
 
-The bytes hashed for a tensor are: a header with its dtype and shape, then its elements in
-row-major order as a contiguous little-endian CPU copy, with every NaN replaced by one
-canonical pattern (so payloads that differ between CPUs and GPUs hash the same).
-Modules hash their ``state_dict`` (parameters and buffers, with names, in order); optimizers
-hash their ``state_dict``; lists, tuples and dicts hash their items in order.
+What is hashed (this layout is part of repmode's stable interface; tests/test_digest.py pins
+it with recorded constants):
+
+* a tensor: a header ``tensor:<dtype>:<shape>`` (length-prefixed), then its elements in
+  row-major order as a contiguous little-endian copy on the CPU. Every floating NaN (also the
+  parts of complex values) becomes one canonical bit pattern of its dtype, so payloads that
+  differ between CPUs and GPUs hash the same. Everything else is hashed bit for bit: ``-0.0``
+  and ``+0.0`` differ, as they do in the results.
+* a module: its ``state_dict()`` — parameters and persistent buffers, with names, in order;
+* an optimizer: its ``state_dict()`` (per-parameter state and the param groups' settings);
+* any other object with a ``state_dict()`` method (LR schedulers, GradScaler): that dict;
+* dicts (keys and values, in order), lists and tuples (items in order), and ``None``, bools,
+  ints, floats and strings (by type and ``repr``).
 """
 from __future__ import annotations
 
 import hashlib
 import struct
+import sys
 
 import torch
 
-_CANONICAL_NAN = {
-    torch.float32: torch.tensor(0x7FC00000, dtype=torch.int32).view(torch.float32),
-    torch.float64: torch.tensor(0x7FF8000000000000, dtype=torch.int64).view(torch.float64),
-    torch.float16: torch.tensor(0x7E00, dtype=torch.int16).view(torch.float16),
-    torch.bfloat16: torch.tensor(0x7FC0, dtype=torch.int16).view(torch.bfloat16),
+# One NaN per floating dtype (bit patterns): the quiet NaN with a clear sign and payload.
+_CANONICAL_NAN_BITS = {
+    torch.float64: 0x7FF8000000000000,
+    torch.float32: 0x7FC00000,
+    torch.float16: 0x7E00,
+    torch.bfloat16: 0x7FC0,
+    torch.float8_e4m3fn: 0x7F,
+    torch.float8_e5m2: 0x7F,
+    torch.float8_e4m3fnuz: 0x80,  # the fnuz formats have a single NaN, 0x80
+    torch.float8_e5m2fnuz: 0x80,
 }
 
+# Elements are hashed as signed integers of their size (an exact view of the bits).
+_BITS_DTYPE = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+_LITTLE_ENDIAN = {1: "<i1", 2: "<i2", 4: "<i4", 8: "<i8"}
 
-_AS_INT = {torch.float16: torch.int16, torch.bfloat16: torch.int16, torch.float32: torch.int32,
-           torch.float64: torch.int64, torch.bool: torch.uint8}
+
+def _signed(value: int, nbytes: int) -> int:
+    bits = 8 * nbytes
+    return value - (1 << bits) if value >= 1 << (bits - 1) else value
+
+
+def _element_bits(t: torch.Tensor) -> torch.Tensor:
+    """The elements of a contiguous CPU tensor as a flat integer tensor of their bits, NaNs canonical."""
+    flat = t.reshape(-1)
+    if flat.is_complex():
+        flat = torch.view_as_real(flat).reshape(-1)  # (re, im) pairs: the same bytes as the complex values
+    bits = flat.view(_BITS_DTYPE[flat.element_size()])
+    nan = _CANONICAL_NAN_BITS.get(flat.dtype)
+    if nan is not None:
+        bits = torch.where(torch.isnan(flat), torch.tensor(_signed(nan, flat.element_size()), dtype=bits.dtype),
+                           bits)
+    elif flat.is_floating_point():
+        raise TypeError(f"repmode.digest has no canonical NaN for {flat.dtype}")
+    return bits
 
 
 def _tensor_bytes(t: torch.Tensor) -> bytes:
+    if t.is_sparse or t.layout != torch.strided:
+        raise TypeError(f"repmode.digest hashes dense tensors; convert this {t.layout} tensor with .to_dense()")
+    if t.is_quantized or getattr(t, "is_nested", False):
+        raise TypeError("repmode.digest cannot hash quantized or nested tensors")
+    if t.device.type == "meta":
+        raise TypeError("repmode.digest cannot hash a meta tensor: it has no values")
     t = t.detach().resolve_conj().resolve_neg().to("cpu").contiguous()
-    nan = _CANONICAL_NAN.get(t.dtype)
-    if nan is not None:
-        t = torch.where(torch.isnan(t), nan, t)
-    if t.dtype in _AS_INT:  # numpy has no bfloat16; hash the bit patterns
-        t = t.view(_AS_INT[t.dtype])
-    array = t.numpy()
-    return array.astype(array.dtype.newbyteorder("<"), copy=False).tobytes()
+    bits = _element_bits(t).numpy()
+    order = _LITTLE_ENDIAN[bits.dtype.itemsize]
+    if sys.byteorder != "little" or bits.dtype.str != order:
+        bits = bits.astype(order)
+    return bits.tobytes()
+
+
+def _feed_text(h, text: str) -> None:
+    data = text.encode()
+    h.update(struct.pack("<I", len(data)) + data)
 
 
 def _feed(h, obj) -> None:
     if isinstance(obj, torch.Tensor):
-        header = f"tensor:{str(obj.dtype).replace('torch.', '')}:{list(obj.shape)}".encode()
-        h.update(struct.pack("<I", len(header)) + header)
+        _feed_text(h, f"tensor:{str(obj.dtype).replace('torch.', '')}:{list(obj.shape)}")
         h.update(_tensor_bytes(obj))
     elif isinstance(obj, torch.nn.Module):
         h.update(b"module")
@@ -57,14 +99,20 @@ def _feed(h, obj) -> None:
         for item in obj:
             _feed(h, item)
     elif obj is None or isinstance(obj, (bool, int, float, str)):
-        text = f"{type(obj).__name__}:{obj!r}".encode()
-        h.update(struct.pack("<I", len(text)) + text)
+        _feed_text(h, f"{type(obj).__name__}:{obj!r}")
+    elif callable(getattr(obj, "state_dict", None)):
+        h.update(b"state")
+        _feed(h, obj.state_dict())
     else:
-        raise TypeError(f"repmode.digest cannot hash {type(obj).__name__}")
+        raise TypeError(f"repmode.digest cannot hash {type(obj).__name__} (tensors, modules, optimizers, "
+                        "objects with a state_dict(), dicts, lists, tuples and plain scalars can be hashed)")
 
 
 def digest(obj) -> str:
-    """Hex SHA-256 of a tensor, module, state_dict, optimizer or nested list/tuple/dict of them."""
+    """Hex SHA-256 of a tensor, module, optimizer, state_dict or nested list/tuple/dict of them.
+
+    Equal values give equal digests whatever their device, strides or NaN payloads; a
+    different dtype or shape gives a different digest. Stable across repmode versions."""
     from torch.utils._python_dispatch import _disable_current_modes
 
     h = hashlib.sha256()
