@@ -5,7 +5,7 @@
 
 See README.md and docs/semantics.md.
 """
-from .errors import ReproducibilityEnvironmentError, UnsupportedOpError, UnsupportedOpWarning
+from .errors import CompiledRegionWarning, ReproducibilityEnvironmentError, UnsupportedOpError, UnsupportedOpWarning
 from .mode import ReproducibleMode, Session, enabled
 from .registry import registrations, supported_ops
 from .digest import digest
@@ -20,6 +20,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "enabled", "Session", "ReproducibleMode", "UnsupportedOpError", "UnsupportedOpWarning",
-    "ReproducibilityEnvironmentError", "supported_ops", "registrations", "cpu_isa", "set_cpu_isa",
+    "ReproducibilityEnvironmentError", "CompiledRegionWarning", "supported_ops", "registrations", "cpu_isa", "set_cpu_isa",
     "NUMERICS_VERSION", "digest", "manual_seed", "get_rng_state", "set_rng_state",
 ]

@@ -15,3 +15,7 @@ class UnsupportedOpWarning(UserWarning):
 
 class ReproducibilityEnvironmentError(RuntimeError):
     """The process is configured in a way that makes reproducible results impossible."""
+
+
+class CompiledRegionWarning(UserWarning):
+    """torch.compile'd code ran inside ``repmode.enabled()``: it runs eagerly, op by op, through repmode."""

@@ -16,6 +16,7 @@ from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatc
 
 from . import _ext
 from ._callsite import user_call_site, user_frame
+from ._compile_notice import CompileNotice
 from .errors import ReproducibilityEnvironmentError, UnsupportedOpError, UnsupportedOpWarning
 from .registry import DISPATCH, _load_kernels
 
@@ -132,7 +133,7 @@ class Session(contextlib.ContextDecorator):
         self.strict = strict
         self.seed = seed
         self.mode = ReproducibleMode(strict=strict)
-        self._entered: list = []  # per __enter__: None, or the outer mode's settings to restore
+        self._entered: list = []  # per __enter__: this block's CompileNotice, or the outer mode's settings
 
     def __enter__(self) -> "Session":
         _load_kernels()
@@ -141,7 +142,8 @@ class Session(contextlib.ContextDecorator):
             torch.manual_seed(self.seed)
         outer = active_mode()
         if outer is None:
-            self._entered.append(None)
+            notice = CompileNotice().__enter__()
+            self._entered.append(notice)
             self.mode.__enter__()
         else:
             # A block inside a block: the mode already active keeps handling every op (a second
@@ -154,8 +156,9 @@ class Session(contextlib.ContextDecorator):
 
     def __exit__(self, *exc) -> bool:
         entered = self._entered.pop()
-        if entered is None:
+        if isinstance(entered, CompileNotice):
             self.mode.__exit__(*exc)
+            entered.__exit__(*exc)
         else:
             outer, outer.strict, outer.unsupported = entered
         return False

@@ -154,8 +154,14 @@ def test_backward_of_views_and_triangles_is_exact_data_movement():
 
 
 def test_nested_blocks_share_one_mode_with_the_inner_blocks_strictness():
-    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
     x = torch.randn(8)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", repmode.UnsupportedOpWarning)
+        _nested_blocks(x)
+
+
+def _nested_blocks(x):
+    from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
     with repmode.enabled(strict=False) as outer:
         torch.fft.fft(x)
         with repmode.enabled() as inner:
@@ -189,3 +195,40 @@ def test_report_lists_dtypes_and_devices():
     assert record.dtypes == {"float32", "float64"} and record.devices == {"cpu"}
     text = rm.report_text()
     assert "float32,float64" in text and "aten._fft_r2c.default" in text and "test_mode.py" in text
+
+
+def test_torch_compile_inside_the_mode_warns_that_it_runs_eagerly(caplog):
+    import logging
+    logger = logging.getLogger("torch._dynamo.convert_frame")
+    level_before = logger.level
+
+    @torch.compile
+    def affine(x):
+        return torch.sin(x) * 2 + 1
+
+    x = torch.randn(8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with repmode.enabled():
+            compiled = affine(x)  # the call site
+            again = affine(x)
+            eager = torch.sin(x) * 2 + 1
+    notices = [w for w in caught if issubclass(w.category, repmode.CompiledRegionWarning)]
+    assert len(notices) == 1  # once per block
+    assert "'affine' runs eagerly" in str(notices[0].message)
+    assert notices[0].filename == __file__
+    import inspect
+    src, first = inspect.getsourcelines(test_torch_compile_inside_the_mode_warns_that_it_runs_eagerly)
+    assert notices[0].lineno == first + next(i for i, l in enumerate(src) if "# the call site" in l)
+    assert torch.equal(compiled, eager) and torch.equal(again, eager)  # eager, through repmode
+    assert logger.level == level_before
+    assert not [r for r in caplog.records if r.name == logger.name and r.levelno < logging.WARNING]
+
+
+def test_tensors_on_other_devices_get_an_actionable_error():
+    a = torch.empty(4, 4, device="meta")  # stands in for a CUDA tensor on a CPU-only machine
+    with pytest.raises(repmode.UnsupportedOpError) as info:
+        with repmode.enabled():
+            torch.mm(a, a)
+    message = str(info.value)
+    assert "CPU kernels only" in message and ".cpu()" in message and "repmode audit" in message

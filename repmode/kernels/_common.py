@@ -8,6 +8,7 @@ import torch
 
 from .._ext import C, DTYPE_CODE  # noqa: F401  (re-exported for the families)
 from ..errors import UnsupportedOpError
+from .._callsite import user_call_site
 from ..mode import describe_inputs
 from ..registry import DISPATCH, run_native  # noqa: F401  (run_native re-exported for the families)
 
@@ -17,8 +18,11 @@ get_num_threads = torch.get_num_threads
 
 def unsupported(func, args, kwargs, why: str):
     """The UnsupportedOpError for a registered op called with inputs repmode does not cover."""
+    why = why.rstrip() if why.rstrip().endswith(".") else why.rstrip() + "."
     return UnsupportedOpError(
-        f"repmode does not support {func} with these inputs ({describe_inputs(args, kwargs)}): {why}"
+        f"repmode does not support {func} with these inputs ({describe_inputs(args, kwargs)}), called at "
+        f"{user_call_site(1)}: {why} To list every unsupported op a script reaches, run "
+        "`python -m repmode audit your_script.py [args]`."
     )
 
 
@@ -53,8 +57,9 @@ def check_cpu(func, args, kwargs, *tensors) -> None:
         if isinstance(t, torch.Tensor) and not t.is_cpu:
             raise unsupported(
                 func, args, kwargs,
-                f"tensors on {t.device} need repmode's {t.device.type.upper()} kernels, which this build "
-                "does not have (only the CPU kernels are built).",
+                f"tensors on {t.device} need repmode's {t.device.type.upper()} kernels, and this build of "
+                "repmode has CPU kernels only (the CUDA backend is not built yet; see README, 'Devices'). "
+                "Move the computation to the CPU (.cpu()) to run it reproducibly.",
             )
 
 

@@ -1,0 +1,60 @@
+"""Tell the user when torch.compile'd code runs inside ``repmode.enabled()``.
+
+Dynamo does not compile a frame while a dispatch mode is active: it skips it, and the code
+runs eagerly, every op through repmode — reproducible, but without the compile speed-up, and
+silently. Dynamo reports each such skip only as a DEBUG record on its
+``torch._dynamo.convert_frame`` logger ("skipping: ... non-infra torch dispatch mode present
+..."), so while a block is open repmode lowers that logger's level to DEBUG, turns the first
+such record into a :class:`CompiledRegionWarning`, and drops every record the logger would not
+have emitted at its own level (so no debug output appears that the user did not ask for).
+"""
+from __future__ import annotations
+
+import logging
+import warnings
+
+from ._callsite import user_frame
+from .errors import CompiledRegionWarning
+
+_LOGGER = "torch._dynamo.convert_frame"
+_MARK = "dispatch mode"
+
+
+class _SkipNotice(logging.Filter):
+    def __init__(self, user_level: int):
+        super().__init__()
+        self.user_level = user_level
+        self.warned = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.warned and record.levelno == logging.DEBUG and _MARK in record.getMessage():
+            self.warned = True
+            code_name = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+            filename, line = user_frame(2)
+            warnings.warn_explicit(
+                f"repmode: the torch.compile'd function {code_name!r} runs eagerly inside repmode.enabled() "
+                "(Dynamo does not compile while a dispatch mode is active): every op runs through repmode, "
+                "reproducibly, without the compile speed-up.", CompiledRegionWarning, filename, line,
+                module="repmode")
+        return record.levelno >= self.user_level
+
+
+class CompileNotice:
+    """Installed while the outermost repmode block is open (see ``Session``)."""
+
+    def __init__(self):
+        self._logger = logging.getLogger(_LOGGER)
+        self._saved_level = None
+        self._filter = None
+
+    def __enter__(self):
+        self._saved_level = self._logger.level
+        self._filter = _SkipNotice(self._logger.getEffectiveLevel())
+        self._logger.addFilter(self._filter)
+        self._logger.setLevel(logging.DEBUG)
+        return self
+
+    def __exit__(self, *exc):
+        self._logger.setLevel(self._saved_level)
+        self._logger.removeFilter(self._filter)
+        return False
