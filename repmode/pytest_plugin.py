@@ -61,6 +61,7 @@ class _PluginState:
 
 _STATE = pytest.StashKey[_PluginState]()
 _SESSION = pytest.StashKey[object]()  # the repmode.Session a test's block uses, once created
+_CALL_STARTED = pytest.StashKey[bool]()
 
 
 def pytest_addoption(parser):
@@ -141,6 +142,7 @@ def _audited(session):
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item):
+    item.stash[_CALL_STARTED] = True
     session = _session_for(item)
     if session is None:
         yield
@@ -163,7 +165,11 @@ def pytest_runtest_call(item):
 def reproducible(request):
     """The ``repmode.Session`` the test body runs in (``seed=0, strict=True`` unless the
     ``reproducible`` marker says otherwise); read ``.report()`` / ``.report_text()``."""
-    yield _session_for(request.node, wants_fixture=True)
+    node = request.node
+    if node.stash.get(_CALL_STARTED, False) and node.stash.get(_SESSION, None) is None:
+        pytest.fail("the reproducible fixture was requested inside the test body, after its block would have "
+                    "opened; request it as an argument or with @pytest.mark.usefixtures", pytrace=False)
+    yield _session_for(node, wants_fixture=True)
 
 
 def _golden_key(item) -> tuple[Path, str]:

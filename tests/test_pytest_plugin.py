@@ -85,6 +85,11 @@ MARKER_TESTS = """
     def test_rand_b_again():
         draws["b2"] = torch.rand(5)
 
+    @pytest.mark.reproducible(strict=False)
+    class TestMarkedClass:
+        def test_inherits_the_marker(self):
+            assert active_mode() is not None and not active_mode().strict
+
     def test_draws():
         assert torch.equal(draws["a"], draws["b"]) and torch.equal(draws["a"], draws["b2"])
         assert not torch.equal(draws["a"], draws["c"])
@@ -96,7 +101,7 @@ MARKER_TESTS = """
 def test_marker_runs_the_body_under_the_mode(run, pytester):
     pytester.makepyfile(test_marker=MARKER_TESTS)
     result = run("--strict-markers")
-    result.assert_outcomes(passed=7, failed=1)
+    result.assert_outcomes(passed=8, failed=1)
     result.stdout.fnmatch_lines(["*UnsupportedOpError*aten._fft_r2c.default*", "FAILED *::test_fft_strict*"])
 
 
@@ -151,6 +156,16 @@ FIXTURE_TESTS = """
 def test_fixture_yields_the_session_handle(run, pytester):
     pytester.makepyfile(test_fixture=FIXTURE_TESTS)
     run().assert_outcomes(passed=3)
+
+
+def test_fixture_requested_inside_the_body_fails_clearly(run, pytester):
+    pytester.makepyfile("""
+        def test_late(request):
+            request.getfixturevalue("reproducible")
+    """)
+    result = run()
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*reproducible fixture was requested inside the test body*as an argument*"])
 
 
 OPTION_TESTS = """
