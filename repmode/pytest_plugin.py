@@ -19,8 +19,8 @@ whatever its marker says, blocks the test body opens itself do not change that (
 audit saw. A block opened inside the test body reuses the plugin's mode (``Session.__enter__``),
 with the inner block's strictness and report until it closes.
 
-The module imports neither torch nor repmode until a test asks for the mode or a digest, so
-installing repmode costs other test suites nothing.
+The module itself imports neither torch nor repmode's modules until a test asks for the mode
+or a digest. (Loading it still runs ``repmode/__init__.py``, which imports torch.)
 """
 from __future__ import annotations
 
