@@ -12,6 +12,7 @@ from ..mode import describe_inputs
 from ..registry import DISPATCH, run_native  # noqa: F401  (run_native re-exported for the families)
 
 FLOATS = (torch.float32, torch.float64)
+get_num_threads = torch.get_num_threads
 
 # The dtype tags (registry.DTYPE_TAGS) the families declare for their registrations.
 FLOAT_ONLY = ("float32", "float64")
@@ -21,7 +22,6 @@ FLOAT_INT = FLOAT_ONLY + ("integer",)
 FLOAT_HALF_INT = FLOAT_ONLY + ("half", "integer")
 INT_ONLY = ("integer",)
 ANY = ("any",)
-get_num_threads = torch.get_num_threads
 
 
 def unsupported(func, args, kwargs, why: str):
