@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_composite
-from ._common import FLOAT_WIDENED, FLOAT_WIDENED_INT, call_registered as _call
+from ._common import FLOAT_WIDENED, call_registered as _call
 from ._common import unsupported
 
 aten = torch.ops.aten
@@ -66,7 +66,7 @@ def fused_adamw(func, args, kwargs):
     _adam(func, args, kwargs, decoupled=True)
 
 
-@register_composite([aten._fused_sgd_.default, aten._fused_sgd_.tensor_lr], FLOAT_WIDENED_INT)
+@register_composite([aten._fused_sgd_.default, aten._fused_sgd_.tensor_lr], FLOAT_WIDENED)
 def fused_sgd(func, args, kwargs):
     _check_no_scaling(func, args, kwargs)
     params, grads, buffers = args[:3]
