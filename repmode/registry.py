@@ -21,6 +21,18 @@ import torch
 
 KINDS = ("kernel", "passthrough", "composite")
 
+# The input dtypes an overload accepts, as tags (the table of supported ops, docs/supported_ops.md,
+# prints them; tests/test_supported_ops_table.py calls ops to check them):
+DTYPE_TAGS = {
+    "float32": "float32",
+    "float64": "float64",
+    "widened": "bfloat16 and float16, computed in float32 (or wider) and rounded once to the input dtype",
+    "half": "bfloat16 and float16 in their own dtype (exact data movement, or one rounding per step)",
+    "integer": "integer dtypes: exact integer arithmetic, or converted to a float dtype where torch's "
+               "result is floating",
+    "any": "every dtype",
+}
+
 
 @dataclass(frozen=True)
 class Registration:
@@ -29,6 +41,7 @@ class Registration:
     impl: Callable
     family: str
     reason: str = ""
+    dtypes: tuple[str, ...] | None = None  # DTYPE_TAGS; None: not declared
 
     @property
     def name(self) -> str:
@@ -50,32 +63,39 @@ def _family_of(impl: Callable) -> str:
     return module.rsplit(".", 1)[-1]
 
 
-def _add(overload, kind: str, impl: Callable, family: str, reason: str = "") -> None:
+def _add(overload, kind: str, impl: Callable, family: str, reason: str = "", dtypes=None) -> None:
     if not isinstance(overload, torch._ops.OpOverload):
         raise TypeError(f"register expects aten OpOverloads (e.g. aten.mm.default), got {overload!r}")
     if overload in REGISTRY:
         raise ValueError(f"{overload} is registered twice ({REGISTRY[overload].family} and {family})")
-    REGISTRY[overload] = Registration(overload, kind, impl, family, reason)
+    if dtypes is not None:
+        dtypes = tuple(dtypes)
+        unknown = [t for t in dtypes if t not in DTYPE_TAGS]
+        if unknown:
+            raise ValueError(f"{overload}: unknown dtype tags {unknown} (known: {list(DTYPE_TAGS)})")
+    REGISTRY[overload] = Registration(overload, kind, impl, family, reason, dtypes)
     DISPATCH[overload] = impl
 
 
-def register_kernel(overloads) -> Callable:
-    """Decorator: ``impl(func, args, kwargs)`` runs repmode's compiled kernels for these overloads."""
+def register_kernel(overloads, dtypes=None) -> Callable:
+    """Decorator: ``impl(func, args, kwargs)`` runs repmode's compiled kernels for these overloads;
+    ``dtypes``: the input dtypes they accept (tags of :data:`DTYPE_TAGS`)."""
 
     def wrap(impl: Callable) -> Callable:
         for op in _as_list(overloads):
-            _add(op, "kernel", impl, _family_of(impl))
+            _add(op, "kernel", impl, _family_of(impl), dtypes=dtypes)
         return impl
 
     return wrap
 
 
-def register_composite(overloads) -> Callable:
-    """Decorator: ``impl(func, args, kwargs)`` is Python built only from registered ops."""
+def register_composite(overloads, dtypes=None) -> Callable:
+    """Decorator: ``impl(func, args, kwargs)`` is Python built only from registered ops;
+    ``dtypes``: the input dtypes they accept (tags of :data:`DTYPE_TAGS`)."""
 
     def wrap(impl: Callable) -> Callable:
         for op in _as_list(overloads):
-            _add(op, "composite", impl, _family_of(impl))
+            _add(op, "composite", impl, _family_of(impl), dtypes=dtypes)
         return impl
 
     return wrap
@@ -91,7 +111,7 @@ def register_passthrough(overloads: Iterable, reason: str, family: str = "passth
     if not reason or not reason.strip():
         raise ValueError("every passthrough registration needs a one-line reason")
     for op in _as_list(overloads):
-        _add(op, "passthrough", run_native, family, reason)
+        _add(op, "passthrough", run_native, family, reason, dtypes=("any",))
 
 
 def supported_ops() -> list[tuple[str, str]]:

@@ -15,6 +15,15 @@ from ..registry import DISPATCH, run_native  # noqa: F401  (run_native re-export
 FLOATS = (torch.float32, torch.float64)
 get_num_threads = torch.get_num_threads
 
+# The dtype tags (registry.DTYPE_TAGS) the families declare for their registrations.
+FLOAT_ONLY = ("float32", "float64")
+FLOAT_WIDENED = FLOAT_ONLY + ("widened",)
+FLOAT_WIDENED_INT = FLOAT_WIDENED + ("integer",)
+FLOAT_INT = FLOAT_ONLY + ("integer",)
+FLOAT_HALF_INT = FLOAT_ONLY + ("half", "integer")
+INT_ONLY = ("integer",)
+ANY = ("any",)
+
 
 def unsupported(func, args, kwargs, why: str):
     """The UnsupportedOpError for a registered op called with inputs repmode does not cover."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import call_registered, unsupported
+from ._common import FLOAT_HALF_INT, call_registered, unsupported
 
 aten = torch.ops.aten
 
@@ -52,7 +52,7 @@ def _check_index(func, args, kwargs, size: int, index: torch.Tensor) -> None:
         raise unsupported(func, args, kwargs, "index out of range")
 
 
-@register_kernel([aten.scatter_add.default, aten.scatter_add_.default])
+@register_kernel([aten.scatter_add.default, aten.scatter_add_.default], FLOAT_HALF_INT)
 def scatter_add(func, args, kwargs):
     self, dim, index, src = args
     dim %= max(self.dim(), 1)
@@ -67,7 +67,7 @@ def scatter_add(func, args, kwargs):
     return out
 
 
-@register_kernel([aten.index_add.default, aten.index_add_.default])
+@register_kernel([aten.index_add.default, aten.index_add_.default], FLOAT_HALF_INT)
 def index_add(func, args, kwargs):
     self, dim, index, source = args[:4]
     alpha = args[4] if len(args) > 4 else kwargs.get("alpha", 1)

@@ -14,7 +14,7 @@ import torch
 
 from ..registry import register_composite
 from ..errors import UnsupportedOpError
-from ._common import call_registered, check_cpu, unsupported
+from ._common import FLOAT_ONLY, call_registered, check_cpu, unsupported
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -106,7 +106,7 @@ def _sdpa_args(func, args, kwargs):
     return q, k, v, attn_mask, bool(is_causal), _default_scale(q.shape[-1]) if scale is None else float(scale)
 
 
-@register_composite(aten._scaled_dot_product_flash_attention_for_cpu.default)
+@register_composite(aten._scaled_dot_product_flash_attention_for_cpu.default, FLOAT_ONLY)
 def sdpa_flash_cpu(func, args, kwargs):
     q, k, v, attn_mask, is_causal, scale = _sdpa_args(func, args, kwargs)
     s, p = _probabilities(q, k, attn_mask, is_causal, scale)
@@ -115,7 +115,7 @@ def sdpa_flash_cpu(func, args, kwargs):
     return out, lse
 
 
-@register_composite(aten._scaled_dot_product_flash_attention_for_cpu_backward.default)
+@register_composite(aten._scaled_dot_product_flash_attention_for_cpu_backward.default, FLOAT_ONLY)
 def sdpa_flash_cpu_backward(func, args, kwargs):
     kwargs = kwargs or {}
     grad_out, q, k, v = args[:4]
@@ -206,7 +206,7 @@ def _mha(func, args, kwargs, query, key, value, embed_dim, num_heads, qkv_weight
     return out, weights
 
 
-@register_composite(aten._native_multi_head_attention.default)
+@register_composite(aten._native_multi_head_attention.default, FLOAT_ONLY)
 def native_multi_head_attention(func, args, kwargs):
     names = ("query", "key", "value", "embed_dim", "num_head", "qkv_weight", "qkv_bias", "proj_weight",
              "proj_bias", "mask", "need_weights", "average_attn_weights", "mask_type")
@@ -215,7 +215,7 @@ def native_multi_head_attention(func, args, kwargs):
     return _mha(func, args, kwargs, *(a[n] for n in names))
 
 
-@register_composite(aten._transformer_encoder_layer_fwd.default)
+@register_composite(aten._transformer_encoder_layer_fwd.default, FLOAT_ONLY)
 def transformer_encoder_layer_fwd(func, args, kwargs):
     """TransformerEncoderLayer.forward's slow path in eval (dropout is the identity):
     norm_first: x = x + SA(LN1(x)); x = x + FF(LN2(x)); else x = LN1(x + SA(x)); x = LN2(x + FF(x)),

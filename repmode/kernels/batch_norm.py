@@ -12,7 +12,7 @@ import math
 import torch
 
 from ..registry import register_kernel
-from ._common import LOW_PRECISION, C, DTYPE_CODE, check_cpu, get_num_threads, unsupported, write_out
+from ._common import C, DTYPE_CODE, FLOAT_WIDENED, LOW_PRECISION, check_cpu, get_num_threads, unsupported, write_out
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -143,7 +143,7 @@ def _mom(momentum):
     return 0.0 if momentum is None else momentum
 
 
-@register_kernel(_ops("native_batch_norm", "_native_batch_norm_legit"))
+@register_kernel(_ops("native_batch_norm", "_native_batch_norm_legit"), FLOAT_WIDENED)
 def native_batch_norm(func, args, kwargs):
     x, weight, bias, running_mean, running_var, training, momentum, eps = args
     return _bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, training, _mom(momentum), eps)
@@ -153,27 +153,27 @@ def _write_outs(results, outs):
     return tuple(write_out(r, o) for r, o in zip(results, outs))
 
 
-@register_kernel(_ops("native_batch_norm.out", "_native_batch_norm_legit.out"))
+@register_kernel(_ops("native_batch_norm.out", "_native_batch_norm_legit.out"), FLOAT_WIDENED)
 def native_batch_norm_out(func, args, kwargs):
     x, weight, bias, running_mean, running_var, training, momentum, eps = args
     res = _bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, training, _mom(momentum), eps)
     return _write_outs(res, (kwargs["out"], kwargs["save_mean"], kwargs["save_invstd"]))
 
 
-@register_kernel(_ops("_native_batch_norm_legit.no_stats"))
+@register_kernel(_ops("_native_batch_norm_legit.no_stats"), FLOAT_WIDENED)
 def native_batch_norm_no_stats(func, args, kwargs):
     x, weight, bias, training, momentum, eps = args
     return _bn_forward(func, args, kwargs, x, weight, bias, None, None, training, _mom(momentum), eps)
 
 
-@register_kernel(_ops("_native_batch_norm_legit.no_stats_out"))
+@register_kernel(_ops("_native_batch_norm_legit.no_stats_out"), FLOAT_WIDENED)
 def native_batch_norm_no_stats_out(func, args, kwargs):
     x, weight, bias, training, momentum, eps = args
     res = _bn_forward(func, args, kwargs, x, weight, bias, None, None, training, _mom(momentum), eps)
     return _write_outs(res, (kwargs["out"], kwargs["save_mean"], kwargs["save_invstd"]))
 
 
-@register_kernel(_ops("_native_batch_norm_legit_functional"))
+@register_kernel(_ops("_native_batch_norm_legit_functional"), FLOAT_WIDENED)
 def native_batch_norm_functional(func, args, kwargs):
     x, weight, bias, running_mean, running_var, training, momentum, eps = args
     rm = running_mean.clone()
@@ -182,13 +182,13 @@ def native_batch_norm_functional(func, args, kwargs):
     return y, sm, si, rm, rv
 
 
-@register_kernel(_ops("_native_batch_norm_legit_no_training"))
+@register_kernel(_ops("_native_batch_norm_legit_no_training"), FLOAT_WIDENED)
 def native_batch_norm_no_training(func, args, kwargs):
     x, weight, bias, running_mean, running_var, momentum, eps = args
     return _bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, False, _mom(momentum), eps)
 
 
-@register_kernel(_ops("_native_batch_norm_legit_no_training.out"))
+@register_kernel(_ops("_native_batch_norm_legit_no_training.out"), FLOAT_WIDENED)
 def native_batch_norm_no_training_out(func, args, kwargs):
     x, weight, bias, running_mean, running_var, momentum, eps = args
     res = _bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, False, _mom(momentum), eps)
@@ -199,14 +199,14 @@ def _reserve():
     return torch.empty(0, dtype=torch.uint8)
 
 
-@register_kernel(_ops("_batch_norm_with_update"))
+@register_kernel(_ops("_batch_norm_with_update"), FLOAT_WIDENED)
 def batch_norm_with_update(func, args, kwargs):
     x, weight, bias, running_mean, running_var, momentum, eps = args
     return (*_bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, True, _mom(momentum), eps),
             _reserve())
 
 
-@register_kernel(_ops("_batch_norm_with_update.out"))
+@register_kernel(_ops("_batch_norm_with_update.out"), FLOAT_WIDENED)
 def batch_norm_with_update_out(func, args, kwargs):
     x, weight, bias, running_mean, running_var, momentum, eps = args
     res = _bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, True, _mom(momentum), eps)
@@ -214,7 +214,7 @@ def batch_norm_with_update_out(func, args, kwargs):
     return (*outs, kwargs["reserve"])
 
 
-@register_kernel(_ops("_batch_norm_with_update_functional"))
+@register_kernel(_ops("_batch_norm_with_update_functional"), FLOAT_WIDENED)
 def batch_norm_with_update_functional(func, args, kwargs):
     x, weight, bias, running_mean, running_var, momentum, eps = args
     rm = running_mean.clone()
@@ -231,12 +231,12 @@ def _no_update(func, args, kwargs):
                        None if training else running_var, training, _mom(momentum), eps)
 
 
-@register_kernel(_ops("_batch_norm_no_update"))
+@register_kernel(_ops("_batch_norm_no_update"), FLOAT_WIDENED)
 def batch_norm_no_update(func, args, kwargs):
     return (*_no_update(func, args, kwargs), _reserve())
 
 
-@register_kernel(_ops("_batch_norm_no_update.out"))
+@register_kernel(_ops("_batch_norm_no_update.out"), FLOAT_WIDENED)
 def batch_norm_no_update_out(func, args, kwargs):
     res = _no_update(func, args, kwargs)
     outs = _write_outs(res, (kwargs["out0"], kwargs["out1"], kwargs["out2"]))
@@ -290,20 +290,20 @@ def _bn_backward(func, args, kwargs, grad, x, weight, running_mean, running_var,
     return (dx, *_in_param_dtype(weight, x, dw, db))
 
 
-@register_kernel(_ops("native_batch_norm_backward"))
+@register_kernel(_ops("native_batch_norm_backward"), FLOAT_WIDENED)
 def native_batch_norm_backward(func, args, kwargs):
     grad, x, weight, rm, rv, sm, si, train, eps, mask = args
     return _bn_backward(func, args, kwargs, grad, x, weight, rm, rv, sm, si, train, eps, mask)
 
 
-@register_kernel(_ops("native_batch_norm_backward.out"))
+@register_kernel(_ops("native_batch_norm_backward.out"), FLOAT_WIDENED)
 def native_batch_norm_backward_out(func, args, kwargs):
     grad, x, weight, rm, rv, sm, si, train, eps, mask = args
     res = _bn_backward(func, args, kwargs, grad, x, weight, rm, rv, sm, si, train, eps, mask)
     return _write_grads(res, kwargs)
 
 
-@register_kernel(_ops("batch_norm_backward"))
+@register_kernel(_ops("batch_norm_backward"), FLOAT_WIDENED)
 def batch_norm_backward(func, args, kwargs):
     grad, x, weight, rm, rv, sm, si, update, eps, mask, _reserve_ = args
     return _bn_backward(func, args, kwargs, grad, x, weight, rm, rv, sm, si, update, eps, mask)
@@ -337,13 +337,13 @@ def _gn_forward(func, args, kwargs, x, weight, bias, N, Cn, HxW, group, eps):
     return y, mean, rstd
 
 
-@register_kernel(_ops("native_group_norm"))
+@register_kernel(_ops("native_group_norm"), FLOAT_WIDENED)
 def native_group_norm(func, args, kwargs):
     x, weight, bias, N, Cn, HxW, group, eps = args
     return _gn_forward(func, args, kwargs, x, weight, bias, N, Cn, HxW, group, eps)
 
 
-@register_kernel(_ops("native_group_norm.out"))
+@register_kernel(_ops("native_group_norm.out"), FLOAT_WIDENED)
 def native_group_norm_out(func, args, kwargs):
     x, weight, bias, N, Cn, HxW, group, eps = args
     res = _gn_forward(func, args, kwargs, x, weight, bias, N, Cn, HxW, group, eps)
@@ -369,13 +369,13 @@ def _gn_backward(func, args, kwargs, grad, x, mean, rstd, weight, N, Cn, HxW, gr
     return (dx, *_in_param_dtype(weight, x, dw, db))
 
 
-@register_kernel(_ops("native_group_norm_backward"))
+@register_kernel(_ops("native_group_norm_backward"), FLOAT_WIDENED)
 def native_group_norm_backward(func, args, kwargs):
     grad, x, mean, rstd, weight, N, Cn, HxW, group, mask = args
     return _gn_backward(func, args, kwargs, grad, x, mean, rstd, weight, N, Cn, HxW, group, mask)
 
 
-@register_kernel(_ops("native_group_norm_backward.out"))
+@register_kernel(_ops("native_group_norm_backward.out"), FLOAT_WIDENED)
 def native_group_norm_backward_out(func, args, kwargs):
     grad, x, mean, rstd, weight, N, Cn, HxW, group, mask = args
     res = _gn_backward(func, args, kwargs, grad, x, mean, rstd, weight, N, Cn, HxW, group, mask)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import DTYPE_CODE, C, call_registered, check_cpu, get_num_threads, unsupported, widened
+from ._common import C, DTYPE_CODE, FLOAT_WIDENED, call_registered, check_cpu, get_num_threads, unsupported, widened
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -131,14 +131,14 @@ _CONV_NAMES = ("input", "weight", "bias", "stride", "padding", "dilation", "tran
                "groups")
 
 
-@register_kernel([aten.convolution.default])
+@register_kernel([aten.convolution.default], FLOAT_WIDENED)
 @widened()
 def convolution(func, args, kwargs):
     a = _args(args, kwargs, _CONV_NAMES)
     return convolution_kernel(func, args, kwargs, *a[:9])
 
 
-@register_kernel([aten._convolution.default])
+@register_kernel([aten._convolution.default], FLOAT_WIDENED)
 @widened()
 def _convolution(func, args, kwargs):
     a = _args(args, kwargs, _CONV_NAMES + ("benchmark", "deterministic", "cudnn_enabled", "allow_tf32"),
@@ -146,7 +146,7 @@ def _convolution(func, args, kwargs):
     return convolution_kernel(func, args, kwargs, *a[:9])
 
 
-@register_kernel([aten.convolution_backward.default])
+@register_kernel([aten.convolution_backward.default], FLOAT_WIDENED)
 @widened()
 def convolution_backward(func, args, kwargs):
     gy, x, w, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, mask = _args(

@@ -9,8 +9,8 @@ import math
 import torch
 
 from ..registry import register_kernel, register_passthrough
-from ._common import (LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads, run_native,
-                      unsupported, write_out)
+from ._common import (FLOAT_WIDENED, LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads,
+                      run_native, unsupported, write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -33,6 +33,14 @@ _EXACT_FOR_INTEGERS = {ADD, SUB, MUL, NEG, RELU, ABS, MINIMUM, MAXIMUM, CLAMP, S
 # Ops whose result is floating even for integer inputs (torch's rule: the default dtype).
 _FLOAT_RESULT = {DIV, EXP, LOG, LOG1P, EXPM1, LOG2, EXP2, TANH, SIGMOID, ERF, ERFC, SIN, COS, RSQRT, SQRT,
                  RECIPROCAL}
+
+
+def dtypes_of(*ops) -> tuple[str, ...]:
+    """The dtype tags (registry.DTYPE_TAGS) of overloads computing these op codes: every op takes
+    float32/float64 and widens bf16/fp16 (elementwise_general); integer tensors only where
+    the op is exact on them or promotes them to a float result."""
+    integer = all(op in _EXACT_FOR_INTEGERS or op in _FLOAT_RESULT for op in ops)
+    return FLOAT_WIDENED + (("integer",) if integer else ())
 
 
 def _overlaps_partially(out: Tensor, t: Tensor) -> bool:
@@ -164,19 +172,20 @@ def _arg(args, kwargs, index, name, default):
     return _kw(kwargs, name, default)
 
 
-def _family(functional, inplace=None, out=None, *, operands, params=lambda args, kwargs: ()):
+def _family(functional, inplace=None, out=None, *, operands, dtypes, params=lambda args, kwargs: ()):
     """Register the functional, in-place and out= overloads of one op.
-    ``operands(args, kwargs) -> (op, a, b, c)``; ``params(args, kwargs) -> tuple``."""
+    ``operands(args, kwargs) -> (op, a, b, c)``; ``params(args, kwargs) -> tuple``; ``dtypes``: the
+    registry's dtype tags (``dtypes_of`` the op codes ``operands`` can return)."""
 
     def compute(func, args, kwargs, out_tensor=None, in_place=False):
         op, a, b, c = operands(args, kwargs)
         return elementwise(op, func, args, kwargs, a, b, c, params(args, kwargs), out=out_tensor, inplace=in_place)
 
-    register_kernel(functional)(lambda func, args, kwargs: compute(func, args, kwargs))
+    register_kernel(functional, dtypes)(lambda func, args, kwargs: compute(func, args, kwargs))
     if inplace is not None:
-        register_kernel(inplace)(lambda func, args, kwargs: compute(func, args, kwargs, in_place=True))
+        register_kernel(inplace, dtypes)(lambda func, args, kwargs: compute(func, args, kwargs, in_place=True))
     if out is not None:
-        register_kernel(out)(lambda func, args, kwargs: compute(func, args, kwargs, out_tensor=kwargs["out"]))
+        register_kernel(out, dtypes)(lambda func, args, kwargs: compute(func, args, kwargs, out_tensor=kwargs["out"]))
 
 
 def _overloads(name, *overloads):
@@ -188,14 +197,14 @@ def _overloads(name, *overloads):
 for _name, _op in (("add", ADD), ("sub", SUB), ("mul", MUL), ("div", DIV)):
     _family(_overloads(_name, "Tensor", "Scalar"), _overloads(_name + "_", "Tensor", "Scalar"),
             getattr(aten, _name).out,
-            operands=lambda args, kwargs, op=_op: (op, args[0], args[1], None),
+            operands=lambda args, kwargs, op=_op: (op, args[0], args[1], None), dtypes=dtypes_of(_op),
             params=lambda args, kwargs: (_kw(kwargs, "alpha", 1),))
 
 # rsub(self, other, alpha) = other - alpha * self
 _family(_overloads("rsub", "Tensor", "Scalar"),
         operands=lambda args, kwargs: (SUB, args[1] if isinstance(args[1], Tensor)
                                        else torch.scalar_tensor(args[1], dtype=torch.result_type(args[0], args[1])),
-                                       args[0], None),
+                                       args[0], None), dtypes=dtypes_of(SUB),
         params=lambda args, kwargs: (_kw(kwargs, "alpha", 1),))
 
 # One-operand ops with functional / in-place / out= overloads.
@@ -204,9 +213,10 @@ for _name, _op in (("neg", NEG), ("exp", EXP), ("log", LOG), ("abs", ABS), ("log
                    ("erfc", ERFC), ("sin", SIN), ("cos", COS), ("rsqrt", RSQRT), ("sqrt", SQRT),
                    ("reciprocal", RECIPROCAL), ("sign", SIGN), ("sgn", SIGN), ("silu", SILU), ("mish", MISH)):
     _family(getattr(aten, _name).default, getattr(aten, _name + "_").default, getattr(aten, _name).out,
-            operands=lambda args, kwargs, op=_op: (op, args[0], None, None))
+            operands=lambda args, kwargs, op=_op: (op, args[0], None, None), dtypes=dtypes_of(_op))
 
-_family(aten.relu.default, aten.relu_.default, operands=lambda args, kwargs: (RELU, args[0], None, None))
+_family(aten.relu.default, aten.relu_.default, operands=lambda args, kwargs: (RELU, args[0], None, None),
+        dtypes=dtypes_of(RELU))
 
 # pow: x ** y correctly rounded for float32 (so x ** 2 == x * x and x ** 0.5 == sqrt(x) bit for bit).
 # A Python exponent 2 (x.square(), x ** 2) on float32/bf16/fp16 therefore runs as the one
@@ -223,8 +233,8 @@ def _pow_operands(args, kwargs):
 
 
 _family([aten.pow.Tensor_Tensor, aten.pow.Tensor_Scalar], [aten.pow_.Tensor, aten.pow_.Scalar],
-        None, operands=_pow_operands)
-register_kernel([aten.pow.Tensor_Tensor_out, aten.pow.Tensor_Scalar_out])(
+        None, operands=_pow_operands, dtypes=dtypes_of(POW, MUL))
+register_kernel([aten.pow.Tensor_Tensor_out, aten.pow.Tensor_Scalar_out], dtypes_of(POW))(
     lambda func, args, kwargs: elementwise(POW, func, args, kwargs, args[0], args[1], out=kwargs["out"]))
 
 
@@ -237,12 +247,15 @@ def _pow_scalar_base(func, args, kwargs, out=None):
     return elementwise(POW, func, args, kwargs, base, exponent, out=out)
 
 
-register_kernel(aten.pow.Scalar)(_pow_scalar_base)
-register_kernel(aten.pow.Scalar_out)(lambda func, args, kwargs: _pow_scalar_base(func, args, kwargs, kwargs["out"]))
+register_kernel(aten.pow.Scalar, dtypes_of(POW))(_pow_scalar_base)
+register_kernel(aten.pow.Scalar_out, dtypes_of(POW))(
+    lambda func, args, kwargs: _pow_scalar_base(func, args, kwargs, kwargs["out"]))
 
 # minimum / maximum (IEEE 754-2019: NaN wins, -0 < +0).
-_family(aten.minimum.default, None, aten.minimum.out, operands=lambda args, kwargs: (MINIMUM, args[0], args[1], None))
-_family(aten.maximum.default, None, aten.maximum.out, operands=lambda args, kwargs: (MAXIMUM, args[0], args[1], None))
+_family(aten.minimum.default, None, aten.minimum.out, operands=lambda args, kwargs: (MINIMUM, args[0], args[1], None),
+        dtypes=dtypes_of(MINIMUM))
+_family(aten.maximum.default, None, aten.maximum.out, operands=lambda args, kwargs: (MAXIMUM, args[0], args[1], None),
+        dtypes=dtypes_of(MAXIMUM))
 
 
 # clamp(x, lo, hi) = minimum(maximum(x, lo), hi); a missing bound is -inf / +inf.
@@ -266,30 +279,30 @@ def _clamp_operands(args, kwargs):
 
 
 _family([aten.clamp.default, aten.clamp.Tensor], [aten.clamp_.default, aten.clamp_.Tensor],
-        operands=_clamp_operands)
-register_kernel([aten.clamp.out, aten.clamp.Tensor_out])(
+        operands=_clamp_operands, dtypes=dtypes_of(CLAMP))
+register_kernel([aten.clamp.out, aten.clamp.Tensor_out], dtypes_of(CLAMP))(
     lambda func, args, kwargs: elementwise(*_clamp_operands(args, kwargs)[:1], func, args, kwargs,
                                            *_clamp_operands(args, kwargs)[1:], out=kwargs["out"]))
 _family([aten.clamp_min.default, aten.clamp_min.Tensor], [aten.clamp_min_.default, aten.clamp_min_.Tensor],
         [aten.clamp_min.out, aten.clamp_min.Tensor_out],
-        operands=lambda args, kwargs: (MAXIMUM, args[0], args[1], None))
+        operands=lambda args, kwargs: (MAXIMUM, args[0], args[1], None), dtypes=dtypes_of(MAXIMUM))
 _family([aten.clamp_max.default, aten.clamp_max.Tensor], [aten.clamp_max_.default, aten.clamp_max_.Tensor],
         [aten.clamp_max.out, aten.clamp_max.Tensor_out],
-        operands=lambda args, kwargs: (MINIMUM, args[0], args[1], None))
+        operands=lambda args, kwargs: (MINIMUM, args[0], args[1], None), dtypes=dtypes_of(MINIMUM))
 _family(aten.hardtanh.default, aten.hardtanh_.default, aten.hardtanh.out,
         operands=lambda args, kwargs: (CLAMP, args[0], _arg(args, kwargs, 1, "min_val", -1.0),
-                                       _arg(args, kwargs, 2, "max_val", 1.0)))
+                                       _arg(args, kwargs, 2, "max_val", 1.0)), dtypes=dtypes_of(CLAMP))
 
 # Activations with number arguments (p0, p1, p2).
 _family(aten.leaky_relu.default, aten.leaky_relu_.default, aten.leaky_relu.out,
-        operands=lambda args, kwargs: (LEAKY_RELU, args[0], None, None),
+        operands=lambda args, kwargs: (LEAKY_RELU, args[0], None, None), dtypes=dtypes_of(LEAKY_RELU),
         params=lambda args, kwargs: (_arg(args, kwargs, 1, "negative_slope", 0.01),))
 _family(aten.elu.default, aten.elu_.default, aten.elu.out,
-        operands=lambda args, kwargs: (ELU, args[0], None, None),
+        operands=lambda args, kwargs: (ELU, args[0], None, None), dtypes=dtypes_of(ELU),
         params=lambda args, kwargs: (_arg(args, kwargs, 1, "alpha", 1.0), _arg(args, kwargs, 2, "scale", 1.0),
                                      _arg(args, kwargs, 3, "input_scale", 1.0)))
 _family(aten.softplus.default, None, aten.softplus.out,
-        operands=lambda args, kwargs: (SOFTPLUS, args[0], None, None),
+        operands=lambda args, kwargs: (SOFTPLUS, args[0], None, None), dtypes=dtypes_of(SOFTPLUS),
         params=lambda args, kwargs: (_arg(args, kwargs, 1, "beta", 1.0), _arg(args, kwargs, 2, "threshold", 20.0)))
 
 
@@ -301,46 +314,54 @@ def _gelu_op(kwargs, approximate_op, exact_op):
 
 
 _family(aten.gelu.default, aten.gelu_.default, aten.gelu.out,
-        operands=lambda args, kwargs: (_gelu_op(kwargs, GELU_TANH, GELU), args[0], None, None))
+        operands=lambda args, kwargs: (_gelu_op(kwargs, GELU_TANH, GELU), args[0], None, None),
+        dtypes=dtypes_of(GELU_TANH, GELU))
 
 # Backward formulas: (grad, input or result) -> grad_input.
 _family(aten.threshold_backward.default, None, aten.threshold_backward.grad_input,
         operands=lambda args, kwargs: (THRESHOLD_BACKWARD, args[0], args[1], None),
+        dtypes=dtypes_of(THRESHOLD_BACKWARD),
         params=lambda args, kwargs: (args[2],))
 _family(aten.leaky_relu_backward.default, None, aten.leaky_relu_backward.grad_input,
         operands=lambda args, kwargs: (LEAKY_RELU_BACKWARD, args[0], args[1], None),
+        dtypes=dtypes_of(LEAKY_RELU_BACKWARD),
         params=lambda args, kwargs: (args[2],))
 _family(aten.hardtanh_backward.default, None, aten.hardtanh_backward.grad_input,
         operands=lambda args, kwargs: (HARDTANH_BACKWARD, args[0], args[1], None),
+        dtypes=dtypes_of(HARDTANH_BACKWARD),
         params=lambda args, kwargs: (args[2], args[3]))
 # elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
 _family(aten.elu_backward.default, None, aten.elu_backward.grad_input,
         operands=lambda args, kwargs: (ELU_BACKWARD_RESULT if args[4] else ELU_BACKWARD_INPUT, args[0], args[5], None),
+        dtypes=dtypes_of(ELU_BACKWARD_RESULT, ELU_BACKWARD_INPUT),
         params=lambda args, kwargs: (args[1], args[2], args[3]))
 _family(aten.gelu_backward.default, None, aten.gelu_backward.grad_input,
-        operands=lambda args, kwargs: (_gelu_op(kwargs, GELU_TANH_BACKWARD, GELU_BACKWARD), args[0], args[1], None))
+        operands=lambda args, kwargs: (_gelu_op(kwargs, GELU_TANH_BACKWARD, GELU_BACKWARD), args[0], args[1], None),
+        dtypes=dtypes_of(GELU_TANH_BACKWARD, GELU_BACKWARD))
 _family(aten.silu_backward.default, None, aten.silu_backward.grad_input,
-        operands=lambda args, kwargs: (SILU_BACKWARD, args[0], args[1], None))
+        operands=lambda args, kwargs: (SILU_BACKWARD, args[0], args[1], None), dtypes=dtypes_of(SILU_BACKWARD))
 _family(aten.mish_backward.default, None, None,
-        operands=lambda args, kwargs: (MISH_BACKWARD, args[0], args[1], None))
+        operands=lambda args, kwargs: (MISH_BACKWARD, args[0], args[1], None), dtypes=dtypes_of(MISH_BACKWARD))
 _family(aten.softplus_backward.default, None, aten.softplus_backward.grad_input,
         operands=lambda args, kwargs: (SOFTPLUS_BACKWARD, args[0], args[1], None),
+        dtypes=dtypes_of(SOFTPLUS_BACKWARD),
         params=lambda args, kwargs: (args[2], args[3]))
 _family(aten.tanh_backward.default, None, aten.tanh_backward.grad_input,
-        operands=lambda args, kwargs: (TANH_BACKWARD, args[0], args[1], None))
+        operands=lambda args, kwargs: (TANH_BACKWARD, args[0], args[1], None), dtypes=dtypes_of(TANH_BACKWARD))
 _family(aten.sigmoid_backward.default, None, aten.sigmoid_backward.grad_input,
-        operands=lambda args, kwargs: (SIGMOID_BACKWARD, args[0], args[1], None))
+        operands=lambda args, kwargs: (SIGMOID_BACKWARD, args[0], args[1], None),
+        dtypes=dtypes_of(SIGMOID_BACKWARD))
 
 # Three-operand ops.
 _family(aten.addcmul.default, aten.addcmul_.default, aten.addcmul.out,
-        operands=lambda args, kwargs: (ADDCMUL, args[0], args[1], args[2]),
+        operands=lambda args, kwargs: (ADDCMUL, args[0], args[1], args[2]), dtypes=dtypes_of(ADDCMUL),
         params=lambda args, kwargs: (_arg(args, kwargs, 3, "value", 1),))
 _family(aten.addcdiv.default, aten.addcdiv_.default, aten.addcdiv.out,
-        operands=lambda args, kwargs: (ADDCDIV, args[0], args[1], args[2]),
+        operands=lambda args, kwargs: (ADDCDIV, args[0], args[1], args[2]), dtypes=dtypes_of(ADDCDIV),
         params=lambda args, kwargs: (_arg(args, kwargs, 3, "value", 1),))
 _family([aten.lerp.Scalar, aten.lerp.Tensor], [aten.lerp_.Scalar, aten.lerp_.Tensor],
         [aten.lerp.Scalar_out, aten.lerp.Tensor_out],
-        operands=lambda args, kwargs: (LERP, args[0], args[1], args[2]))
+        operands=lambda args, kwargs: (LERP, args[0], args[1], args[2]), dtypes=dtypes_of(LERP))
 
 register_passthrough([aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar, aten.where.self_out],
                      reason="selection: each output is one input element or the given value, no arithmetic")

@@ -10,20 +10,20 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import unsupported
+from ._common import ANY, FLOAT_HALF_INT, unsupported
 from .accumulate import add_in_order
 
 aten = torch.ops.aten
 
 
-@register_kernel(aten.embedding.default)
+@register_kernel(aten.embedding.default, ANY)
 def embedding(func, args, kwargs):
     weight, indices = args[0], args[1]
     # selection: each output row is one weight row, copied
     return weight.index_select(0, indices.reshape(-1)).reshape(*indices.shape, weight.shape[1])
 
 
-@register_kernel(aten.embedding_dense_backward.default)
+@register_kernel(aten.embedding_dense_backward.default, FLOAT_HALF_INT)
 def embedding_dense_backward(func, args, kwargs):
     grad, indices, num_weights, padding_idx, scale_grad_by_freq = args
     if scale_grad_by_freq:

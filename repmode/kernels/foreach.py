@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from ..registry import DISPATCH, register_composite
+from ..registry import DISPATCH, REGISTRY, register_composite
 from ._common import call_registered
 
 aten = torch.ops.aten
@@ -28,6 +28,12 @@ def _run(op):
     return lambda args, kwargs: call_registered(op, *args, **kwargs)
 
 
+def _plan(single, calls):
+    """``calls`` tagged with the single-tensor overload it runs (whose dtypes the foreach op takes)."""
+    calls.single = single
+    return calls
+
+
 def _calls(base: str, overload: str):
     """How one ``_foreach_<base>.<overload>`` call becomes single-tensor calls: a function
     (args, kwargs) -> [(run, args_i, kwargs_i)], or None when repmode lacks the op."""
@@ -39,7 +45,7 @@ def _calls(base: str, overload: str):
         if op is None:
             return None
         run = _run(op)
-        return lambda args, kwargs: [(run, a, k) for a, k in build(args, kwargs)]
+        return _plan(op, lambda args, kwargs: [(run, a, k) for a, k in build(args, kwargs)])
 
     def functional_then_copy(name: str, overload_: str, build):
         """An in-place foreach whose single-tensor op has no in-place form (maximum_, minimum_):
@@ -51,7 +57,7 @@ def _calls(base: str, overload: str):
 
         def run(a, k):
             return write((a[0], compute(a, k)), {})
-        return lambda args, kwargs: [(run, a, k) for a, k in build(args, kwargs)]
+        return _plan(op, lambda args, kwargs: [(run, a, k) for a, k in build(args, kwargs)])
 
     if stem in ("addcmul", "addcdiv"):  # (self, t1, t2, scalar|scalars|tensor of scalars)
         op = _op(stem + suffix, "default")
@@ -130,7 +136,7 @@ def _register_all() -> None:
             if plan is None:
                 continue
             inplace = base.endswith("_")
-            register_composite(getattr(packet, overload))(_make_impl(plan, inplace))
+            register_composite(getattr(packet, overload), REGISTRY[plan.single].dtypes)(_make_impl(plan, inplace))
 
 
 def _make_impl(plan, inplace: bool):

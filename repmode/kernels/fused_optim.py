@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_composite
-from ._common import call_registered as _call
+from ._common import FLOAT_WIDENED, call_registered as _call
 from ._common import unsupported
 
 aten = torch.ops.aten
@@ -56,17 +56,17 @@ def _adam(func, args, kwargs, decoupled: bool):
         _call(aten.addcdiv_.default, param, exp_avgs[i], denom, value=-step_size)
 
 
-@register_composite([aten._fused_adam_.default, aten._fused_adam_.tensor_lr])
+@register_composite([aten._fused_adam_.default, aten._fused_adam_.tensor_lr], FLOAT_WIDENED)
 def fused_adam(func, args, kwargs):
     _adam(func, args, kwargs, decoupled=False)
 
 
-@register_composite([aten._fused_adamw_.default, aten._fused_adamw_.tensor_lr])
+@register_composite([aten._fused_adamw_.default, aten._fused_adamw_.tensor_lr], FLOAT_WIDENED)
 def fused_adamw(func, args, kwargs):
     _adam(func, args, kwargs, decoupled=True)
 
 
-@register_composite([aten._fused_sgd_.default, aten._fused_sgd_.tensor_lr])
+@register_composite([aten._fused_sgd_.default, aten._fused_sgd_.tensor_lr], FLOAT_WIDENED)
 def fused_sgd(func, args, kwargs):
     _check_no_scaling(func, args, kwargs)
     params, grads, buffers = args[:3]

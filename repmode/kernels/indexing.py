@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import check_cpu, unsupported
+from ._common import FLOAT_HALF_INT, check_cpu, unsupported
 from .accumulate import add_in_order
 
 aten = torch.ops.aten
@@ -105,12 +105,12 @@ def _index_put(func, args, kwargs, in_place: bool):
     return _accumulate(func, args, kwargs, self, dest, values, in_place)
 
 
-@register_kernel(aten.index_put.default)
+@register_kernel(aten.index_put.default, FLOAT_HALF_INT)
 def index_put(func, args, kwargs):
     return _index_put(func, args, kwargs, in_place=False)
 
 
-@register_kernel([aten.index_put_.default, aten._index_put_impl_.default])
+@register_kernel([aten.index_put_.default, aten._index_put_impl_.default], FLOAT_HALF_INT)
 def index_put_(func, args, kwargs):
     return _index_put(func, args, kwargs, in_place=True)
 
@@ -140,11 +140,11 @@ def _put(func, args, kwargs, in_place: bool):
     return _accumulate(func, args, kwargs, self, dest, src, in_place)
 
 
-@register_kernel(aten.put.default)
+@register_kernel(aten.put.default, FLOAT_HALF_INT)
 def put(func, args, kwargs):
     return _put(func, args, kwargs, in_place=False)
 
 
-@register_kernel(aten.put_.default)
+@register_kernel(aten.put_.default, FLOAT_HALF_INT)
 def put_(func, args, kwargs):
     return _put(func, args, kwargs, in_place=True)

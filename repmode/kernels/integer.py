@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import run_native, unsupported
+from ._common import FLOAT_WIDENED_INT, INT_ONLY, run_native, unsupported
 
 aten = torch.ops.aten
 
@@ -25,7 +25,7 @@ def _is_integral(value) -> bool:
     return isinstance(value, (int, bool))
 
 
-@register_kernel(_INT_ONLY)
+@register_kernel(_INT_ONLY, INT_ONLY)
 def integer_only(func, args, kwargs):
     if all(_is_integral(a) for a in args[:2]):
         return run_native(func, args, kwargs)  # integer arithmetic: exact
@@ -33,7 +33,7 @@ def integer_only(func, args, kwargs):
                                           "(integer tensors are supported)")
 
 
-@register_kernel([aten.arange.default, aten.arange.start, aten.arange.start_step])
+@register_kernel([aten.arange.default, aten.arange.start, aten.arange.start_step], FLOAT_WIDENED_INT)
 def arange(func, args, kwargs):
     start, end, step = (0, args[0], 1) if func is aten.arange.default else (list(args) + [1])[:3]
     device = kwargs.get("device")

@@ -12,7 +12,7 @@ import math
 import torch
 
 from ..registry import register_kernel
-from ._common import C, float_code, get_num_threads, unsupported, widened
+from ._common import C, FLOAT_WIDENED, float_code, get_num_threads, unsupported, widened
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -44,7 +44,7 @@ def _param(func, args, kwargs, p, x: Tensor, N: int, name: str):
     return p.contiguous()
 
 
-@register_kernel(aten.native_layer_norm.default)
+@register_kernel(aten.native_layer_norm.default, FLOAT_WIDENED)
 @widened()
 def native_layer_norm(func, args, kwargs):
     x, normalized_shape, weight, bias, eps = args
@@ -67,7 +67,7 @@ def native_layer_norm(func, args, kwargs):
     return y, mean, rstd
 
 
-@register_kernel(aten.native_layer_norm_backward.default)
+@register_kernel(aten.native_layer_norm_backward.default, FLOAT_WIDENED)
 @widened()
 def native_layer_norm_backward(func, args, kwargs):
     grad, x, normalized_shape, mean, rstd, weight, bias, output_mask = args

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_composite
-from ._common import call_registered as _call
+from ._common import FLOAT_WIDENED, FLOAT_WIDENED_INT, call_registered as _call
 
 aten = torch.ops.aten
 _NONE, _MEAN, _SUM = 0, 1, 2
@@ -28,7 +28,7 @@ def _grad_scale(grad: torch.Tensor, x: torch.Tensor, reduction: int) -> torch.Te
     return grad
 
 
-@register_composite(aten.mse_loss.default)
+@register_composite(aten.mse_loss.default, FLOAT_WIDENED)
 def mse_loss(func, args, kwargs):
     x, t = args[0], args[1]
     reduction = args[2] if len(args) > 2 else kwargs.get("reduction", _MEAN)
@@ -36,7 +36,7 @@ def mse_loss(func, args, kwargs):
     return _reduce(_call(aten.mul.Tensor, d, d), reduction)
 
 
-@register_composite(aten.mse_loss_backward.default)
+@register_composite(aten.mse_loss_backward.default, FLOAT_WIDENED_INT)
 def mse_loss_backward(func, args, kwargs):
     grad, x, t, reduction = args
     d = _call(aten.sub.Tensor, x, t)
@@ -54,7 +54,7 @@ def _abs_diff(x, t):
     return d, _call(aten.abs.default, d)
 
 
-@register_composite(aten.huber_loss.default)
+@register_composite(aten.huber_loss.default, FLOAT_WIDENED_INT)
 def huber_loss(func, args, kwargs):
     """|d| < delta: 0.5 d d;  else delta (|d| - 0.5 delta)."""
     x, t, reduction, delta = _args(args, kwargs, "delta", 1.0)
@@ -64,7 +64,7 @@ def huber_loss(func, args, kwargs):
     return _reduce(_call(aten.where.self, _call(aten.lt.Scalar, a, delta), quad, lin), reduction)
 
 
-@register_composite(aten.huber_loss_backward.default)
+@register_composite(aten.huber_loss_backward.default, FLOAT_WIDENED_INT)
 def huber_loss_backward(func, args, kwargs):
     """d for |d| < delta, else delta sign(d); times the (scaled) incoming gradient."""
     grad, x, t, reduction, delta = args
@@ -74,7 +74,7 @@ def huber_loss_backward(func, args, kwargs):
     return _call(aten.mul.Tensor, local, _grad_scale(grad, x, reduction))
 
 
-@register_composite(aten.smooth_l1_loss.default)
+@register_composite(aten.smooth_l1_loss.default, FLOAT_WIDENED_INT)
 def smooth_l1_loss(func, args, kwargs):
     """|d| < beta: 0.5 d d / beta;  else |d| - 0.5 beta (beta == 0: |d|)."""
     x, t, reduction, beta = _args(args, kwargs, "beta", 1.0)
@@ -86,7 +86,7 @@ def smooth_l1_loss(func, args, kwargs):
     return _reduce(_call(aten.where.self, _call(aten.lt.Scalar, a, beta), quad, lin), reduction)
 
 
-@register_composite(aten.smooth_l1_loss_backward.default)
+@register_composite(aten.smooth_l1_loss_backward.default, FLOAT_WIDENED_INT)
 def smooth_l1_loss_backward(func, args, kwargs):
     """d / beta for |d| < beta, else sign(d); times the (scaled) incoming gradient."""
     grad, x, t, reduction, beta = args
@@ -97,7 +97,7 @@ def smooth_l1_loss_backward(func, args, kwargs):
     return _call(aten.mul.Tensor, local, _grad_scale(grad, x, reduction))
 
 
-@register_composite([aten.xlogy.Tensor, aten.xlogy.Scalar_Other, aten.xlogy.Scalar_Self])
+@register_composite([aten.xlogy.Tensor, aten.xlogy.Scalar_Other, aten.xlogy.Scalar_Self], FLOAT_WIDENED_INT)
 def xlogy(func, args, kwargs):
     """x log(y), and 0 where x == 0 unless y is NaN (torch's definition)."""
     x, y = args
@@ -114,7 +114,7 @@ def _weighted(loss, weight):
     return loss if weight is None else _call(aten.mul.Tensor, loss, weight)
 
 
-@register_composite(aten.binary_cross_entropy.default)
+@register_composite(aten.binary_cross_entropy.default, FLOAT_WIDENED_INT)
 def binary_cross_entropy(func, args, kwargs):
     """(y - 1) max(log1p(-p), -100) - y max(log p, -100), times the weight."""
     p, y = args[0], args[1]
@@ -127,7 +127,7 @@ def binary_cross_entropy(func, args, kwargs):
     return _reduce(_weighted(loss, weight), reduction)
 
 
-@register_composite(aten.binary_cross_entropy_backward.default)
+@register_composite(aten.binary_cross_entropy_backward.default, FLOAT_WIDENED_INT)
 def binary_cross_entropy_backward(func, args, kwargs):
     """(p - y) / max((1 - p) p, 1e-12), times the weight and the (scaled) incoming gradient."""
     grad, p, y = args[0], args[1], args[2]
@@ -138,7 +138,7 @@ def binary_cross_entropy_backward(func, args, kwargs):
     return _call(aten.mul.Tensor, _weighted(local, weight), _grad_scale(grad, p, reduction))
 
 
-@register_composite(aten.binary_cross_entropy_with_logits.default)
+@register_composite(aten.binary_cross_entropy_with_logits.default, FLOAT_WIDENED)
 def binary_cross_entropy_with_logits(func, args, kwargs):
     """(1 - y) x + w_pos softplus(-x), w_pos = (pos_weight - 1) y + 1 (1 without pos_weight),
     times the weight."""

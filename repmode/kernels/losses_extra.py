@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_composite
-from ._common import call_registered, check_cpu, unsupported
+from ._common import FLOAT_WIDENED, call_registered, check_cpu, unsupported
 
 aten = torch.ops.aten
 
@@ -29,7 +29,7 @@ def _positions_as_rows(func, args, kwargs, x, target):
     return rows, target.reshape(N * H * W)
 
 
-@register_composite(aten.nll_loss2d_forward.default)
+@register_composite(aten.nll_loss2d_forward.default, FLOAT_WIDENED)
 def nll_loss2d_forward(func, args, kwargs):
     x, target, weight, reduction, ignore_index = args
     rows, t = _positions_as_rows(func, args, kwargs, x, target)
@@ -41,7 +41,7 @@ def nll_loss2d_forward(func, args, kwargs):
     return out, total_weight
 
 
-@register_composite(aten.nll_loss2d_backward.default)
+@register_composite(aten.nll_loss2d_backward.default, FLOAT_WIDENED)
 def nll_loss2d_backward(func, args, kwargs):
     grad, x, target, weight, reduction, ignore_index, total_weight = args
     rows, t = _positions_as_rows(func, args, kwargs, x, target)

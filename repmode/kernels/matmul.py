@@ -6,7 +6,8 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import C, DTYPE_CODE, broadcast_shape, check_cpu, float_code, get_num_threads, unsupported, write_out
+from ._common import (C, DTYPE_CODE, FLOAT_ONLY, broadcast_shape, check_cpu, float_code, get_num_threads, unsupported,
+                      write_out)
 from .elementwise import ADD, MUL, elementwise, elementwise_general
 
 aten = torch.ops.aten
@@ -73,22 +74,22 @@ def add_scaled_product(func, args, kwargs, bias: Tensor, product: Tensor, beta, 
     return product
 
 
-@register_kernel(aten.mm.default)
+@register_kernel(aten.mm.default, FLOAT_ONLY)
 def mm(func, args, kwargs):
     return mm_kernel(func, args, kwargs, args[0], args[1])
 
 
-@register_kernel(aten.mm.out)
+@register_kernel(aten.mm.out, FLOAT_ONLY)
 def mm_out(func, args, kwargs):
     return write_out(mm_kernel(func, args, kwargs, args[0], args[1]), kwargs["out"])
 
 
-@register_kernel(aten.bmm.default)
+@register_kernel(aten.bmm.default, FLOAT_ONLY)
 def bmm(func, args, kwargs):
     return bmm_kernel(func, args, kwargs, args[0], args[1])
 
 
-@register_kernel(aten.bmm.out)
+@register_kernel(aten.bmm.out, FLOAT_ONLY)
 def bmm_out(func, args, kwargs):
     return write_out(bmm_kernel(func, args, kwargs, args[0], args[1]), kwargs["out"])
 
@@ -105,17 +106,17 @@ def _addmm(func, args, kwargs):
     return add_scaled_product(func, args, kwargs, bias, mm_kernel(func, args, kwargs, a, b), beta, alpha)
 
 
-@register_kernel(aten.addmm.default)
+@register_kernel(aten.addmm.default, FLOAT_ONLY)
 def addmm(func, args, kwargs):
     return _addmm(func, args, kwargs)
 
 
-@register_kernel(aten.addmm.out)
+@register_kernel(aten.addmm.out, FLOAT_ONLY)
 def addmm_out(func, args, kwargs):
     return write_out(_addmm(func, args, {k: v for k, v in kwargs.items() if k != "out"}), kwargs["out"])
 
 
-@register_kernel(aten.addmm_.default)
+@register_kernel(aten.addmm_.default, FLOAT_ONLY)
 def addmm_(func, args, kwargs):
     return args[0].copy_(_addmm(func, args, kwargs))
 
@@ -145,12 +146,12 @@ def dot_kernel(func, args, kwargs, a: Tensor, b: Tensor) -> Tensor:
     return out
 
 
-@register_kernel(aten.mv.default)
+@register_kernel(aten.mv.default, FLOAT_ONLY)
 def mv(func, args, kwargs):
     return mv_kernel(func, args, kwargs, args[0], args[1])
 
 
-@register_kernel([aten.dot.default, aten.vdot.default])
+@register_kernel([aten.dot.default, aten.vdot.default], FLOAT_ONLY)
 def dot(func, args, kwargs):
     return dot_kernel(func, args, kwargs, args[0], args[1])
 
@@ -162,20 +163,20 @@ def _scales(args, kwargs, first):
     return beta, alpha
 
 
-@register_kernel(aten.addmv.default)
+@register_kernel(aten.addmv.default, FLOAT_ONLY)
 def addmv(func, args, kwargs):
     beta, alpha = _scales(args, kwargs, 3)
     return add_scaled_product(func, args, kwargs, args[0], mv_kernel(func, args, kwargs, args[1], args[2]), beta, alpha)
 
 
-@register_kernel(aten.baddbmm.default)
+@register_kernel(aten.baddbmm.default, FLOAT_ONLY)
 def baddbmm(func, args, kwargs):
     beta, alpha = _scales(args, kwargs, 3)
     return add_scaled_product(func, args, kwargs, args[0], bmm_kernel(func, args, kwargs, args[1], args[2]), beta,
                               alpha)
 
 
-@register_kernel(aten.addr.default)
+@register_kernel(aten.addr.default, FLOAT_ONLY)
 def addr(func, args, kwargs):
     """``beta * self + alpha * outer(v1, v2)``: the outer product is one rounding per element."""
     beta, alpha = _scales(args, kwargs, 3)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import C, float_code, get_num_threads, unsupported, widened, write_out
+from ._common import C, FLOAT_WIDENED, float_code, get_num_threads, unsupported, widened, write_out
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -220,18 +220,18 @@ def _max_pool_with_indices(func, args, kwargs):
     return _max_pool(func, args, kwargs, True)
 
 
-@register_kernel([aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default])
+@register_kernel([aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default], FLOAT_WIDENED)
 def max_pool_with_indices(func, args, kwargs):
     return _max_pool_with_indices(func, args, kwargs)
 
 
-@register_kernel([aten.max_pool2d_with_indices.out, aten.max_pool3d_with_indices.out])
+@register_kernel([aten.max_pool2d_with_indices.out, aten.max_pool3d_with_indices.out], FLOAT_WIDENED)
 def max_pool_with_indices_out(func, args, kwargs):
     out, idx = _max_pool_with_indices(func, args, kwargs)
     return write_out(out, kwargs["out"]), write_out(idx, kwargs["indices"])
 
 
-@register_kernel([aten.max_pool2d.default, aten.max_pool3d.default])
+@register_kernel([aten.max_pool2d.default, aten.max_pool3d.default], FLOAT_WIDENED)
 @widened()
 def max_pool(func, args, kwargs):
     return _max_pool(func, args, kwargs, False)[0]
@@ -246,13 +246,14 @@ def _max_pool_backward(func, args, kwargs):
     return _backward(func, args, kwargs, p, b["grad_output"], x, b["indices"])
 
 
-@register_kernel([aten.max_pool2d_with_indices_backward.default, aten.max_pool3d_with_indices_backward.default])
+@register_kernel([aten.max_pool2d_with_indices_backward.default, aten.max_pool3d_with_indices_backward.default],
+                 FLOAT_WIDENED)
 def max_pool_backward(func, args, kwargs):
     return _max_pool_backward(func, args, kwargs)
 
 
 @register_kernel([aten.max_pool2d_with_indices_backward.grad_input,
-                  aten.max_pool3d_with_indices_backward.grad_input])
+                  aten.max_pool3d_with_indices_backward.grad_input], FLOAT_WIDENED)
 def max_pool_backward_out(func, args, kwargs):
     return write_out(_max_pool_backward(func, args, kwargs), kwargs["grad_input"])
 
@@ -268,12 +269,12 @@ def _avg_pool(func, args, kwargs):
     return _forward(_avg_pool_args(func, args, kwargs, b), b["self"], False)[0]
 
 
-@register_kernel([aten.avg_pool2d.default, aten.avg_pool3d.default])
+@register_kernel([aten.avg_pool2d.default, aten.avg_pool3d.default], FLOAT_WIDENED)
 def avg_pool(func, args, kwargs):
     return _avg_pool(func, args, kwargs)
 
 
-@register_kernel([aten.avg_pool2d.out, aten.avg_pool3d.out])
+@register_kernel([aten.avg_pool2d.out, aten.avg_pool3d.out], FLOAT_WIDENED)
 def avg_pool_out(func, args, kwargs):
     return write_out(_avg_pool(func, args, kwargs), kwargs["out"])
 
@@ -285,12 +286,12 @@ def _avg_pool_backward(func, args, kwargs):
     return _backward(func, args, kwargs, p, b["grad_output"], b["self"], None)
 
 
-@register_kernel([aten.avg_pool2d_backward.default, aten.avg_pool3d_backward.default])
+@register_kernel([aten.avg_pool2d_backward.default, aten.avg_pool3d_backward.default], FLOAT_WIDENED)
 def avg_pool_backward(func, args, kwargs):
     return _avg_pool_backward(func, args, kwargs)
 
 
-@register_kernel([aten.avg_pool2d_backward.grad_input, aten.avg_pool3d_backward.grad_input])
+@register_kernel([aten.avg_pool2d_backward.grad_input, aten.avg_pool3d_backward.grad_input], FLOAT_WIDENED)
 def avg_pool_backward_out(func, args, kwargs):
     return write_out(_avg_pool_backward(func, args, kwargs), kwargs["grad_input"])
 
@@ -301,17 +302,18 @@ def _adaptive_avg(func, args, kwargs):
     return _forward(_pool(func, args, kwargs, ADAPTIVE_AVG, x, _nsp(func), output_size=size), x, False)[0]
 
 
-@register_kernel([aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default])
+@register_kernel([aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default], FLOAT_WIDENED)
 def adaptive_avg_pool(func, args, kwargs):
     return _adaptive_avg(func, args, kwargs)
 
 
-@register_kernel([aten._adaptive_avg_pool2d.out, aten._adaptive_avg_pool3d.out])
+@register_kernel([aten._adaptive_avg_pool2d.out, aten._adaptive_avg_pool3d.out], FLOAT_WIDENED)
 def adaptive_avg_pool_out(func, args, kwargs):
     return write_out(_adaptive_avg(func, args, kwargs), kwargs["out"])
 
 
-@register_kernel([aten._adaptive_avg_pool2d_backward.default, aten._adaptive_avg_pool3d_backward.default])
+@register_kernel([aten._adaptive_avg_pool2d_backward.default, aten._adaptive_avg_pool3d_backward.default],
+                 FLOAT_WIDENED)
 @widened()
 def adaptive_avg_pool_backward(func, args, kwargs):
     grad, x = args[0], args[1]
@@ -326,12 +328,12 @@ def _adaptive_max(func, args, kwargs):
     return _forward(_pool(func, args, kwargs, ADAPTIVE_MAX, x, _nsp(func), output_size=size), x, True)
 
 
-@register_kernel([aten.adaptive_max_pool2d.default, aten.adaptive_max_pool3d.default])
+@register_kernel([aten.adaptive_max_pool2d.default, aten.adaptive_max_pool3d.default], FLOAT_WIDENED)
 def adaptive_max_pool(func, args, kwargs):
     return _adaptive_max(func, args, kwargs)
 
 
-@register_kernel([aten.adaptive_max_pool2d.out, aten.adaptive_max_pool3d.out])
+@register_kernel([aten.adaptive_max_pool2d.out, aten.adaptive_max_pool3d.out], FLOAT_WIDENED)
 def adaptive_max_pool_out(func, args, kwargs):
     out, idx = _adaptive_max(func, args, kwargs)
     return write_out(out, kwargs["out"]), write_out(idx, kwargs["indices"])
@@ -345,12 +347,13 @@ def _adaptive_max_backward(func, args, kwargs):
     return _backward(func, args, kwargs, p, grad, x, idx)
 
 
-@register_kernel([aten.adaptive_max_pool2d_backward.default, aten.adaptive_max_pool3d_backward.default])
+@register_kernel([aten.adaptive_max_pool2d_backward.default, aten.adaptive_max_pool3d_backward.default], FLOAT_WIDENED)
 def adaptive_max_pool_backward(func, args, kwargs):
     return _adaptive_max_backward(func, args, kwargs)
 
 
-@register_kernel([aten.adaptive_max_pool2d_backward.grad_input, aten.adaptive_max_pool3d_backward.grad_input])
+@register_kernel([aten.adaptive_max_pool2d_backward.grad_input, aten.adaptive_max_pool3d_backward.grad_input],
+                 FLOAT_WIDENED)
 def adaptive_max_pool_backward_out(func, args, kwargs):
     return write_out(_adaptive_max_backward(func, args, kwargs), kwargs["grad_input"])
 

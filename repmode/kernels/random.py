@@ -13,8 +13,9 @@ import math
 import torch
 
 from .. import rng
-from ..registry import DISPATCH, register_kernel
-from ._common import DTYPE_CODE, LOW_PRECISION, C, get_num_threads, unsupported, write_out
+from ..registry import DISPATCH, REGISTRY, register_kernel
+from ._common import (C, DTYPE_CODE, FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, get_num_threads,
+                      unsupported, write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -70,13 +71,13 @@ def _check_factory(func, args, kwargs) -> None:
 
 # ---------------------------------------------------------------- uniform / normal and friends
 
-@register_kernel(aten.uniform_.default)
+@register_kernel(aten.uniform_.default, FLOAT_WIDENED)
 def uniform_(func, args, kwargs):
     self, lo, hi = (list(args) + [0.0, 1.0])[:3]
     return _into(self, _draw(UNIFORM, self.shape, self.dtype, lo, hi, kwargs.get("generator")))
 
 
-@register_kernel(aten.normal_.default)
+@register_kernel(aten.normal_.default, FLOAT_WIDENED)
 def normal_(func, args, kwargs):
     self, mean, std = (list(args) + [0.0, 1.0])[:3]
     if std < 0:
@@ -84,7 +85,7 @@ def normal_(func, args, kwargs):
     return _into(self, _draw(NORMAL, self.shape, self.dtype, mean, std, kwargs.get("generator")))
 
 
-@register_kernel(aten.exponential_.default)
+@register_kernel(aten.exponential_.default, FLOAT_WIDENED)
 def exponential_(func, args, kwargs):
     self, lambd = (list(args) + [1.0])[:2]
     if not lambd > 0:
@@ -92,7 +93,7 @@ def exponential_(func, args, kwargs):
     return _into(self, _draw(EXPONENTIAL, self.shape, self.dtype, lambd, 0.0, kwargs.get("generator")))
 
 
-@register_kernel(aten.geometric_.default)
+@register_kernel(aten.geometric_.default, FLOAT_WIDENED_INT)
 def geometric_(func, args, kwargs):
     self, p = args[0], args[1]
     if not 0 < p <= 1:
@@ -101,7 +102,7 @@ def geometric_(func, args, kwargs):
     return _into(self, _draw(GEOMETRIC, self.shape, work, p, 0.0, kwargs.get("generator")))
 
 
-@register_kernel(aten.log_normal_.default)
+@register_kernel(aten.log_normal_.default, FLOAT_WIDENED)
 def log_normal_(func, args, kwargs):
     self, mean, std = (list(args) + [1.0, 2.0])[:3]
     if not std > 0:
@@ -109,25 +110,25 @@ def log_normal_(func, args, kwargs):
     return _into(self, _draw(LOG_NORMAL, self.shape, self.dtype, mean, std, kwargs.get("generator")))
 
 
-@register_kernel(aten.cauchy_.default)
+@register_kernel(aten.cauchy_.default, FLOAT_WIDENED)
 def cauchy_(func, args, kwargs):
     self, median, sigma = (list(args) + [0.0, 1.0])[:3]
     return _into(self, _draw(CAUCHY, self.shape, self.dtype, median, sigma, kwargs.get("generator")))
 
 
-@register_kernel([aten.rand.default, aten.rand.generator])
+@register_kernel([aten.rand.default, aten.rand.generator], FLOAT_WIDENED)
 def rand(func, args, kwargs):
     _check_factory(func, args, kwargs)
     return _draw(UNIFORM, args[0], _factory_dtype(kwargs), 0.0, 1.0, kwargs.get("generator"))
 
 
-@register_kernel([aten.randn.default, aten.randn.generator])
+@register_kernel([aten.randn.default, aten.randn.generator], FLOAT_WIDENED)
 def randn(func, args, kwargs):
     _check_factory(func, args, kwargs)
     return _draw(NORMAL, args[0], _factory_dtype(kwargs), 0.0, 1.0, kwargs.get("generator"))
 
 
-@register_kernel([aten.rand_like.default, aten.randn_like.default])
+@register_kernel([aten.rand_like.default, aten.randn_like.default], FLOAT_WIDENED)
 def rand_like(func, args, kwargs):
     _check_factory(func, args, kwargs)
     x = args[0]
@@ -156,7 +157,7 @@ def _ints_as(shape, lo: int, span: int, dtype: torch.dtype, generator) -> Tensor
 _random_from = getattr(aten.random_, "from")  # `from` is a Python keyword
 
 
-@register_kernel([aten.random_.default, aten.random_.to, _random_from])
+@register_kernel([aten.random_.default, aten.random_.to, _random_from], FLOAT_HALF_INT)
 def random_(func, args, kwargs):
     self = args[0]
     generator = kwargs.get("generator")
@@ -170,7 +171,8 @@ def random_(func, args, kwargs):
     return _into(self, _ints_as(self.shape, lo, span, self.dtype, generator))
 
 
-@register_kernel([aten.randint.default, aten.randint.low, aten.randint.generator, aten.randint.low_generator])
+@register_kernel([aten.randint.default, aten.randint.low, aten.randint.generator, aten.randint.low_generator],
+                 FLOAT_HALF_INT)
 def randint(func, args, kwargs):
     _check_factory(func, args, kwargs)
     if func in (aten.randint.low, aten.randint.low_generator):
@@ -182,7 +184,7 @@ def randint(func, args, kwargs):
     return _ints_as(size, lo, hi - lo, kwargs.get("dtype") or torch.int64, kwargs.get("generator"))
 
 
-@register_kernel([aten.randperm.default, aten.randperm.generator])
+@register_kernel([aten.randperm.default, aten.randperm.generator], FLOAT_HALF_INT)
 def randperm(func, args, kwargs):
     _check_factory(func, args, kwargs)
     n = int(args[0])
@@ -208,7 +210,7 @@ def _check_p(p) -> None:
         raise RuntimeError(f"bernoulli expects p to be in [0, 1], but got p={p}")
 
 
-@register_kernel([aten.bernoulli_.float, aten.bernoulli_.Tensor])
+@register_kernel([aten.bernoulli_.float, aten.bernoulli_.Tensor], FLOAT_HALF_INT)
 def bernoulli_(func, args, kwargs):
     self = args[0]
     p = args[1] if len(args) > 1 else 0.5
@@ -218,7 +220,7 @@ def bernoulli_(func, args, kwargs):
     return _into(self, _bernoulli_mask(self.shape, p, kwargs.get("generator")))
 
 
-@register_kernel([aten.bernoulli.default, aten.bernoulli.p])
+@register_kernel([aten.bernoulli.default, aten.bernoulli.p], FLOAT_HALF_INT)
 def bernoulli(func, args, kwargs):
     x = args[0]
     p = x.to(torch.float64) if func is aten.bernoulli.default else args[1]
@@ -233,7 +235,7 @@ def _scaled_by_mask(x: Tensor, mask: Tensor, scale: float) -> Tensor:
     return x * factor
 
 
-@register_kernel(aten.native_dropout.default)
+@register_kernel(aten.native_dropout.default, FLOAT_HALF_INT)
 def native_dropout(func, args, kwargs):
     x, p, train = args
     if train is False or (train is None and p == 0):
@@ -246,7 +248,7 @@ def native_dropout(func, args, kwargs):
     return _scaled_by_mask(x, mask, scale), mask
 
 
-@register_kernel(aten.native_dropout_backward.default)
+@register_kernel(aten.native_dropout_backward.default, FLOAT_HALF_INT)
 def native_dropout_backward(func, args, kwargs):
     grad, mask, scale = args
     if not math.isfinite(scale):
@@ -256,7 +258,7 @@ def native_dropout_backward(func, args, kwargs):
 
 # ---------------------------------------------------------------- normal with tensor parameters
 
-@register_kernel([aten.normal.Tensor_float, aten.normal.float_Tensor, aten.normal.Tensor_Tensor])
+@register_kernel([aten.normal.Tensor_float, aten.normal.float_Tensor, aten.normal.Tensor_Tensor], FLOAT_WIDENED)
 def normal_tensor(func, args, kwargs):
     """mean + std * z, z the float64 standard normal draws of the broadcast shape, the product and
     the sum in float64 (mean and std widened exactly), rounded once to the result dtype."""
@@ -273,7 +275,7 @@ def normal_tensor(func, args, kwargs):
     return (wide[0] + wide[1] * z).to(dtype)
 
 
-@register_kernel(aten.normal.float_float)
+@register_kernel(aten.normal.float_float, FLOAT_WIDENED)
 def normal_float_float(func, args, kwargs):
     _check_factory(func, args, kwargs)
     mean, std, size = args[0], args[1], args[2]
@@ -293,7 +295,7 @@ def _sequential_cumsum(rows: Tensor) -> Tensor:
     return out
 
 
-@register_kernel(aten.multinomial.default)
+@register_kernel(aten.multinomial.default, FLOAT_WIDENED)
 def multinomial(func, args, kwargs):
     """With replacement: u float64 uniform per sample, the category is the first j with
     u * S < C_j (C the sequential float64 prefix sums of the row, S = C_last). Without: each
@@ -326,7 +328,7 @@ def multinomial(func, args, kwargs):
     return idx.reshape(*probs.shape[:-1], k)
 
 
-@register_kernel(aten.linalg_qr.default)
+@register_kernel(aten.linalg_qr.default, ())
 def linalg_qr(func, args, kwargs):
     raise unsupported(func, args, kwargs,
                       "QR (reached by nn.init.orthogonal_) has no fixed-order implementation in repmode yet; "
@@ -336,14 +338,14 @@ def linalg_qr(func, args, kwargs):
 
 # ---------------------------------------------------------------- more overloads: out=, generators, *_like
 
-@register_kernel([aten.rand_like.generator, aten.randn_like.generator])
+@register_kernel([aten.rand_like.generator, aten.randn_like.generator], FLOAT_WIDENED)
 def rand_like_generator(func, args, kwargs):
     functional = aten.rand_like.default if func is aten.rand_like.generator else aten.randn_like.default
     return rand_like(functional, args, kwargs)
 
 
 @register_kernel([aten.randint_like.default, aten.randint_like.generator, aten.randint_like.low_dtype,
-                  aten.randint_like.low_generator_dtype])
+                  aten.randint_like.low_generator_dtype], FLOAT_HALF_INT)
 def randint_like(func, args, kwargs):
     _check_factory(func, args, kwargs)
     x = args[0]
@@ -353,7 +355,7 @@ def randint_like(func, args, kwargs):
     return _ints_as(x.shape, lo, hi - lo, kwargs.get("dtype") or x.dtype, kwargs.get("generator"))
 
 
-@register_kernel(aten.bernoulli.Tensor)
+@register_kernel(aten.bernoulli.Tensor, FLOAT_HALF_INT)
 def bernoulli_tensor_p(func, args, kwargs):
     x, p = args[0], args[1]
     p = p.to(torch.float64).expand(x.shape)
@@ -380,7 +382,6 @@ _OUT_FORMS = {
 }
 
 
-@register_kernel(list(_OUT_FORMS))
 def random_out(func, args, kwargs):
     functional, factory = _OUT_FORMS[func]
     kwargs = dict(kwargs)
@@ -388,4 +389,8 @@ def random_out(func, args, kwargs):
     if factory:
         kwargs["dtype"] = out.dtype
     return write_out(DISPATCH[functional](functional, args, kwargs), out)
+
+
+for _out, (_functional, _) in _OUT_FORMS.items():  # each out= form takes its functional overload's dtypes
+    register_kernel(_out, REGISTRY[_functional].dtypes)(random_out)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import DTYPE_CODE, FLOATS, C, call_registered, check_cpu, get_num_threads, unsupported
+from ._common import C, DTYPE_CODE, FLOATS, FLOAT_ONLY, call_registered, check_cpu, get_num_threads, unsupported
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -130,7 +130,7 @@ def _backward_step_fused(go_t, dh, dc, w, c_prev, d, H, B, dtype):
     return dc_out
 
 
-@register_kernel(aten.mkldnn_rnn_layer.default)
+@register_kernel(aten.mkldnn_rnn_layer.default, FLOAT_ONLY)
 def lstm_layer(func, args, kwargs):
     (x, w_ih, w_hh, b_ih, b_hh, hx, cx, reverse, batch_sizes, mode, hidden_size, _num_layers, has_biases,
      _bidirectional, _batch_first, _train) = args
@@ -153,7 +153,7 @@ def lstm_layer(func, args, kwargs):
     return out, h.reshape(hx.shape).clone(), c.reshape(cx.shape).clone(), ws.view(-1)
 
 
-@register_kernel(aten.mkldnn_rnn_layer_backward.default)
+@register_kernel(aten.mkldnn_rnn_layer_backward.default, FLOAT_ONLY)
 def lstm_layer_backward(func, args, kwargs):
     (x, w_ih, w_hh, b_ih, b_hh, hx, cx, output, _hy, _cy, grad_output, grad_hy, grad_cy, reverse, mode,
      hidden_size, _num_layers, has_biases, _train, _bidirectional, batch_sizes, _batch_first, workspace) = args

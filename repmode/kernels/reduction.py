@@ -10,8 +10,8 @@ import math
 import torch
 
 from ..registry import register_kernel
-from ._common import (C, DTYPE_CODE, check_cpu, float_code, get_num_threads, normalize_dims, run_native,
-                      split_at_dim, widened, write_out)
+from ._common import (C, DTYPE_CODE, FLOAT_INT, FLOAT_ONLY, FLOAT_WIDENED, FLOAT_WIDENED_INT, check_cpu, float_code,
+                      get_num_threads, normalize_dims, run_native, split_at_dim, widened, write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -76,40 +76,40 @@ def reduce_sum(func, args, kwargs, x: Tensor, dims, keepdim: bool, mean: bool, d
     return rows.shape(out, keepdim)
 
 
-@register_kernel(aten.sum.default)
+@register_kernel(aten.sum.default, FLOAT_WIDENED_INT)
 @widened()
 def sum_default(func, args, kwargs):
     return reduce_sum(func, args, kwargs, args[0], None, False, False, _arg(args, kwargs, 1, "dtype"))
 
 
-@register_kernel(aten.sum.dim_IntList)
+@register_kernel(aten.sum.dim_IntList, FLOAT_WIDENED_INT)
 @widened(dtype_index=3)
 def sum_dim(func, args, kwargs):
     return reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"), _arg(args, kwargs, 2, "keepdim", False),
                       False, _arg(args, kwargs, 3, "dtype"))
 
 
-@register_kernel(aten.sum.IntList_out)
+@register_kernel(aten.sum.IntList_out, FLOAT_INT)
 def sum_out(func, args, kwargs):
     result = reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"),
                         _arg(args, kwargs, 2, "keepdim", False), False, _arg(args, kwargs, 3, "dtype"))
     return write_out(result, kwargs["out"])
 
 
-@register_kernel(aten.mean.default)
+@register_kernel(aten.mean.default, FLOAT_WIDENED)
 @widened()
 def mean_default(func, args, kwargs):
     return reduce_sum(func, args, kwargs, args[0], None, False, True, _arg(args, kwargs, 1, "dtype"))
 
 
-@register_kernel(aten.mean.dim)
+@register_kernel(aten.mean.dim, FLOAT_WIDENED)
 @widened(dtype_index=3)
 def mean_dim(func, args, kwargs):
     return reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"), _arg(args, kwargs, 2, "keepdim", False),
                       True, _arg(args, kwargs, 3, "dtype"))
 
 
-@register_kernel(aten.mean.out)
+@register_kernel(aten.mean.out, FLOAT_ONLY)
 def mean_out(func, args, kwargs):
     result = reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"),
                         _arg(args, kwargs, 2, "keepdim", False), True, _arg(args, kwargs, 3, "dtype"))
@@ -136,25 +136,25 @@ def _var_mean(func, args, kwargs, take_sqrt: bool, with_mean: bool):
     return rows.shape(var, keepdim)
 
 
-@register_kernel(aten.var.correction)
+@register_kernel(aten.var.correction, FLOAT_WIDENED)
 @widened()
 def var(func, args, kwargs):
     return _var_mean(func, args, kwargs, take_sqrt=False, with_mean=False)
 
 
-@register_kernel(aten.std.correction)
+@register_kernel(aten.std.correction, FLOAT_WIDENED)
 @widened()
 def std(func, args, kwargs):
     return _var_mean(func, args, kwargs, take_sqrt=True, with_mean=False)
 
 
-@register_kernel(aten.var_mean.correction)
+@register_kernel(aten.var_mean.correction, FLOAT_WIDENED)
 @widened()
 def var_mean(func, args, kwargs):
     return _var_mean(func, args, kwargs, take_sqrt=False, with_mean=True)
 
 
-@register_kernel(aten.std_mean.correction)
+@register_kernel(aten.std_mean.correction, FLOAT_WIDENED)
 @widened()
 def std_mean(func, args, kwargs):
     return _var_mean(func, args, kwargs, take_sqrt=True, with_mean=True)
@@ -174,13 +174,13 @@ def _prod(func, args, kwargs, x, dims, keepdim, dtype):
     return rows.shape(out, keepdim)
 
 
-@register_kernel(aten.prod.default)
+@register_kernel(aten.prod.default, FLOAT_WIDENED_INT)
 @widened()
 def prod_default(func, args, kwargs):
     return _prod(func, args, kwargs, args[0], None, False, _arg(args, kwargs, 1, "dtype"))
 
 
-@register_kernel(aten.prod.dim_int)
+@register_kernel(aten.prod.dim_int, FLOAT_WIDENED_INT)
 @widened(dtype_index=3)
 def prod_dim(func, args, kwargs):
     return _prod(func, args, kwargs, args[0], [_arg(args, kwargs, 1, "dim")], _arg(args, kwargs, 2, "keepdim", False),
@@ -209,7 +209,7 @@ def _extreme(func, args, kwargs, x, dims, keepdim, is_max, want_values, want_ind
     return tuple(results) if len(results) > 1 else results[0]
 
 
-@register_kernel([aten.amax.default, aten.amin.default])
+@register_kernel([aten.amax.default, aten.amin.default], FLOAT_WIDENED_INT)
 @widened()
 def amax_amin(func, args, kwargs):
     is_max = func is aten.amax.default
@@ -217,14 +217,14 @@ def amax_amin(func, args, kwargs):
                     is_max, True, False, "amax" if is_max else "amin")
 
 
-@register_kernel([aten.max.default, aten.min.default])
+@register_kernel([aten.max.default, aten.min.default], FLOAT_WIDENED_INT)
 @widened()
 def max_min_all(func, args, kwargs):
     is_max = func is aten.max.default
     return _extreme(func, args, kwargs, args[0], None, False, is_max, True, False, "max" if is_max else "min")
 
 
-@register_kernel([aten.max.dim, aten.min.dim])
+@register_kernel([aten.max.dim, aten.min.dim], FLOAT_WIDENED_INT)
 @widened()
 def max_min_dim(func, args, kwargs):
     is_max = func is aten.max.dim
@@ -233,7 +233,7 @@ def max_min_dim(func, args, kwargs):
     return values, indices
 
 
-@register_kernel([aten.argmax.default, aten.argmin.default])
+@register_kernel([aten.argmax.default, aten.argmin.default], FLOAT_WIDENED_INT)
 @widened()
 def argmax_argmin(func, args, kwargs):
     is_max = func is aten.argmax.default
@@ -249,7 +249,7 @@ def argmax_argmin(func, args, kwargs):
 
 # ---- logsumexp and vector norms -------------------------------------------------------------
 
-@register_kernel(aten.logsumexp.default)
+@register_kernel(aten.logsumexp.default, FLOAT_WIDENED_INT)
 @widened()
 def logsumexp(func, args, kwargs):
     x = args[0]
@@ -265,7 +265,7 @@ def logsumexp(func, args, kwargs):
     return rows.shape(out, keepdim)
 
 
-@register_kernel(aten.linalg_vector_norm.default)
+@register_kernel(aten.linalg_vector_norm.default, FLOAT_WIDENED)
 @widened()
 def vector_norm(func, args, kwargs):
     x = args[0]
@@ -301,13 +301,13 @@ def _cumulative(func, args, kwargs, product: bool):
     return out
 
 
-@register_kernel(aten.cumsum.default)
+@register_kernel(aten.cumsum.default, FLOAT_WIDENED_INT)
 @widened(dtype_index=2)
 def cumsum(func, args, kwargs):
     return _cumulative(func, args, kwargs, product=False)
 
 
-@register_kernel(aten.cumprod.default)
+@register_kernel(aten.cumprod.default, FLOAT_WIDENED_INT)
 @widened(dtype_index=2)
 def cumprod(func, args, kwargs):
     return _cumulative(func, args, kwargs, product=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import run_native, unsupported
+from ._common import ANY, run_native, unsupported
 
 aten = torch.ops.aten
 
@@ -29,7 +29,7 @@ def _has_colliding_indices(index: torch.Tensor, dim: int) -> bool:
     return bool((ordered.narrow(dim, 1, n - 1) == ordered.narrow(dim, 0, n - 1)).any())
 
 
-@register_kernel([aten.scatter.src, aten.scatter_.src])
+@register_kernel([aten.scatter.src, aten.scatter_.src], ANY)
 def scatter_src(func, args, kwargs):
     dim, index = args[1], args[2]
     if _has_colliding_indices(index, dim):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import LOW_PRECISION, C, float_code, get_num_threads, split_at_dim, unsupported, widened
+from ._common import C, FLOAT_WIDENED, LOW_PRECISION, float_code, get_num_threads, split_at_dim, unsupported, widened
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -13,7 +13,7 @@ Tensor = torch.Tensor
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
 
-@register_kernel(aten._log_softmax.default)
+@register_kernel(aten._log_softmax.default, FLOAT_WIDENED)
 @widened()
 def log_softmax(func, args, kwargs):
     x, dim, half_to_float = args
@@ -46,7 +46,7 @@ def _row_backward(kernel, func, args, kwargs):
     return out
 
 
-@register_kernel(aten._log_softmax_backward_data.default)
+@register_kernel(aten._log_softmax_backward_data.default, FLOAT_WIDENED)
 def log_softmax_backward(func, args, kwargs):
     return _row_backward(C.log_softmax_backward, func, args, kwargs)
 
@@ -61,7 +61,7 @@ def _softmax_forward(func, args, kwargs, x, dim, safe):
     return out
 
 
-@register_kernel(aten._softmax.default)
+@register_kernel(aten._softmax.default, FLOAT_WIDENED)
 @widened()
 def softmax(func, args, kwargs):
     x, dim, half_to_float = args
@@ -70,7 +70,7 @@ def softmax(func, args, kwargs):
     return _softmax_forward(func, args, kwargs, x, dim, safe=False)
 
 
-@register_kernel(aten._safe_softmax.default)
+@register_kernel(aten._safe_softmax.default, FLOAT_WIDENED)
 @widened()
 def safe_softmax(func, args, kwargs):
     x, dim = args[0], args[1]
@@ -84,7 +84,7 @@ def _arg_dtype(args, kwargs):
     return args[2] if len(args) > 2 else (kwargs or {}).get("dtype")
 
 
-@register_kernel(aten._softmax_backward_data.default)
+@register_kernel(aten._softmax_backward_data.default, FLOAT_WIDENED)
 def softmax_backward(func, args, kwargs):
     return _row_backward(C.softmax_backward, func, args, kwargs)
 
@@ -109,7 +109,7 @@ def _nll_inputs(func, args, kwargs, x, target, weight):
     return code, x2, t1, w
 
 
-@register_kernel(aten.nll_loss_forward.default)
+@register_kernel(aten.nll_loss_forward.default, FLOAT_WIDENED)
 @widened()
 def nll_loss_forward(func, args, kwargs):
     x, target, weight, reduction, ignore_index = args
@@ -126,7 +126,7 @@ def nll_loss_forward(func, args, kwargs):
     return out, total_weight
 
 
-@register_kernel(aten.nll_loss_backward.default)
+@register_kernel(aten.nll_loss_backward.default, FLOAT_WIDENED)
 @widened()
 def nll_loss_backward(func, args, kwargs):
     grad, x, target, weight, reduction, ignore_index, total_weight = args

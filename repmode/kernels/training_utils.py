@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_composite
-from ._common import call_registered as _call
+from ._common import FLOAT_WIDENED, call_registered as _call
 from ._common import unsupported
 
 aten = torch.ops.aten
@@ -18,7 +18,7 @@ def _scalar(x) -> float:
     return float(x.item()) if isinstance(x, torch.Tensor) else float(x)
 
 
-@register_composite([aten._fused_adagrad_.default, aten._fused_adagrad_.tensor_lr])
+@register_composite([aten._fused_adagrad_.default, aten._fused_adagrad_.tensor_lr], FLOAT_WIDENED)
 def fused_adagrad(func, args, kwargs):
     if kwargs.get("grad_scale") is not None or kwargs.get("found_inf") is not None:
         raise unsupported(func, args, kwargs, "fused Adagrad with a GradScaler's grad_scale/found_inf is not "

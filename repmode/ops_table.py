@@ -1,0 +1,228 @@
+"""The table of supported ops, docs/supported_ops.md, generated from the registry.
+
+One row per registered overload: its kind, the dtypes and devices it accepts (declared next to
+each registration, see ``registry.DTYPE_TAGS``), and the one-line summary of its order — the
+``Order in one line:`` paragraph that opens its family's section of docs/semantics.md (for a
+passthrough, its registry reason). Output is deterministic (sorted, no dates), so a test can
+compare the committed file with a fresh rendering.
+
+    python -m repmode.ops_table --write docs/supported_ops.md   # regenerate
+    python -m repmode.ops_table --check docs/supported_ops.md   # exit 1 when out of date
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+import torch
+
+from .registry import DTYPE_TAGS, Registration, registrations
+
+REPO = Path(__file__).resolve().parent.parent
+SEMANTICS = REPO / "docs" / "semantics.md"
+DEFAULT_PATH = "docs/supported_ops.md"
+REGENERATE = f"python -m repmode.ops_table --write {DEFAULT_PATH}"
+SUMMARY_PREFIX = "Order in one line:"
+
+# family (kernel module) -> its section of docs/semantics.md; a family spread over several
+# sections lists (overload-name prefix, section) pairs, the first matching prefix wins.
+SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
+    "accumulate": "Indexed accumulation (`scatter_add`, `index_add`)",
+    "attention": "Attention",
+    "batch_norm": "Batch and group normalization",
+    "convolution": "Convolution",
+    "elementwise": "Elementwise",
+    "embedding": "Embedding",
+    "foreach": "Optimizers",
+    "fused_optim": "Optimizers",
+    "indexing": "Indexing with writes (`index_put`, `put`)",
+    "integer": "Integer arithmetic and arange",
+    "layer_norm": "Layer and RMS normalization",
+    "losses": "Regression and binary losses, xlogy",
+    "losses_extra": "More losses",
+    "matmul": "Matrix products",
+    "passthrough": "Exact passthrough",
+    "pooling": "Pooling",
+    "random": "Random numbers",
+    "recurrent": "Recurrent layers",
+    "reduction": (("aten.sum.", "Sum order"), ("aten.mean.", "Sum order"), ("aten.", "Reductions")),
+    "scatter": "Exact passthrough",
+    "softmax_loss": (("aten._log_softmax", "log_softmax"), ("aten._softmax", "softmax"),
+                     ("aten._safe_softmax", "softmax"), ("aten.nll_loss", "nll_loss (and cross_entropy)")),
+    "training_utils": "Training utilities",
+}
+
+# How the dtype tags print, in this order.
+_TAG_TEXT = {"float32": "f32", "float64": "f64", "widened": "bf16/f16 widened", "half": "bf16/f16",
+             "integer": "int", "any": "any"}
+assert set(_TAG_TEXT) == set(DTYPE_TAGS), "every registry dtype tag needs a printed form here"
+
+# This build compiles CPU kernels only (csrc/cpu); passthroughs are torch's own kernels.
+_DEVICES = {"kernel": "cpu", "composite": "cpu", "passthrough": "any"}
+
+
+class TableError(RuntimeError):
+    """The registry and docs/semantics.md do not fit together (a family without a section, a
+    section without its summary line, an overload without declared dtypes)."""
+
+
+def semantics_summaries(path: Path = SEMANTICS) -> dict[str, str]:
+    """``{section title: its one-line summary}`` for every ``## `` section of docs/semantics.md
+    whose first paragraph starts with ``Order in one line:`` (the paragraph may wrap)."""
+    if not path.exists():
+        raise TableError(f"{path} not found: the table is generated from a source checkout of repmode")
+    summaries: dict[str, str] = {}
+    title, paragraph, done = None, [], True
+    for line in path.read_text(encoding="utf-8").splitlines() + ["## "]:
+        if line.startswith("## "):
+            if title is not None and paragraph and paragraph[0].startswith(SUMMARY_PREFIX):
+                summaries[title] = " ".join(paragraph)[len(SUMMARY_PREFIX):].strip()
+            title, paragraph, done = line[3:].strip(), [], False
+        elif not done:
+            if line.strip():
+                paragraph.append(line.strip())
+            elif paragraph:
+                done = True
+    return summaries
+
+
+def section_of(reg: Registration) -> str:
+    """The docs/semantics.md section that defines ``reg``'s order (TableError when unmapped)."""
+    entry = SECTIONS.get(reg.family)
+    if entry is None:
+        raise TableError(f"family {reg.family!r} ({reg.name}) has no docs/semantics.md section in "
+                         "repmode/ops_table.py SECTIONS")
+    if isinstance(entry, str):
+        return entry
+    for prefix, section in entry:
+        if reg.name.startswith(prefix):
+            return section
+    raise TableError(f"{reg.name} matches none of family {reg.family!r}'s prefixes in "
+                     "repmode/ops_table.py SECTIONS")
+
+
+def order_summary(reg: Registration, summaries: dict[str, str]) -> str:
+    """The one-line summary of ``reg``'s order: its reason for a passthrough, else its section's."""
+    if reg.kind == "passthrough":
+        return reg.reason
+    if reg.dtypes == ():
+        return "none: registered only to refuse it with an explanation of what to do instead"
+    section = section_of(reg)
+    if section not in summaries:
+        raise TableError(f"docs/semantics.md has no section '## {section}' opening with "
+                         f"'{SUMMARY_PREFIX} ...' (needed by {reg.name}, family {reg.family!r})")
+    return summaries[section]
+
+
+def dtypes_text(reg: Registration) -> str:
+    if reg.dtypes is None:
+        raise TableError(f"{reg.name} declares no dtypes: pass dtypes= to its register_kernel/register_composite")
+    if not reg.dtypes:
+        return "none (always refused)"
+    return ", ".join(_TAG_TEXT[t] for t in _TAG_TEXT if t in reg.dtypes)
+
+
+def devices_text(reg: Registration) -> str:
+    return _DEVICES[reg.kind]
+
+
+def torch_minor() -> str:
+    """``2.13``: the registry depends on the torch version (overloads it lacks are not registered)."""
+    return ".".join(torch.__version__.split("+")[0].split(".")[:2])
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _anchor(title: str) -> str:
+    """GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens."""
+    kept = "".join(c for c in title.lower() if c.isalnum() or c in " -_")
+    return kept.replace(" ", "-")
+
+
+def render_markdown(semantics: Path = SEMANTICS) -> str:
+    """docs/supported_ops.md: grouped by family, then sorted by overload name."""
+    summaries = semantics_summaries(semantics)
+    regs = registrations()
+    by_family: dict[str, list[Registration]] = {}
+    for reg in regs:
+        by_family.setdefault(reg.family, []).append(reg)
+    kinds = Counter(r.kind for r in regs)
+    legend = "; ".join(f"`{_TAG_TEXT[t]}` = {text}" for t, text in DTYPE_TAGS.items())
+    out = [
+        "# Supported ops",
+        "",
+        f"Generated from repmode's registry under torch {torch_minor()} by `{REGENERATE}`; do not edit by "
+        "hand (tests/test_supported_ops_table.py fails when this file is out of date).",
+        "",
+        f"{len(regs)} aten overloads: {kinds['kernel']} kernels, {kinds['composite']} composites, "
+        f"{kinds['passthrough']} passthroughs, in {len(by_family)} families. An op that is not listed "
+        "raises `repmode.UnsupportedOpError` in strict mode (CompositeImplicit ops are first decomposed "
+        "into listed ones).",
+        "",
+        "Columns:",
+        "",
+        "- **overload**: the aten overload repmode's dispatch mode handles.",
+        "- **kind**: `kernel` = repmode's own code computes it in its canonical order; `composite` = Python "
+        "built only from registered ops; `passthrough` = torch's native kernel, because the result is "
+        "bit-exactly defined.",
+        f"- **dtypes**: the input dtypes repmode runs it on ({legend}). For factories (`rand`, `arange`, ...) "
+        "the dtype they create. Other dtypes are refused with an error (usually `UnsupportedOpError`), "
+        "in strict and non-strict mode alike.",
+        "- **devices**: `cpu` = this build has CPU kernels only, tensors on other devices are not "
+        "supported; `any` = torch's own kernel on any device.",
+        "- **order**: the one-line summary of the op's evaluation order, from the first line of its section "
+        "of [semantics.md](semantics.md); for a passthrough, the reason its native result is exact.",
+        "",
+        "Families: " + ", ".join(f"[{family}](#{_anchor(family)}) ({len(by_family[family])})"
+                                 for family in sorted(by_family)) + ".",
+    ]
+    for family in sorted(by_family):
+        rows = by_family[family]
+        sections = sorted({section_of(r) for r in rows})
+        out += ["", f"## {family}", "",
+                "Defined in semantics.md: " + ", ".join(f"[{s}](semantics.md#{_anchor(s)})" for s in sections)
+                + ".", "",
+                "| overload | kind | dtypes | devices | order |", "|---|---|---|---|---|"]
+        for reg in rows:  # registrations() is sorted by name
+            out.append(f"| `{reg.name}` | {reg.kind} | {dtypes_text(reg)} | {devices_text(reg)} | "
+                       f"{_cell(order_summary(reg, summaries))} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m repmode.ops_table",
+                                     description="Generate or check docs/supported_ops.md from repmode's registry.")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--write", metavar="PATH", nargs="?", const=DEFAULT_PATH,
+                       help=f"write the table to PATH (default {DEFAULT_PATH}); the default action")
+    group.add_argument("--check", metavar="PATH", nargs="?", const=DEFAULT_PATH,
+                       help="exit 1 when PATH differs from a fresh rendering")
+    args = parser.parse_args(argv)
+    try:
+        text = render_markdown()
+    except TableError as exc:
+        print(f"repmode ops table: {exc}", file=sys.stderr)
+        return 2
+    if args.check is not None:
+        path = Path(args.check)
+        current = path.read_text(encoding="utf-8") if path.exists() else None
+        if current != text:
+            state = "is missing" if current is None else "is out of date"
+            print(f"{path} {state}: regenerate it with `python -m repmode.ops_table --write {path}`",
+                  file=sys.stderr)
+            return 1
+        print(f"{path} is up to date ({text.count(chr(10) + '| `')} overloads)")
+        return 0
+    path = Path(args.write or DEFAULT_PATH)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
