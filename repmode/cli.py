@@ -2,6 +2,7 @@
 
     repmode audit [--json] [-o FILE] script.py [args...]   # which ops does a script need?
     repmode audit [--json] -m package.module [args...]
+    repmode ops [--write [PATH] | --check [PATH]]           # docs/supported_ops.md from the registry
 """
 from __future__ import annotations
 
@@ -49,10 +50,18 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("-m", dest="module", metavar="MODULE", help="run a module, like python -m")
     audit.add_argument("args", nargs=argparse.REMAINDER, help="the script and its arguments")
     audit.set_defaults(handler=_audit)
+    ops = commands.add_parser("ops", add_help=False, help="write or check the table of supported ops "
+                                                          "(docs/supported_ops.md)")
+    ops.set_defaults(handler=None)  # main() hands its arguments to repmode.ops_table
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["ops"]:
+        from . import ops_table
+
+        return ops_table.main(argv[1:])
     ns = build_parser().parse_args(argv)
     return ns.handler(ns)
 

@@ -6,8 +6,8 @@ each registration, see ``registry.DTYPE_TAGS``), and the one-line summary of its
 passthrough, its registry reason). Output is deterministic (sorted, no dates), so a test can
 compare the committed file with a fresh rendering.
 
-    python -m repmode.ops_table --write docs/supported_ops.md   # regenerate
-    python -m repmode.ops_table --check docs/supported_ops.md   # exit 1 when out of date
+    python -m repmode ops --write docs/supported_ops.md   # regenerate
+    python -m repmode ops --check docs/supported_ops.md   # exit 1 when out of date
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from .registry import DTYPE_TAGS, Registration, registrations
 REPO = Path(__file__).resolve().parent.parent
 SEMANTICS = REPO / "docs" / "semantics.md"
 DEFAULT_PATH = "docs/supported_ops.md"
-REGENERATE = f"python -m repmode.ops_table --write {DEFAULT_PATH}"
+REGENERATE = f"python -m repmode ops --write {DEFAULT_PATH}"
 SUMMARY_PREFIX = "Order in one line:"
 
 # family (kernel module) -> its section of docs/semantics.md; a family spread over several
@@ -194,7 +194,7 @@ def render_markdown(semantics: Path = SEMANTICS) -> str:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m repmode.ops_table",
+    parser = argparse.ArgumentParser(prog="repmode ops",
                                      description="Generate or check docs/supported_ops.md from repmode's registry.")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--write", metavar="PATH", nargs="?", const=DEFAULT_PATH,
@@ -212,7 +212,7 @@ def main(argv=None) -> int:
         current = path.read_text(encoding="utf-8") if path.exists() else None
         if current != text:
             state = "is missing" if current is None else "is out of date"
-            print(f"{path} {state}: regenerate it with `python -m repmode.ops_table --write {path}`",
+            print(f"{path} {state}: regenerate it with `python -m repmode ops --write {path}`",
                   file=sys.stderr)
             return 1
         print(f"{path} is up to date ({text.count(chr(10) + '| `')} overloads)")

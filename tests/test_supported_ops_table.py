@@ -118,7 +118,7 @@ def test_a_section_without_its_summary_line_fails_loudly(tmp_path):
 def test_check_and_write(tmp_path, capsys):
     path = tmp_path / "supported_ops.md"
     assert ops_table.main(["--check", str(path)]) == 1
-    assert "python -m repmode.ops_table --write" in capsys.readouterr().err
+    assert "python -m repmode ops --write" in capsys.readouterr().err
     assert ops_table.main(["--write", str(path)]) == 0
     assert path.read_text(encoding="utf-8") == ops_table.render_markdown()
     assert ops_table.main(["--check", str(path)]) == 0
