@@ -176,3 +176,11 @@ def test_vector_products_invariance_and_accuracy(rng):
     with repmode.enabled():
         assert_bitwise_equal(want["mv"], (a @ v.unsqueeze(1)).squeeze(1))
         assert_bitwise_equal(want["dot"], (v.unsqueeze(0) @ v.unsqueeze(1)).reshape(()))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.int64])
+def test_addr_refuses_other_dtypes_clearly(dtype):
+    a, v = torch.ones(2, 2, dtype=dtype), torch.ones(2, dtype=dtype)
+    with pytest.raises(repmode.UnsupportedOpError, match="aten.addr.default"):
+        with repmode.enabled():
+            torch.addr(a, v, v)

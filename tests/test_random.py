@@ -281,3 +281,11 @@ def test_sincos_turns_accuracy():
         for got, want in ((s, mpmath.sin(2 * mpmath.pi * mpmath.mpf(u))), (c, mpmath.cos(2 * mpmath.pi * mpmath.mpf(u)))):
             tol = 4 * math.ulp(float(want)) + 2.0**-70
             assert abs(mpmath.mpf(got) - want) <= tol, (u, got, float(want))
+
+
+@pytest.mark.parametrize("fn", [torch.rand_like, torch.randn_like, lambda x: torch.randint_like(x, 5)])
+def test_like_factories_refuse_tensors_on_other_devices(fn):
+    x = torch.empty(3, device="meta")  # a stand-in for a CUDA tensor: the result would belong there
+    with pytest.raises(repmode.UnsupportedOpError, match="CPU kernels only"):
+        with repmode.enabled():
+            fn(x)

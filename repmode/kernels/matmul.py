@@ -181,6 +181,9 @@ def addr(func, args, kwargs):
     """``beta * self + alpha * outer(v1, v2)``: the outer product is one rounding per element."""
     beta, alpha = _scales(args, kwargs, 3)
     v1, v2 = args[1], args[2]
+    for t in (args[0], v1, v2):
+        if isinstance(t, Tensor):
+            float_code(func, args, kwargs, t)  # float32/float64 on the CPU, else UnsupportedOpError
     if v1.dim() != 1 or v2.dim() != 1:
         raise RuntimeError("addr: expected 1-D vectors")
     outer = elementwise(MUL, func, args, kwargs, v1.unsqueeze(1).expand(v1.shape[0], v2.shape[0]),

@@ -14,7 +14,7 @@ import torch
 
 from .. import rng
 from ..registry import DISPATCH, REGISTRY, register_kernel
-from ._common import (C, DTYPE_CODE, FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, get_num_threads,
+from ._common import (C, DTYPE_CODE, check_cpu, FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, get_num_threads,
                       unsupported, write_out)
 
 aten = torch.ops.aten
@@ -132,6 +132,7 @@ def randn(func, args, kwargs):
 def rand_like(func, args, kwargs):
     _check_factory(func, args, kwargs)
     x = args[0]
+    check_cpu(func, args, kwargs, x)  # the result goes on x's device
     dist = UNIFORM if func is aten.rand_like.default else NORMAL
     return _draw(dist, x.shape, _factory_dtype(kwargs, x.dtype), 0.0, 1.0, kwargs.get("generator"))
 
@@ -349,6 +350,7 @@ def rand_like_generator(func, args, kwargs):
 def randint_like(func, args, kwargs):
     _check_factory(func, args, kwargs)
     x = args[0]
+    check_cpu(func, args, kwargs, x)  # the result goes on x's device
     lo, hi = (0, args[1]) if func in (aten.randint_like.default, aten.randint_like.generator) else (args[1], args[2])
     if hi <= lo:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
