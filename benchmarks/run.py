@@ -239,6 +239,29 @@ def machine() -> str:
             f"torch {torch.__version__}, Python {platform.python_version()}")
 
 
+# The rows README.md shows (by case name prefix), between its benchmark markers.
+README_ROWS = ("mm 1024", "sum 64M", "softmax", "exp of", "conv2d forward", "conv2d backward", "CNN training",
+               "Transformer training", "dispatch: repmode")
+README_MARKERS = ("<!-- benchmarks:start -->", "<!-- benchmarks:end -->")
+
+
+def update_readme(rows, stamp: str) -> None:
+    """Refresh README.md's excerpt of the table (between README_MARKERS) from this run's rows."""
+    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "README.md")
+    with open(path) as f:
+        text = f.read()
+    begin, end = README_MARKERS
+    if begin not in text or end not in text:
+        return
+    picked = [r for prefix in README_ROWS for r in rows if r[0].startswith(prefix)]
+    table = ("| case | native torch | repmode | repmode vs native |\n|---|---|---|---|\n"
+             + "".join(f"| {' | '.join(r)} |\n" for r in picked))
+    block = f"{begin}\n{stamp}\n\n{table}{end}"
+    head, rest = text.split(begin, 1)
+    with open(path, "w") as f:
+        f.write(head + block + rest.split(end, 1)[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=2)
@@ -269,6 +292,9 @@ def main() -> None:
             if os.path.exists(notes):
                 with open(notes) as n:
                     f.write(n.read())
+        if args.only is None:
+            update_readme(rows, f"Excerpt of [BENCHMARKS.md](BENCHMARKS.md) ({machine()}, "
+                                f"{datetime.date.today().isoformat()}):")
 
 
 if __name__ == "__main__":
