@@ -11,6 +11,8 @@ from .registry import registrations, supported_ops
 from .digest import digest
 from ._ext import cpu_isa, set_cpu_isa
 from .rng import get_rng_state, manual_seed, set_rng_state
+from .wrap import from_torch_module, is_wrapped, run_reproducibly, unwrap, wrap
+from . import ops
 
 # Bumped whenever any kernel's canonical order or formula changes: results are identical across
 # repmode versions with the same NUMERICS_VERSION.
@@ -22,4 +24,5 @@ __all__ = [
     "enabled", "Session", "ReproducibleMode", "UnsupportedOpError", "UnsupportedOpWarning",
     "ReproducibilityEnvironmentError", "CompiledRegionWarning", "supported_ops", "registrations", "cpu_isa", "set_cpu_isa",
     "NUMERICS_VERSION", "digest", "manual_seed", "get_rng_state", "set_rng_state",
+    "from_torch_module", "wrap", "unwrap", "is_wrapped", "run_reproducibly", "ops",
 ]

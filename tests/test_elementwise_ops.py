@@ -282,3 +282,29 @@ def test_clamp_of_integers_stays_integer():
     want = [x.clamp(min=0), x.to(torch.int32).clamp(max=1), x.clamp(min=0.5), x.clamp(-1, 3)]
     for g, w in zip(got, want):
         assert g.dtype == w.dtype and torch.equal(g, w)
+
+
+def test_div_rounding_modes():
+    a = torch.tensor([7.5, -7.5, 1.0, -0.0, 5.0])
+    b = torch.tensor([2.0, 2.0, 0.1, 3.0, -0.0])
+    with repmode.enabled():
+        plain = torch.div(a, b)
+        none_mode = torch.div(a, b, rounding_mode=None)
+        trunc = torch.div(a, b, rounding_mode="trunc")
+        in_place = a.clone().div_(b, rounding_mode="trunc")
+        ints = torch.div(torch.tensor([7, -7]), 2, rounding_mode="floor")
+        with pytest.raises(repmode.UnsupportedOpError, match="floor"):
+            torch.div(a, b, rounding_mode="floor")
+        truncated_quotient = torch.trunc(torch.div(a, b))
+    assert torch.equal(none_mode.view(torch.int32), plain.view(torch.int32))
+    assert torch.equal(trunc.view(torch.int32), truncated_quotient.view(torch.int32))
+    assert torch.equal(in_place.view(torch.int32), trunc.view(torch.int32))
+    assert ints.tolist() == [3, -4]
+
+
+def test_rounding_to_integers_is_exact_native():
+    x = torch.tensor([0.5, 1.5, 2.5, -0.5, -1.7, 3.2, float("inf"), float("nan")])
+    with repmode.enabled():
+        got = [torch.floor(x), torch.ceil(x), torch.trunc(x), torch.round(x)]
+    for g, ref in zip(got, [torch.floor(x), torch.ceil(x), torch.trunc(x), torch.round(x)]):
+        assert torch.equal(g.view(torch.int32), ref.view(torch.int32))

@@ -41,3 +41,24 @@ def test_example_is_reproducible_across_thread_counts(name):
         assert one[key] == two[key], key
     assert float(one["test accuracy"]) > EXAMPLES[name]
     assert one["test accuracy"] == two["test accuracy"]
+
+
+def _ops_example(threads: int) -> str:
+    env = dict(__import__("os").environ, OMP_NUM_THREADS=str(threads))
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "reproducible_ops.py")], capture_output=True,
+                            text=True, timeout=600, cwd=ROOT, env=env)
+    assert result.returncode == 0, result.stderr[-4000:]
+    return result.stdout
+
+
+@pytest.mark.slow
+def test_reproducible_ops_example():
+    one, two = _ops_example(1), _ops_example(2)
+    digests = [line.split() for line in one.splitlines() if line.startswith("  ") and len(line.split()) == 2]
+    assert [name for name, _ in digests] == ["mm", "matmul", "div", "sqrt", "exp", "log", "sum", "mean", "softmax",
+                                             "log_softmax", "cross_entropy", "conv2d"]
+    assert all(len(d) == 64 for _, d in digests)
+    assert one.split("CPU vs CUDA")[0] == two.split("CPU vs CUDA")[0]  # same digests at 1 and 2 threads
+    sum_line = next(line for line in one.splitlines() if "sum of 16M floats" in line)
+    assert sum_line.rstrip().endswith("(equal)")  # repmode's sum, 1 vs 2 threads in one process
+    assert "repmode equal" in one  # the mm row is batch-invariant

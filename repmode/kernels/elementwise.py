@@ -8,9 +8,9 @@ import math
 
 import torch
 
-from ..registry import register_kernel, register_passthrough
+from ..registry import register_composite, register_kernel, register_passthrough
 from ._common import (FLOAT_WIDENED, LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads,
-                      run_native, unsupported, write_out)
+                      call_registered, run_native, unsupported, write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -199,6 +199,31 @@ for _name, _op in (("add", ADD), ("sub", SUB), ("mul", MUL), ("div", DIV)):
             getattr(aten, _name).out,
             operands=lambda args, kwargs, op=_op: (op, args[0], args[1], None), dtypes=dtypes_of(_op),
             params=lambda args, kwargs: (_kw(kwargs, "alpha", 1),))
+
+# div with rounding_mode: None is plain division; 'trunc' truncates repmode's correctly rounded
+# quotient (float) or is torch's exact integer division; 'floor' only on integers (torch's float
+# floor division is not floor(a / b): it corrects toward the floor of the exact quotient).
+_DIV_MODE = {aten.div.Tensor_mode: aten.div.Tensor, aten.div.Scalar_mode: aten.div.Scalar,
+             aten.div_.Tensor_mode: aten.div_.Tensor, aten.div_.Scalar_mode: aten.div_.Scalar}
+
+
+@register_composite(list(_DIV_MODE), dtypes=dtypes_of(DIV))
+def div_rounding_mode(func, args, kwargs):
+    a, b = args[0], args[1]
+    mode = kwargs.get("rounding_mode", args[2] if len(args) > 2 else None)
+    if mode is None:
+        return call_registered(_DIV_MODE[func], a, b)
+    integral = not a.is_floating_point() and not a.is_complex() and not (
+        isinstance(b, Tensor) and (b.is_floating_point() or b.is_complex())) and not isinstance(b, float)
+    if integral:
+        return run_native(func, args, kwargs)  # integer division: exact
+    if mode == "trunc":
+        quotient = call_registered(_DIV_MODE[func], a, b)  # a fresh tensor, or a itself (in place)
+        return call_registered(aten.trunc_.default, quotient)
+    raise unsupported(func, args, kwargs, f"rounding_mode={mode!r} on floating-point inputs is not supported "
+                                          "(torch's floor division corrects toward the exact quotient's floor; "
+                                          "use torch.floor(a / b) for the floor of the rounded quotient)")
+
 
 # rsub(self, other, alpha) = other - alpha * self
 _family(_overloads("rsub", "Tensor", "Scalar"),

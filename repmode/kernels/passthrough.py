@@ -105,3 +105,9 @@ register_passthrough(_overloads(
     "profiler._record_function_enter.default", "profiler._record_function_enter_new.default",
     "profiler._record_function_exit.default", "profiler._record_function_exit._RecordFunction",
 ), reason="profiler marker: no tensor data is touched")
+
+register_passthrough(_overloads(
+    "aten.floor.default", "aten.floor_.default", "aten.floor.out", "aten.ceil.default", "aten.ceil_.default",
+    "aten.ceil.out", "aten.trunc.default", "aten.trunc_.default", "aten.trunc.out", "aten.round.default",
+    "aten.round_.default", "aten.round.out",
+), reason="IEEE-754 roundToIntegral (toward -inf, +inf, zero; round: ties to even): one exact operation")
