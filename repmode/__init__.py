@@ -13,6 +13,8 @@ from ._ext import cpu_isa, set_cpu_isa
 from .rng import get_rng_state, manual_seed, set_rng_state
 from .wrap import from_torch_module, is_wrapped, run_reproducibly, unwrap, wrap
 from . import ops
+from .trace import trace
+from .divergence import diff_traces, replay
 
 # Bumped whenever any kernel's canonical order or formula changes: results are identical across
 # repmode versions with the same NUMERICS_VERSION.
@@ -24,5 +26,6 @@ __all__ = [
     "enabled", "Session", "ReproducibleMode", "UnsupportedOpError", "UnsupportedOpWarning",
     "ReproducibilityEnvironmentError", "CompiledRegionWarning", "supported_ops", "registrations", "cpu_isa", "set_cpu_isa",
     "NUMERICS_VERSION", "digest", "manual_seed", "get_rng_state", "set_rng_state",
-    "from_torch_module", "wrap", "unwrap", "is_wrapped", "run_reproducibly", "ops",
+    "from_torch_module", "wrap", "unwrap", "is_wrapped", "run_reproducibly", "ops", "trace", "diff_traces",
+    "replay",
 ]

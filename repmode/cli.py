@@ -3,21 +3,22 @@
     repmode audit [--json] [-o FILE] script.py [args...]   # which ops does a script need?
     repmode audit [--json] -m package.module [args...]
     repmode ops [--write [PATH] | --check [PATH]]           # docs/supported_ops.md from the registry
+    repmode trace --out run.trace [--native] script.py [args...]   # per-op digests of a run
+    repmode diff a.trace b.trace                            # the first op where two runs part ways
+    repmode replay a.trace --op N                           # rerun one recorded op
 """
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
 def _audit(ns) -> int:
     from . import audit
 
-    if ns.module:
-        target, args = ns.module, ns.args
-    elif ns.args:
-        target, args = ns.args[0], ns.args[1:]
-    else:
+    target, args = _target(ns)
+    if target is None:
         print("repmode audit: give a script (or -m module) to run", file=sys.stderr)
         return 2
     # With --json on stdout the script's own output goes to stderr, so stdout stays parseable.
@@ -25,7 +26,7 @@ def _audit(ns) -> int:
     try:
         result = audit.run(target, args, module=bool(ns.module), stdout=script_stdout)
     except FileNotFoundError as exc:
-        print(exc, file=sys.stderr)
+        print(f"repmode audit: {exc}", file=sys.stderr)
         return 2
     report = result.as_json() if ns.json else result.as_text()
     if ns.output:
@@ -34,6 +35,53 @@ def _audit(ns) -> int:
     else:
         print(report, flush=True)
     return result.status()
+
+
+def _target(ns):
+    if ns.module:
+        return ns.module, ns.args
+    if ns.args:
+        return ns.args[0], ns.args[1:]
+    return None, None
+
+
+def _trace(ns) -> int:
+    from ._script import run_script
+    from .trace import trace
+
+    target, args = _target(ns)
+    if target is None:
+        print("repmode trace: give a script (or -m module) to run", file=sys.stderr)
+        return 2
+    if not ns.module and not os.path.isfile(target):
+        print(f"repmode trace: no such script: {target}", file=sys.stderr)
+        return 2
+    with trace(ns.out, native=ns.native, strict=not ns.non_strict, reference=ns.reference,
+               keep_values=ns.keep_values) as tracer:
+        status = run_script(target, args, module=bool(ns.module))
+    print(f"repmode trace: {tracer.seq} ops recorded in {ns.out}"
+          + (f"; values of {len(tracer.kept)} differing op(s) in {ns.out}.values.pt" if tracer.kept else ""),
+          file=sys.stderr)
+    return status
+
+
+def _diff(ns) -> int:
+    from .divergence import diff_traces
+
+    result = diff_traces(ns.a, ns.b)
+    print(result.text)
+    return 0 if result.kind == "identical" else 1
+
+
+def _replay(ns) -> int:
+    from .divergence import replay
+
+    try:
+        print(replay(ns.trace, ns.op))
+    except KeyError as exc:
+        print(f"repmode replay: {exc.args[0]}", file=sys.stderr)
+        return 2
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -50,6 +98,27 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("-m", dest="module", metavar="MODULE", help="run a module, like python -m")
     audit.add_argument("args", nargs=argparse.REMAINDER, help="the script and its arguments")
     audit.set_defaults(handler=_audit)
+    tr = commands.add_parser("trace", help="record per-op digests of a script's run (docs/trace.md)",
+                             description="Run a script with every op recorded (op, call site, digest of each "
+                                         "output) in a trace file; exit status is the script's.")
+    tr.add_argument("--out", required=True, metavar="PATH", help="the trace file (.gz: compressed)")
+    tr.add_argument("--native", action="store_true",
+                    help="run torch's own kernels (repmode.enabled() blocks in the script stay inert)")
+    tr.add_argument("--non-strict", action="store_true", help="under repmode, run unsupported ops natively")
+    tr.add_argument("--reference", metavar="TRACE", help="an earlier trace to compare with while recording")
+    tr.add_argument("--keep-values", type=int, default=0, metavar="N",
+                    help="with --reference: keep the inputs and outputs of the first N ops that differ from it")
+    tr.add_argument("-m", dest="module", metavar="MODULE", help="run a module, like python -m")
+    tr.add_argument("args", nargs=argparse.REMAINDER, help="the script and its arguments")
+    tr.set_defaults(handler=_trace)
+    df = commands.add_parser("diff", help="name the first op where two traces differ (exit 1), or exit 0")
+    df.add_argument("a")
+    df.add_argument("b")
+    df.set_defaults(handler=_diff)
+    rp = commands.add_parser("replay", help="rerun one op from its kept inputs, natively and under repmode")
+    rp.add_argument("trace")
+    rp.add_argument("--op", type=int, required=True, metavar="N", help="the op's number (seq) in the trace")
+    rp.set_defaults(handler=_replay)
     ops = commands.add_parser("ops", add_help=False, help="write or check the table of supported ops "
                                                           "(docs/supported_ops.md)")
     ops.set_defaults(handler=None)  # main() hands its arguments to repmode.ops_table

@@ -83,12 +83,22 @@ class ReproducibleMode(TorchDispatchMode):
         self.unsupported: dict[str, UnsupportedRecord] = {}
         # True under `repmode audit`: blocks the script opens are neither strict nor recorded apart
         self.auditing = False
+        self.tracer = None  # a repmode.trace.Tracer while `repmode.trace` records this mode's ops
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         impl = DISPATCH.get(func)
+        if self.tracer is not None:
+            return self._traced(func, args, kwargs, impl)
         if impl is not None:
             return impl(func, args, kwargs)
         return self._unregistered(func, args, kwargs)
+
+    def _traced(self, func, args, kwargs, impl):
+        if impl is None:
+            if _has_decomposition(func):  # its parts come back through the mode and are traced
+                return self._unregistered(func, args, kwargs)
+            impl = lambda func, args, kwargs: self._unregistered(func, args, kwargs)  # noqa: E731
+        return self.tracer.run(func, args, kwargs, impl)
 
     def _unregistered(self, func, args, kwargs):
         kwargs = kwargs or {}
@@ -141,7 +151,10 @@ class Session(contextlib.ContextDecorator):
         if self.seed is not None:
             torch.manual_seed(self.seed)
         outer = active_mode()
-        if outer is None:
+        if outer is None and _native_trace_active():
+            # `repmode trace --native` records torch's own kernels: blocks inside stay inert
+            self._entered.append("inert")
+        elif outer is None:
             notice = CompileNotice().__enter__()
             self._entered.append(notice)
             self.mode.__enter__()
@@ -159,6 +172,8 @@ class Session(contextlib.ContextDecorator):
         if isinstance(entered, CompileNotice):
             self.mode.__exit__(*exc)
             entered.__exit__(*exc)
+        elif entered == "inert":
+            pass
         else:
             outer, outer.strict, outer.unsupported = entered
         return False
@@ -204,6 +219,10 @@ def active_mode() -> ReproducibleMode | None:
         if isinstance(m, ReproducibleMode):
             return m
     return None
+
+
+def _native_trace_active() -> bool:
+    return any(getattr(m, "repmode_native_trace", False) for m in _get_current_dispatch_mode_stack())
 
 
 def check_environment() -> None:

@@ -1,0 +1,210 @@
+"""``repmode.trace``: record a digest of every op's outputs, to find where two runs part ways.
+
+A trace is a JSON-lines file (gzip-compressed when the name ends in ``.gz``; format in
+docs/trace.md): a header line, then one record per op the dispatch mode ran, in order. The
+digests are ``repmode.digest`` of each output, so traces from different machines, devices or
+builds compare directly (``repmode.diff``). With ``native=True`` the ops run on torch's own
+kernels through a pass-through mode (``repmode.enabled()`` blocks inside stay inert), so the
+same script can be traced natively and under repmode and the traces compared op by op.
+
+With a ``reference`` trace and ``keep_values=N``, the first N records whose outputs differ from
+the reference's (same position) also keep their output tensors and the op's inputs in a side
+file (``<trace>.values.pt``), for ``repmode.trace.replay`` and for value differences in ``diff``.
+"""
+from __future__ import annotations
+
+import contextlib
+import gzip
+import json
+import os
+import platform
+import sys
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ._callsite import user_call_site
+from .digest import digest
+from .mode import Session, _has_decomposition, active_mode
+from .registry import DISPATCH, run_native
+
+FORMAT = "repmode-trace"
+FORMAT_VERSION = 1
+
+
+def _open(path: str, mode: str):
+    if str(path).endswith(".gz"):
+        return gzip.open(path, mode + "t", encoding="utf-8")
+    return open(path, mode, encoding="utf-8")
+
+
+def values_path(path: str) -> str:
+    return str(path) + ".values.pt"
+
+
+def _flat_outputs(out) -> list:
+    if isinstance(out, (list, tuple)):
+        return [x for item in out for x in _flat_outputs(item)]
+    return [out]
+
+
+# Ops whose outputs are uninitialised memory: recorded without a digest (it would differ run to run).
+_UNINITIALISED = ("aten.empty.", "aten.empty_like.", "aten.empty_strided.", "aten.new_empty.",
+                  "aten.new_empty_strided.", "aten.empty_permuted.")
+
+
+def _describe(value, uninitialised: bool = False) -> dict:
+    if isinstance(value, torch.Tensor) and uninitialised:
+        return {"uninitialised": True, "shape": list(value.shape), "dtype": str(value.dtype).replace("torch.", ""),
+                "device": value.device.type}
+    if isinstance(value, torch.Tensor):
+        return {"digest": digest(value), "shape": list(value.shape), "dtype": str(value.dtype).replace("torch.", ""),
+                "device": value.device.type}
+    return {"value": repr(value)}
+
+
+class SavedGenerator:
+    """A torch.Generator argument of a kept op, by its state (generators do not pickle)."""
+
+    def __init__(self, generator: torch.Generator):
+        self.state = generator.get_state()
+
+    def restore(self) -> torch.Generator:
+        g = torch.Generator()
+        g.set_state(self.state)
+        return g
+
+
+def _detached_copy(obj):
+    """Tensors in ``obj`` (nested lists/tuples/dicts) as detached CPU copies; other values as they are."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().to("cpu", copy=True)
+    if isinstance(obj, torch.Generator):
+        return SavedGenerator(obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_detached_copy(x) for x in obj)
+    if isinstance(obj, dict):
+        return {k: _detached_copy(v) for k, v in obj.items()}
+    return obj
+
+
+def read_trace(path: str) -> tuple[dict, list[dict]]:
+    """``(header, records)`` of a trace file."""
+    with _open(path, "r") as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    if not lines or lines[0].get("format") != FORMAT:
+        raise ValueError(f"{path} is not a repmode trace (no '{FORMAT}' header line)")
+    if lines[0].get("version", 0) > FORMAT_VERSION:
+        raise ValueError(f"{path} has trace format version {lines[0]['version']}; this repmode reads up to "
+                         f"{FORMAT_VERSION}")
+    return lines[0], lines[1:]
+
+
+class Tracer:
+    """Writes one record per op. ``run`` is called by the dispatch mode in place of the op's impl."""
+
+    def __init__(self, path: str, native: bool, reference: str | None = None, keep_values: int = 0):
+        if keep_values and reference is None:
+            raise ValueError("keep_values needs a reference trace: the values kept are those of the ops whose "
+                             "outputs differ from the reference's")
+        self.path = str(path)
+        self.seq = 0
+        self.reference = read_trace(reference)[1] if reference is not None else None
+        self.keep_left = int(keep_values)
+        self.kept: dict[int, dict] = {}
+        self.file = _open(self.path, "w")
+        from . import NUMERICS_VERSION, __version__
+
+        header = {"format": FORMAT, "version": FORMAT_VERSION, "mode": "native" if native else "repmode",
+                  "repmode": __version__, "numerics_version": NUMERICS_VERSION, "torch": torch.__version__,
+                  "python": platform.python_version(), "machine": platform.machine(),
+                  "threads": torch.get_num_threads(), "argv": sys.argv, "values_sampled": False}
+        self.file.write(json.dumps(header) + "\n")
+
+    def run(self, func, args, kwargs, impl):
+        keeping = self.keep_left > 0
+        random = keeping and torch.Tag.nondeterministic_seeded in func.tags
+        # the inputs as they were: an in-place op changes them, a random op advances its generator
+        before = _detached_copy((args, kwargs)) if keeping and (random or func._schema.is_mutable) else None
+        rng = None
+        if random:  # replay needs the streams' states
+            from .rng import get_rng_state
+            rng = {"repmode": get_rng_state(), "torch": torch.get_rng_state()}
+        out = impl(func, args, kwargs)
+        self.seq += 1
+        node = torch._C._current_autograd_node()
+        name = str(func)
+        fresh = name.startswith(_UNINITIALISED)
+        record = {"seq": self.seq, "op": name, "phase": "forward" if node is None else "backward",
+                  "site": user_call_site(2), "out": [_describe(x, fresh) for x in _flat_outputs(out)]}
+        if node is not None:
+            record["node"] = type(node).__name__
+        self.file.write(json.dumps(record) + "\n")
+        if self.keep_left > 0 and self._differs_from_reference(record):
+            self.keep_left -= 1
+            inputs = before if before is not None else _detached_copy((args, kwargs))
+            self.kept[self.seq] = {"op": str(func), "args": inputs[0], "kwargs": inputs[1], "rng": rng,
+                                   "outputs": _detached_copy(_flat_outputs(out))}
+        return out
+
+    def _differs_from_reference(self, record: dict) -> bool:
+        if record["seq"] > len(self.reference):
+            return True
+        other = self.reference[record["seq"] - 1]
+        return other["op"] != record["op"] or other["out"] != record["out"]
+
+    def close(self) -> None:
+        self.file.close()
+        if self.kept:
+            torch.save(self.kept, values_path(self.path))
+        elif os.path.exists(values_path(self.path)):
+            os.remove(values_path(self.path))  # a stale side file of an earlier trace of that name
+
+
+class NativeTraceMode(TorchDispatchMode):
+    """Runs every op on torch's own kernel and records it; decomposes exactly where repmode would,
+    so native and repmode traces of one script list the same ops."""
+
+    repmode_native_trace = True  # repmode.enabled() blocks inside stay inert (see Session.__enter__)
+
+    def __init__(self, tracer: Tracer):
+        super().__init__()
+        self.tracer = tracer
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func not in DISPATCH and _has_decomposition(func):
+            with self:
+                return func.decompose(*args, **kwargs)
+        return self.tracer.run(func, args, kwargs, run_native)
+
+
+@contextlib.contextmanager
+def trace(path, native: bool = False, strict: bool = True, reference: str | None = None, keep_values: int = 0):
+    """Record every op the block runs into the trace file ``path`` (see the module docstring).
+
+    ``native=False``: the block runs under repmode (``repmode.enabled(strict=strict)``, or the
+    repmode block already open); ``native=True``: on torch's own kernels. Tracing never changes
+    results. Yields the :class:`Tracer`."""
+    tracer = Tracer(path, native, reference, keep_values)
+    try:
+        if native:
+            with NativeTraceMode(tracer):
+                yield tracer
+            return
+        outer = active_mode()
+        if outer is not None:
+            if outer.tracer is not None:
+                raise RuntimeError("repmode.trace: this block is already being traced")
+            outer.tracer = tracer
+            try:
+                yield tracer
+            finally:
+                outer.tracer = None
+            return
+        session = Session(strict=strict)
+        session.mode.tracer = tracer
+        with session:
+            yield tracer
+    finally:
+        tracer.close()
