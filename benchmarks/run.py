@@ -9,6 +9,7 @@ least disturbed). Ratios compare the two columns of one run; absolute numbers dr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import platform
@@ -194,6 +195,43 @@ def case_lstm_step():
                          "batch 64, Adam)")
 
 
+def _trace_overhead_rows(label, model, optimizer, x, y, inner):
+    """The same step without and with repmode.trace, under repmode and natively (traces to a temp file)."""
+    import tempfile
+
+    def step():
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+    rows = []
+    with tempfile.TemporaryDirectory() as folder:
+        for native in (False, True):
+            plain = traced = float("inf")
+            for _ in range(3):  # interleaved
+                with (contextlib.nullcontext() if native else repmode.enabled()):
+                    plain = min(plain, best_time(step, 5, inner))
+                with repmode.trace(os.path.join(folder, "bench.trace"), native=native):
+                    traced = min(traced, best_time(step, 5, inner))
+            kind = "native" if native else "repmode"
+            rows.append((f"{label}, {kind}: untraced vs repmode.trace{'(native=True)' if native else ''}",
+                         f"{plain * 1e3:.3f} ms", f"{traced * 1e3:.3f} ms", f"{traced / plain:.2f}× time traced"))
+    return rows
+
+
+def case_trace():
+    torch.manual_seed(0)
+    x, y = torch.randn(64, 64), torch.randint(0, 10, (64,))
+    mlp = torch.nn.Sequential(torch.nn.Linear(64, 128), torch.nn.ReLU(), torch.nn.Linear(128, 10))
+    rows = _trace_overhead_rows("MLP training step", mlp, torch.optim.SGD(mlp.parameters(), lr=0.05, momentum=0.9),
+                                x, y, inner=20)
+    example = __import__("train_cnn")
+    torch.manual_seed(0)
+    cnn = example.MODEL()
+    rows += _trace_overhead_rows("CNN training step", cnn, example.make_optimizer(cnn), torch.rand(64, 64), y, inner=5)
+    return rows
+
+
 def case_random():
     n = 16 * 2**20
     rows = []
@@ -222,6 +260,7 @@ CASES = {
     "cnn": case_cnn_step,
     "transformer": case_transformer_step,
     "lstm": case_lstm_step,
+    "trace": case_trace,
 }
 
 

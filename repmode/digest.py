@@ -20,6 +20,7 @@ import hashlib
 import struct
 import sys
 
+import numpy as np
 import torch
 
 # One NaN per floating dtype (bit patterns): the quiet NaN with a clear sign and payload.
@@ -38,40 +39,68 @@ _CANONICAL_NAN_BITS = {
 _BITS_DTYPE = {1: torch.int8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
 _LITTLE_ENDIAN = {1: "<i1", 2: "<i2", 4: "<i4", 8: "<i8"}
 
+# IEEE-style formats: a value is NaN iff (bits & magnitude mask) > the infinity pattern.
+_NAN_TEST = {
+    torch.float64: (0x7FFFFFFFFFFFFFFF, 0x7FF0000000000000),
+    torch.float32: (0x7FFFFFFF, 0x7F800000),
+    torch.float16: (0x7FFF, 0x7C00),
+    torch.bfloat16: (0x7FFF, 0x7F80),
+    torch.float8_e5m2: (0x7F, 0x7C),
+}
+
+
+_NUMPY_FLOATS = (torch.float64, torch.float32, torch.float16)
+
 
 def _signed(value: int, nbytes: int) -> int:
     bits = 8 * nbytes
     return value - (1 << bits) if value >= 1 << (bits - 1) else value
 
 
-def _element_bits(t: torch.Tensor) -> torch.Tensor:
-    """The elements of a contiguous CPU tensor as a flat integer tensor of their bits, NaNs canonical."""
+def _element_bits(t: torch.Tensor) -> np.ndarray:
+    """The elements of a contiguous CPU tensor as a flat integer array of their bits, NaNs canonical."""
     flat = t.reshape(-1)
     if flat.is_complex():
         flat = torch.view_as_real(flat).reshape(-1)  # (re, im) pairs: the same bytes as the complex values
-    bits = flat.view(_BITS_DTYPE[flat.element_size()])
+    size = flat.element_size()
+    bits = flat.view(_BITS_DTYPE[size]).numpy()
+    if not flat.is_floating_point():
+        return bits
     nan = _CANONICAL_NAN_BITS.get(flat.dtype)
-    if nan is not None:
-        bits = torch.where(torch.isnan(flat), torch.tensor(_signed(nan, flat.element_size()), dtype=bits.dtype),
-                           bits)
-    elif flat.is_floating_point():
+    if nan is None:
         raise TypeError(f"repmode.digest has no canonical NaN for {flat.dtype}")
+    if flat.dtype in _NUMPY_FLOATS:
+        is_nan = np.isnan(flat.numpy())
+    elif flat.dtype in _NAN_TEST:
+        magnitude, infinity = _NAN_TEST[flat.dtype]
+        unsigned = bits.view(f"u{size}")
+        is_nan = (unsigned & unsigned.dtype.type(magnitude)) > unsigned.dtype.type(infinity)
+    else:  # float8 formats without an infinity: ask torch
+        is_nan = torch.isnan(flat).numpy()
+    if is_nan.any():
+        bits = bits.copy()
+        bits[is_nan] = _signed(nan, size)
     return bits
 
 
-def _tensor_bytes(t: torch.Tensor) -> bytes:
+def _tensor_bytes(t: torch.Tensor):
+    """The hashed bytes of a tensor's elements (a buffer: bytes or a contiguous array)."""
     if t.is_sparse or t.layout != torch.strided:
         raise TypeError(f"repmode.digest hashes dense tensors; convert this {t.layout} tensor with .to_dense()")
     if t.is_quantized or getattr(t, "is_nested", False):
         raise TypeError("repmode.digest cannot hash quantized or nested tensors")
     if t.device.type == "meta":
         raise TypeError("repmode.digest cannot hash a meta tensor: it has no values")
-    t = t.detach().resolve_conj().resolve_neg().to("cpu").contiguous()
-    bits = _element_bits(t).numpy()
+    t = t.detach()
+    if t.is_conj() or t.is_neg():
+        t = t.resolve_conj().resolve_neg()
+    if t.device.type != "cpu":
+        t = t.to("cpu")
+    bits = _element_bits(t.contiguous())
     order = _LITTLE_ENDIAN[bits.dtype.itemsize]
     if sys.byteorder != "little" or bits.dtype.str != order:
         bits = bits.astype(order)
-    return bits.tobytes()
+    return memoryview(bits).cast("B")
 
 
 def _feed_text(h, text: str) -> None:
@@ -106,6 +135,13 @@ def _feed(h, obj) -> None:
     else:
         raise TypeError(f"repmode.digest cannot hash {type(obj).__name__} (tensors, modules, optimizers, "
                         "objects with a state_dict(), dicts, lists, tuples and plain scalars can be hashed)")
+
+
+def tensor_digest(t: torch.Tensor) -> str:
+    """``digest(t)`` for one tensor, for callers already outside every dispatch mode (the tracer)."""
+    h = hashlib.sha256()
+    _feed(h, t)
+    return h.hexdigest()
 
 
 def digest(obj) -> str:

@@ -23,6 +23,12 @@ def _load_values(path: str) -> dict:
     return torch.load(vp, weights_only=False) if os.path.exists(vp) else {}
 
 
+def _describe_run(head: dict, records: list) -> str:
+    threads = head.get("end_threads", head["threads"])
+    text = f"{head['mode']}, torch {head['torch']}, {head['machine']}, {threads} threads, {len(records)} ops"
+    return text if head["complete"] else text + ", incomplete: the run stopped while tracing"
+
+
 def _where(rec: dict) -> str:
     where = f"{rec['op']} ({rec['phase']}"
     if rec.get("node"):
@@ -45,10 +51,8 @@ def _value_difference(a: torch.Tensor, b: torch.Tensor) -> str:
 def diff_traces(path_a: str, path_b: str) -> Divergence:
     head_a, recs_a = read_trace(path_a)
     head_b, recs_b = read_trace(path_b)
-    lines = [f"a: {path_a} ({head_a['mode']}, torch {head_a['torch']}, {head_a['threads']} threads, "
-             f"{len(recs_a)} ops)",
-             f"b: {path_b} ({head_b['mode']}, torch {head_b['torch']}, {head_b['threads']} threads, "
-             f"{len(recs_b)} ops)"]
+    lines = [f"{name}: {path} ({_describe_run(head, recs)})"
+             for name, path, head, recs in (("a", path_a, head_a, recs_a), ("b", path_b, head_b, recs_b))]
     n = min(len(recs_a), len(recs_b))
     first = next((i for i in range(n) if recs_a[i]["op"] != recs_b[i]["op"] or recs_a[i]["out"] != recs_b[i]["out"]),
                  None)

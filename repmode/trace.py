@@ -24,7 +24,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ._callsite import user_call_site
-from .digest import digest
+from .digest import tensor_digest
 from .mode import Session, _has_decomposition, active_mode
 from .registry import DISPATCH, run_native
 
@@ -58,9 +58,11 @@ def _describe(value, uninitialised: bool = False) -> dict:
         return {"uninitialised": True, "shape": list(value.shape), "dtype": str(value.dtype).replace("torch.", ""),
                 "device": value.device.type}
     if isinstance(value, torch.Tensor):
-        return {"digest": digest(value), "shape": list(value.shape), "dtype": str(value.dtype).replace("torch.", ""),
+        return {"digest": tensor_digest(value), "shape": list(value.shape), "dtype": str(value.dtype).replace("torch.", ""),
                 "device": value.device.type}
-    return {"value": repr(value)}
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return {"value": repr(value)}
+    return {"object": type(value).__name__}  # e.g. a profiler handle: its identity means nothing
 
 
 class SavedGenerator:
@@ -89,7 +91,8 @@ def _detached_copy(obj):
 
 
 def read_trace(path: str) -> tuple[dict, list[dict]]:
-    """``(header, records)`` of a trace file."""
+    """``(header, records)`` of a trace file; the footer's fields (``ops``, ``threads`` at the end)
+    are merged into the header as ``end_threads`` and ``complete``."""
     with _open(path, "r") as f:
         lines = [json.loads(line) for line in f if line.strip()]
     if not lines or lines[0].get("format") != FORMAT:
@@ -97,7 +100,11 @@ def read_trace(path: str) -> tuple[dict, list[dict]]:
     if lines[0].get("version", 0) > FORMAT_VERSION:
         raise ValueError(f"{path} has trace format version {lines[0]['version']}; this repmode reads up to "
                          f"{FORMAT_VERSION}")
-    return lines[0], lines[1:]
+    header, records = dict(lines[0]), lines[1:]
+    header["complete"] = bool(records) and records[-1].get("footer", False)
+    if header["complete"]:
+        header["end_threads"] = records.pop()["threads"]
+    return header, records
 
 
 class Tracer:
@@ -154,6 +161,8 @@ class Tracer:
         return other["op"] != record["op"] or other["out"] != record["out"]
 
     def close(self) -> None:
+        # the footer: thread count at the end (a script may set it after the trace began)
+        self.file.write(json.dumps({"footer": True, "ops": self.seq, "threads": torch.get_num_threads()}) + "\n")
         self.file.close()
         if self.kept:
             torch.save(self.kept, values_path(self.path))

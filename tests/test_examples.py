@@ -62,3 +62,14 @@ def test_reproducible_ops_example():
     sum_line = next(line for line in one.splitlines() if "sum of 16M floats" in line)
     assert sum_line.rstrip().endswith("(equal)")  # repmode's sum, 1 vs 2 threads in one process
     assert "repmode equal" in one  # the mm row is batch-invariant
+
+
+@pytest.mark.slow
+def test_find_divergence_example(tmp_path):
+    result = subprocess.run([sys.executable, str(ROOT / "examples" / "find_divergence.py"), "--keep", str(tmp_path)],
+                            capture_output=True, text=True, timeout=900, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-4000:]
+    native, rep = result.stdout.split("== repmode")
+    assert "(repmode diff exit status 1)" in native and "first difference at #" in native
+    assert "(repmode diff exit status 0)" in rep and "identical: all" in rep
+    assert len(list(tmp_path.glob("*.trace.gz"))) == 4

@@ -170,8 +170,9 @@ def test_format_is_plain_json_lines(tmp_path):
         torch.ones(3).exp()
     with gzip.open(tmp_path / "t.trace.gz", "rt") as f:
         lines = [json.loads(line) for line in f]
-    header, records = lines[0], lines[1:]
+    header, records, footer = lines[0], lines[1:-1], lines[-1]
     assert header["format"] == "repmode-trace" and header["version"] == 1 and header["mode"] == "repmode"
+    assert footer == {"footer": True, "ops": len(records), "threads": torch.get_num_threads()}
     assert [r["seq"] for r in records] == list(range(1, len(records) + 1))
     empty = next(r for r in records if r["op"].startswith("aten.empty"))
     assert empty["out"][0] == {"uninitialised": True, "shape": [3], "dtype": "float32", "device": "cpu"}
