@@ -25,7 +25,8 @@ def _load_values(path: str) -> dict:
 
 def _describe_run(head: dict, records: list) -> str:
     threads = head.get("end_threads", head["threads"])
-    text = f"{head['mode']}, torch {head['torch']}, {head['machine']}, {threads} threads, {len(records)} ops"
+    text = (f"{head['mode']}, torch {head['torch']}, {head['machine']} {head.get('cpu_isa', '')}, {threads} threads, "
+            f"{len(records)} ops")
     return text if head["complete"] else text + ", incomplete: the run stopped while tracing"
 
 

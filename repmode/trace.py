@@ -120,11 +120,11 @@ class Tracer:
         self.keep_left = int(keep_values)
         self.kept: dict[int, dict] = {}
         self.file = _open(self.path, "w")
-        from . import NUMERICS_VERSION, __version__
+        from . import NUMERICS_VERSION, __version__, cpu_isa
 
         header = {"format": FORMAT, "version": FORMAT_VERSION, "mode": "native" if native else "repmode",
                   "repmode": __version__, "numerics_version": NUMERICS_VERSION, "torch": torch.__version__,
-                  "python": platform.python_version(), "machine": platform.machine(),
+                  "python": platform.python_version(), "machine": platform.machine(), "cpu_isa": cpu_isa(),
                   "threads": torch.get_num_threads(), "argv": sys.argv, "values_sampled": False}
         self.file.write(json.dumps(header) + "\n")
 

@@ -212,3 +212,22 @@ def test_cli_trace_diff_replay(tmp_path):
     seq = int(different.stdout.split("first difference at #")[1].split()[0])
     again = cli("replay", str(tmp_path / "n.trace"), "--op", str(seq))
     assert again.returncode == 0 and "(= recorded)" in again.stdout
+
+
+def test_traces_from_different_cpu_paths_compare_equal(tmp_path):
+    """Traces made on different hardware paths (here the scalar and the SIMD kernels, as on two
+    machines) compare op by op; repmode's are identical."""
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import torch\ntorch.manual_seed(0)\nm = torch.nn.Sequential(torch.nn.Conv2d(2, 4, 3), torch.nn.Tanh(), "
+        "torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 3))\nx = torch.randn(16, 2, 8, 8)\n"
+        "torch.nn.functional.cross_entropy(m(x), torch.arange(16) % 3).backward()\n")
+    base = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (ROOT, os.environ.get("PYTHONPATH")) if p))
+    for isa in ("scalar", repmode.cpu_isa()):
+        run = subprocess.run([sys.executable, "-m", "repmode", "trace", "--out", str(tmp_path / f"{isa}.trace"),
+                              str(script)], capture_output=True, text=True, timeout=300,
+                             env=dict(base, REPMODE_CPU_ISA=isa))
+        assert run.returncode == 0, run.stderr
+    result = diff_traces(tmp_path / "scalar.trace", tmp_path / f"{repmode.cpu_isa()}.trace")
+    assert result.kind == "identical", result.text
+    assert result.matched > 20
