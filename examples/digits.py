@@ -9,6 +9,7 @@ counter-based stream and every op from its reproducible kernels.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from typing import Callable
 
 import numpy as np
@@ -30,8 +31,16 @@ def load_data():
             torch.from_numpy(x_test), torch.from_numpy(y_test))
 
 
+def autocast(amp: str | None):
+    """``torch.autocast`` on the CPU for ``--amp bf16`` (matrix products and convolutions in
+    bfloat16; repmode widens them exactly to float32 and rounds once), else nothing."""
+    if amp is None:
+        return contextlib.nullcontext()
+    return torch.autocast("cpu", dtype={"bf16": torch.bfloat16}[amp])
+
+
 def train(model, optimizer, x_train, y_train, epochs: int, batch_size: int = 64,
-          clip_grad_norm: float | None = None, scheduler_factory=None):
+          clip_grad_norm: float | None = None, scheduler_factory=None, amp: str | None = None):
     batches = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x_train, y_train), batch_size=batch_size,
                                           shuffle=True, generator=torch.Generator().manual_seed(0))
     scheduler = scheduler_factory(optimizer, epochs * len(batches)) if scheduler_factory else None
@@ -39,7 +48,8 @@ def train(model, optimizer, x_train, y_train, epochs: int, batch_size: int = 64,
     for _ in range(epochs):
         for xb, yb in batches:
             optimizer.zero_grad()
-            loss = torch.nn.functional.cross_entropy(model(xb), yb)
+            with autocast(amp):
+                loss = torch.nn.functional.cross_entropy(model(xb), yb)
             loss.backward()
             if clip_grad_norm is not None:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
@@ -60,6 +70,7 @@ def run(description: str, make_model: Callable[[], torch.nn.Module],
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epochs", type=int, default=default_epochs)
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads before training")
+    parser.add_argument("--amp", choices=["bf16"], default=None, help="mixed precision: torch.autocast on the CPU")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
@@ -70,10 +81,10 @@ def run(description: str, make_model: Callable[[], torch.nn.Module],
         model = make_model()  # inside the mode: the initial parameters come from repmode's stream
         print(f"initial parameters: {repmode.digest(model)}")
         train(model, make_optimizer(model), x_train, y_train, args.epochs,
-              clip_grad_norm=clip_grad_norm, scheduler_factory=scheduler_factory)
+              clip_grad_norm=clip_grad_norm, scheduler_factory=scheduler_factory, amp=args.amp)
         model.eval()
-        with torch.no_grad():
-            logits = model(x_test)
+        with torch.no_grad(), autocast(args.amp):
+            logits = model(x_test).float()
             accuracy = (logits.argmax(dim=1) == y_test).float().mean().item()
 
     print(f"trained parameters: {repmode.digest(model)}")

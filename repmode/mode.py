@@ -18,7 +18,7 @@ from . import _ext
 from ._callsite import user_call_site, user_frame
 from ._compile_notice import CompileNotice
 from .errors import ReproducibilityEnvironmentError, UnsupportedOpError, UnsupportedOpWarning
-from .registry import DISPATCH, _load_kernels
+from .registry import DISPATCH, _load_kernels, run_native
 
 _CompositeImplicit = torch._C.DispatchKey.CompositeImplicitAutograd
 _decomposable: dict = {}
@@ -90,14 +90,28 @@ class ReproducibleMode(TorchDispatchMode):
         if self.tracer is not None:
             return self._traced(func, args, kwargs, impl)
         if impl is not None:
-            return impl(func, args, kwargs)
+            if self.strict:
+                return impl(func, args, kwargs)
+            return self._non_strict(func, args, kwargs, impl)
         return self._unregistered(func, args, kwargs)
+
+    def _non_strict(self, func, args, kwargs, impl):
+        # A registered op refusing these inputs (a dtype, a device) is unsupported like an
+        # unregistered one: recorded and run natively. Kernels refuse before writing anything.
+        try:
+            return impl(func, args, kwargs)
+        except UnsupportedOpError:
+            self._record(func, args, kwargs or {})
+            return run_native(func, args, kwargs)
 
     def _traced(self, func, args, kwargs, impl):
         if impl is None:
             if _has_decomposition(func):  # its parts come back through the mode and are traced
                 return self._unregistered(func, args, kwargs)
             impl = lambda func, args, kwargs: self._unregistered(func, args, kwargs)  # noqa: E731
+        elif not self.strict:
+            registered = impl
+            impl = lambda func, args, kwargs: self._non_strict(func, args, kwargs, registered)  # noqa: E731
         return self.tracer.run(func, args, kwargs, impl)
 
     def _unregistered(self, func, args, kwargs):

@@ -73,3 +73,14 @@ def test_find_divergence_example(tmp_path):
     assert "(repmode diff exit status 1)" in native and "first difference at #" in native
     assert "(repmode diff exit status 0)" in rep and "identical: all" in rep
     assert len(list(tmp_path.glob("*.trace.gz"))) == 4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name,epochs", [("train_cnn.py", "2"), ("train_transformer.py", "1")])
+def test_examples_train_under_bf16_autocast_reproducibly(name, epochs):
+    one = run_example(name, "--amp", "bf16", "--epochs", epochs, "--threads", "1")
+    two = run_example(name, "--amp", "bf16", "--epochs", epochs, "--threads", "2")
+    for key in ("initial parameters", "trained parameters", "test logits", "test accuracy"):
+        assert one[key] == two[key], key
+    float32 = run_example(name, "--epochs", epochs, "--threads", "2")
+    assert one["test logits"] != float32["test logits"]  # autocast really changed the arithmetic

@@ -2,6 +2,7 @@
 invariance to threads, ISA, layout and batch composition."""
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import numpy as np
@@ -10,7 +11,7 @@ import torch
 
 import repmode
 from repmode._ext import C, DTYPE_CODE
-from conftest import assert_bitwise_equal, available_isas, cpu_isa, layouts, num_threads
+from conftest import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa, layouts, num_threads
 
 
 def round_to_float32(q: Fraction) -> float:
@@ -132,12 +133,12 @@ def test_gradients_match_float64_autograd(rng):
 
 def test_errors():
     a, b = torch.ones(2, 3), torch.ones(4, 5)
-    h = torch.ones(2, 2, dtype=torch.bfloat16)
+    c = torch.ones(2, 2, dtype=torch.complex64)
     with repmode.enabled():
         with pytest.raises(RuntimeError, match="cannot be multiplied"):
             a @ b
-        with pytest.raises(repmode.UnsupportedOpError, match="bfloat16"):
-            h @ h
+        with pytest.raises(repmode.UnsupportedOpError, match="complex64"):
+            c @ c
 
 
 def _products(a, v, b3, c3, w):
@@ -178,9 +179,89 @@ def test_vector_products_invariance_and_accuracy(rng):
         assert_bitwise_equal(want["dot"], (v.unsqueeze(0) @ v.unsqueeze(1)).reshape(()))
 
 
-@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.int64])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.complex64])
 def test_addr_refuses_other_dtypes_clearly(dtype):
     a, v = torch.ones(2, 2, dtype=dtype), torch.ones(2, dtype=dtype)
     with pytest.raises(repmode.UnsupportedOpError, match="aten.addr.default"):
         with repmode.enabled():
             torch.addr(a, v, v)
+
+
+
+# ---- bf16/fp16 (autocast's products): widened exactly, the float32 chain, one rounding ----------
+
+def round_to_format(value: float, mantissa_bits: int, min_exponent: int, max_exponent: int) -> float:
+    """Round a float32 value to a binary format with `mantissa_bits` stored bits, ties to even
+    (exact rationals, no floating point): bfloat16 = (7, -126, 127), float16 = (10, -14, 15)."""
+    q = Fraction(value)
+    if q == 0 or math.isinf(value) or math.isnan(value):
+        return value
+    sign = -1 if q < 0 else 1
+    q = abs(q)
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    e = max(e, min_exponent)
+    ulp = Fraction(2) ** (e - mantissa_bits)
+    n, r = divmod(q, ulp)
+    if r > ulp / 2 or (r == ulp / 2 and n % 2 == 1):
+        n += 1
+    rounded = n * ulp
+    if rounded >= Fraction(2) ** (max_exponent + 1):
+        return sign * float("inf")
+    return sign * float(rounded)
+
+
+_FORMATS = {torch.bfloat16: (7, -126, 127), torch.float16: (10, -14, 15)}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("shape", [(1, 1, 1), (3, 5, 7), (7, 13, 17), (5, 33, 4)])
+def test_low_precision_mm_is_the_widened_float32_chain_rounded_once(rng, dtype, shape):
+    M, K, N = shape
+    a = (torch.randn(M, K, generator=rng) * 4).to(dtype)
+    b = torch.randn(K, N, generator=rng).to(dtype)
+    with repmode.enabled():
+        got = a @ b
+    chain = model_mm(a.float(), b.float())  # exact widening, then the independent float32 chain
+    expected = torch.tensor([[round_to_format(v, *_FORMATS[dtype]) for v in row] for row in chain.tolist()],
+                            dtype=dtype)
+    assert got.dtype == dtype
+    assert_bitwise_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_low_precision_product_family_rounds_the_float32_result_once(rng, dtype):
+    a, b = torch.randn(6, 9, generator=rng), torch.randn(9, 5, generator=rng)
+    bias, v = torch.randn(5, generator=rng), torch.randn(9, generator=rng)
+    ba, bb = torch.randn(3, 6, 9, generator=rng), torch.randn(3, 9, 5, generator=rng)
+    low = {name: t.to(dtype) for name, t in dict(a=a, b=b, bias=bias, v=v, ba=ba, bb=bb).items()}
+    wide = {name: t.float() for name, t in low.items()}
+    cases = {
+        "addmm": lambda t: torch.addmm(t["bias"], t["a"], t["b"], beta=0.5, alpha=2.0),
+        "bmm": lambda t: torch.bmm(t["ba"], t["bb"]),
+        "baddbmm": lambda t: torch.baddbmm(t["ba"] @ t["bb"], t["ba"], t["bb"]),
+        "mv": lambda t: torch.mv(t["a"], t["v"]),
+        "dot": lambda t: torch.dot(t["v"], t["v"]),
+        "linear": lambda t: torch.nn.functional.linear(t["a"], t["b"].t(), t["bias"]),
+    }
+    with repmode.enabled():
+        for name, case in cases.items():
+            got = case(low)
+            assert got.dtype == dtype, name
+            assert_bitwise_equal(got, case(wide).to(dtype), name)
+        out = torch.empty(6, 5, dtype=dtype)
+        torch.mm(low["a"], low["b"], out=out)
+        assert_bitwise_equal(out, torch.mm(wide["a"], wide["b"]).to(dtype), "mm out=")
+        inplace = low["a"] @ low["b"]
+        expected = torch.addmm(inplace.float(), wide["a"], wide["b"]).to(dtype)
+        inplace.addmm_(low["a"], low["b"])
+        assert_bitwise_equal(inplace, expected, "addmm_")
+        with pytest.raises(RuntimeError, match="same dtype"):
+            torch.mm(low["a"], b)
+
+
+def test_low_precision_mm_is_invariant_to_threads_and_layout(rng):
+    a = torch.randn(37, 70, generator=rng).bfloat16()
+    b = torch.randn(70, 45, generator=rng).bfloat16()
+    assert_invariant(lambda x, y: {"mm": x @ y}, a, b)

@@ -232,3 +232,14 @@ def test_tensors_on_other_devices_get_an_actionable_error():
             torch.mm(a, a)
     message = str(info.value)
     assert "CPU kernels only" in message and ".cpu()" in message and "repmode audit" in message
+
+
+def test_non_strict_runs_refused_inputs_natively_and_reports_them():
+    c = torch.ones(2, 2, dtype=torch.complex64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", repmode.UnsupportedOpWarning)
+        with repmode.enabled(strict=False) as rm:
+            got = c @ c
+    assert torch.equal(got, c @ c)
+    (record,) = rm.report()
+    assert record.overload == "aten.mm.default" and record.dtypes == {"complex64"}

@@ -119,3 +119,60 @@ def test_fused_adagrad_with_grad_scale_refused():
             torch.ops.aten._fused_adagrad_([p], [torch.ones(3)], [torch.zeros(3)], [torch.ones(())], lr=0.1,
                                            lr_decay=0.0, weight_decay=0.0, eps=1e-10, maximize=False,
                                            grad_scale=torch.ones(()))
+
+
+def test_grad_scaler_ops_match_torch():
+    g = torch.Generator().manual_seed(0)
+    clean = [torch.randn(5, generator=g) * 1000, torch.randn(2, 3, generator=g)]
+    dirty = [clean[0].clone(), clean[1].clone()]
+    dirty[1][0, 1] = float("inf")
+    inv_scale = torch.tensor(1 / 1024.0)
+    for grads in (clean, dirty):
+        ours, theirs = [t.clone() for t in grads], [t.clone() for t in grads]
+        found_ours, found_theirs = torch.zeros(()), torch.zeros(())
+        with repmode.enabled():
+            torch._amp_foreach_non_finite_check_and_unscale_(ours, found_ours, inv_scale)
+        torch._amp_foreach_non_finite_check_and_unscale_(theirs, found_theirs, inv_scale)
+        assert found_ours.item() == found_theirs.item() == (1.0 if grads is dirty else 0.0)
+        for a, b in zip(ours, theirs):
+            finite = torch.isfinite(b)
+            assert torch.equal(a[finite].view(torch.int32), b[finite].view(torch.int32))  # one multiply each
+    # the scale's update rule, step by step: growth after `interval` clean steps, backoff on inf
+    scale_ours, scale_theirs = torch.tensor(2.0 ** 16), torch.tensor(2.0 ** 16)
+    track_ours, track_theirs = torch.zeros((), dtype=torch.int32), torch.zeros((), dtype=torch.int32)
+    for found in [0, 0, 1, 0, 0, 0, 1, 1, 0, 0, 0]:
+        inf = torch.tensor(float(found))
+        with repmode.enabled():
+            torch._amp_update_scale_(scale_ours, track_ours, inf, 2.0, 0.5, 3)
+        torch._amp_update_scale_(scale_theirs, track_theirs, inf, 2.0, 0.5, 3)
+        assert scale_ours.item() == scale_theirs.item() and track_ours.item() == track_theirs.item()
+
+
+def _fp16_scaler_run(threads: int):
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    with repmode.enabled(seed=0):
+        model = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 3))
+        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        scaler = torch.amp.GradScaler("cpu", init_scale=2.0 ** 14, growth_interval=2)
+        x, y = torch.randn(32, 8) * 100, torch.randint(0, 3, (32,))
+        scales = []
+        for _ in range(5):
+            opt.zero_grad()
+            with torch.autocast("cpu", dtype=torch.float16):
+                loss = torch.nn.functional.cross_entropy(model(x), y)
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+            scales.append(scaler.get_scale())
+    return repmode.digest(model), scales
+
+
+def test_grad_scaler_with_fp16_autocast_runs_strict_and_reproducibly():
+    before = torch.get_num_threads()
+    try:
+        one, two = _fp16_scaler_run(1), _fp16_scaler_run(2)
+    finally:
+        torch.set_num_threads(before)
+    assert one == two
+    assert len(set(one[1])) > 1  # the scale moved (grew, or backed off on an overflow)

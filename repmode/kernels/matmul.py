@@ -1,17 +1,39 @@
 """Matrix products: every output element is a sequential FMA chain over k from 0, starting
 at +0.0 (csrc/cpu/gemm.h, docs/semantics.md "Matrix products"). Inputs of any strides are
-read in place; threads and tiles only partition the outputs."""
+read in place; threads and tiles only partition the outputs. bf16/fp16 operands (autocast's
+products) are widened exactly to float32, run through the float32 op, and the result is
+rounded once to their dtype."""
 from __future__ import annotations
+
+import functools
 
 import torch
 
 from ..registry import register_kernel
-from ._common import (C, DTYPE_CODE, FLOAT_ONLY, broadcast_shape, check_cpu, float_code, get_num_threads, unsupported,
-                      write_out)
+from ._common import (C, DTYPE_CODE, FLOAT_WIDENED, LOW_PRECISION, broadcast_shape, check_cpu, float_code,
+                      get_num_threads, unsupported, widened, write_out)
 from .elementwise import ADD, MUL, elementwise, elementwise_general
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
+
+
+def low_precision_in_float32(impl):
+    """bf16/fp16 operands, all of one dtype as torch requires, widened exactly to float32; the
+    float32 op; one rounding of the result to that dtype (an ``out=`` tensor rounds on write)."""
+    run = widened()(impl)
+
+    @functools.wraps(impl)
+    def checked(func, args, kwargs):
+        tensors = [a for a in args if isinstance(a, Tensor)]
+        if tensors and tensors[0].dtype in LOW_PRECISION:
+            for t in tensors[1:]:
+                if t.dtype != tensors[0].dtype:
+                    raise RuntimeError(f"{func}: expected all operands to have the same dtype, but got "
+                                       f"{tensors[0].dtype} and {t.dtype}")
+        return run(func, args, kwargs)
+
+    return checked
 
 
 def _code(func, args, kwargs, *tensors):
@@ -74,22 +96,26 @@ def add_scaled_product(func, args, kwargs, bias: Tensor, product: Tensor, beta, 
     return product
 
 
-@register_kernel(aten.mm.default, FLOAT_ONLY)
+@register_kernel(aten.mm.default, FLOAT_WIDENED)
+@low_precision_in_float32
 def mm(func, args, kwargs):
     return mm_kernel(func, args, kwargs, args[0], args[1])
 
 
-@register_kernel(aten.mm.out, FLOAT_ONLY)
+@register_kernel(aten.mm.out, FLOAT_WIDENED)
+@low_precision_in_float32
 def mm_out(func, args, kwargs):
     return write_out(mm_kernel(func, args, kwargs, args[0], args[1]), kwargs["out"])
 
 
-@register_kernel(aten.bmm.default, FLOAT_ONLY)
+@register_kernel(aten.bmm.default, FLOAT_WIDENED)
+@low_precision_in_float32
 def bmm(func, args, kwargs):
     return bmm_kernel(func, args, kwargs, args[0], args[1])
 
 
-@register_kernel(aten.bmm.out, FLOAT_ONLY)
+@register_kernel(aten.bmm.out, FLOAT_WIDENED)
+@low_precision_in_float32
 def bmm_out(func, args, kwargs):
     return write_out(bmm_kernel(func, args, kwargs, args[0], args[1]), kwargs["out"])
 
@@ -106,19 +132,21 @@ def _addmm(func, args, kwargs):
     return add_scaled_product(func, args, kwargs, bias, mm_kernel(func, args, kwargs, a, b), beta, alpha)
 
 
-@register_kernel(aten.addmm.default, FLOAT_ONLY)
+@register_kernel(aten.addmm.default, FLOAT_WIDENED)
+@low_precision_in_float32
 def addmm(func, args, kwargs):
     return _addmm(func, args, kwargs)
 
 
-@register_kernel(aten.addmm.out, FLOAT_ONLY)
+@register_kernel(aten.addmm.out, FLOAT_WIDENED)
+@low_precision_in_float32
 def addmm_out(func, args, kwargs):
     return write_out(_addmm(func, args, {k: v for k, v in kwargs.items() if k != "out"}), kwargs["out"])
 
 
-@register_kernel(aten.addmm_.default, FLOAT_ONLY)
+@register_kernel(aten.addmm_.default, FLOAT_WIDENED)
 def addmm_(func, args, kwargs):
-    return args[0].copy_(_addmm(func, args, kwargs))
+    return args[0].copy_(addmm(aten.addmm.default, args, kwargs))
 
 
 # ---- vector forms: the same chain with N = 1 (mv) or M = N = 1 (dot) --------------------------
@@ -146,12 +174,14 @@ def dot_kernel(func, args, kwargs, a: Tensor, b: Tensor) -> Tensor:
     return out
 
 
-@register_kernel(aten.mv.default, FLOAT_ONLY)
+@register_kernel(aten.mv.default, FLOAT_WIDENED)
+@low_precision_in_float32
 def mv(func, args, kwargs):
     return mv_kernel(func, args, kwargs, args[0], args[1])
 
 
-@register_kernel([aten.dot.default, aten.vdot.default], FLOAT_ONLY)
+@register_kernel([aten.dot.default, aten.vdot.default], FLOAT_WIDENED)
+@low_precision_in_float32
 def dot(func, args, kwargs):
     return dot_kernel(func, args, kwargs, args[0], args[1])
 
@@ -163,20 +193,23 @@ def _scales(args, kwargs, first):
     return beta, alpha
 
 
-@register_kernel(aten.addmv.default, FLOAT_ONLY)
+@register_kernel(aten.addmv.default, FLOAT_WIDENED)
+@low_precision_in_float32
 def addmv(func, args, kwargs):
     beta, alpha = _scales(args, kwargs, 3)
     return add_scaled_product(func, args, kwargs, args[0], mv_kernel(func, args, kwargs, args[1], args[2]), beta, alpha)
 
 
-@register_kernel(aten.baddbmm.default, FLOAT_ONLY)
+@register_kernel(aten.baddbmm.default, FLOAT_WIDENED)
+@low_precision_in_float32
 def baddbmm(func, args, kwargs):
     beta, alpha = _scales(args, kwargs, 3)
     return add_scaled_product(func, args, kwargs, args[0], bmm_kernel(func, args, kwargs, args[1], args[2]), beta,
                               alpha)
 
 
-@register_kernel(aten.addr.default, FLOAT_ONLY)
+@register_kernel(aten.addr.default, FLOAT_WIDENED)
+@low_precision_in_float32
 def addr(func, args, kwargs):
     """``beta * self + alpha * outer(v1, v2)``: the outer product is one rounding per element."""
     beta, alpha = _scales(args, kwargs, 3)
