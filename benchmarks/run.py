@@ -150,10 +150,12 @@ def case_conv():
     return rows
 
 
-def _training_step_row(label, model, optimizer, x, y, clip_grad_norm=None, inner=5):
+def _training_step_row(label, model, optimizer, x, y, clip_grad_norm=None, inner=5, amp=None):
     def step():
         optimizer.zero_grad()
-        torch.nn.functional.cross_entropy(model(x), y).backward()
+        with (torch.autocast("cpu", dtype=amp) if amp is not None else contextlib.nullcontext()):
+            loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
         if clip_grad_norm is not None:
             torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
         optimizer.step()
@@ -171,13 +173,13 @@ def _training_step_row(label, model, optimizer, x, y, clip_grad_norm=None, inner
     return name, n_text, r_text, f"{ratio} (pass-through mode alone: {bare / native:.2f}×)"
 
 
-def _example_step(module: str, label: str, clip_grad_norm=None, inner=5, **model_args):
+def _example_step(module: str, label: str, clip_grad_norm=None, inner=5, amp=None, **model_args):
     """One training step (forward, backward, optimizer) of a model of examples/, batch 64."""
     example = __import__(module)
     torch.manual_seed(0)
     model = example.MODEL(**model_args)
     x, y = torch.rand(64, 64), torch.randint(0, 10, (64,))
-    return [_training_step_row(label, model, example.make_optimizer(model), x, y, clip_grad_norm, inner)]
+    return [_training_step_row(label, model, example.make_optimizer(model), x, y, clip_grad_norm, inner, amp)]
 
 
 def case_cnn_step():
@@ -187,6 +189,12 @@ def case_cnn_step():
 def case_transformer_step():
     return _example_step("train_transformer", "Transformer training step (d_model 128, 4 heads, 2 layers, "
                          "64 tokens, batch 64, AdamW + clip_grad_norm_)", clip_grad_norm=1.0, inner=2,
+                         d_model=128, heads=4, layers=2, patch=1)
+
+
+def case_transformer_bf16_step():
+    return _example_step("train_transformer", "Transformer training step under torch.autocast('cpu', bfloat16) "
+                         "(same model and batch)", clip_grad_norm=1.0, inner=2, amp=torch.bfloat16,
                          d_model=128, heads=4, layers=2, patch=1)
 
 
@@ -259,6 +267,7 @@ CASES = {
     "mlp": case_mlp_step,
     "cnn": case_cnn_step,
     "transformer": case_transformer_step,
+    "transformer_bf16": case_transformer_bf16_step,
     "lstm": case_lstm_step,
     "trace": case_trace,
 }
@@ -279,8 +288,8 @@ def machine() -> str:
 
 
 # The rows README.md shows (by case name prefix), between its benchmark markers.
-README_ROWS = ("mm 1024", "sum 64M", "softmax", "exp of", "conv2d forward", "conv2d backward", "CNN training",
-               "Transformer training", "dispatch: repmode")
+README_ROWS = ("mm 1024", "sum 64M", "softmax", "exp of", "conv2d forward", "conv2d backward", "CNN training step (",
+               "Transformer training step (", "Transformer training step under", "dispatch: repmode")
 README_MARKERS = ("<!-- benchmarks:start -->", "<!-- benchmarks:end -->")
 
 
