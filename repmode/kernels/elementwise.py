@@ -139,8 +139,9 @@ def elementwise_general(op, func, args, kwargs, a, b=None, c=None, params=(), ou
     # Compute into `res` (dtype `dtype`); in-place writes straight into `a` when it can.
     if inplace and a.dtype == dtype and not _has_internal_overlap(a):
         res = a
-    elif tuple(a.shape) == tuple(shape) and a.dtype == dtype and not _has_internal_overlap(a):
-        res = torch.empty_like(a)  # keeps the first operand's layout, as torch does
+    elif tuple(a.shape) == tuple(shape) and not _has_internal_overlap(a):
+        # keeps the first operand's layout, as torch does (also when it is widened or promoted)
+        res = torch.empty_like(a, dtype=dtype)
     else:
         res = torch.empty(shape, dtype=dtype)
 
