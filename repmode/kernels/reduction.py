@@ -53,7 +53,8 @@ def _arg(args, kwargs, index, name, default=None):
 
 
 def _require_nonempty(rows: Rows, what: str):
-    if rows.N == 0 and rows.M > 0:
+    # torch refuses an empty reduced dimension even when the output is empty too (M == 0)
+    if rows.N == 0:
         raise IndexError(f"{what}(): Expected reduction dim to be specified for input.numel() == 0, "
                          "or a non-empty reduced dimension.")
 
