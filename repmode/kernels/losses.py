@@ -40,7 +40,8 @@ def mse_loss(func, args, kwargs):
 def mse_loss_backward(func, args, kwargs):
     grad, x, t, reduction = args
     d = _call(aten.sub.Tensor, x, t)
-    return _call(aten.mul.Tensor, _call(aten.mul.Tensor, d, 2.0), _grad_scale(grad, x, reduction))
+    # torch allocates these gradients contiguous whatever the input's layout: an exact copy
+    return _call(aten.mul.Tensor, _call(aten.mul.Tensor, d, 2.0), _grad_scale(grad, x, reduction)).contiguous()
 
 
 def _args(args, kwargs, param: str, default: float):
@@ -71,7 +72,7 @@ def huber_loss_backward(func, args, kwargs):
     d, a = _abs_diff(x, t)
     outer = _call(aten.mul.Tensor, _call(aten.sign.default, d), delta)
     local = _call(aten.where.self, _call(aten.lt.Scalar, a, delta), d, outer)
-    return _call(aten.mul.Tensor, local, _grad_scale(grad, x, reduction))
+    return _call(aten.mul.Tensor, local, _grad_scale(grad, x, reduction)).contiguous()
 
 
 @register_composite(aten.smooth_l1_loss.default, FLOAT_WIDENED_INT)
@@ -94,7 +95,7 @@ def smooth_l1_loss_backward(func, args, kwargs):
     sign = _call(aten.sign.default, d)
     local = sign if beta == 0 else _call(aten.where.self, _call(aten.lt.Scalar, a, beta),
                                          _call(aten.div.Scalar, d, beta), sign)
-    return _call(aten.mul.Tensor, local, _grad_scale(grad, x, reduction))
+    return _call(aten.mul.Tensor, local, _grad_scale(grad, x, reduction)).contiguous()
 
 
 @register_composite([aten.xlogy.Tensor, aten.xlogy.Scalar_Other, aten.xlogy.Scalar_Self], FLOAT_WIDENED_INT)
