@@ -38,7 +38,9 @@ def describe_inputs(args, kwargs) -> str:
     for a in list(args) + list((kwargs or {}).values()):
         if isinstance(a, torch.Tensor):
             dtype = str(a.dtype).replace("torch.", "")
-            parts.append(f"{dtype}{list(a.shape)} {a.device}")
+            # a nested tensor has no sizes (torch raises on .shape): say what it is instead
+            shape = "(nested)" if a.is_nested else list(a.shape)
+            parts.append(f"{dtype}{shape} {a.device}")
         elif isinstance(a, (list, tuple)) and any(isinstance(t, torch.Tensor) for t in a):
             parts.append("[" + describe_inputs(a, None) + "]")
         else:
