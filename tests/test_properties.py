@@ -178,8 +178,6 @@ def f64(*ts):
     return [t.double().contiguous() if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in ts]
 
 
-FLOAT_DT = st.sampled_from  # readability alias
-
 
 # ----------------------------------------------------------------------------- elementwise
 
