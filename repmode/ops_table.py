@@ -170,8 +170,8 @@ def render_markdown(semantics: Path = SEMANTICS) -> str:
         "built only from registered ops; `passthrough` = torch's native kernel, because the result is "
         "bit-exactly defined.",
         f"- **dtypes**: the input dtypes repmode runs it on ({legend}). For factories (`rand`, `arange`, ...) "
-        "the dtype they create. Other dtypes are refused with an error (usually `UnsupportedOpError`), "
-        "in strict and non-strict mode alike.",
+        "the dtype they create. Other dtypes raise `UnsupportedOpError` in strict mode; with "
+        "`strict=False` they run natively and are reported.",
         "- **devices**: `cpu` = this build has CPU kernels only, tensors on other devices are not "
         "supported; `any` = torch's own kernel on any device.",
         "- **order**: the one-line summary of the op's evaluation order, from the first line of its section "
