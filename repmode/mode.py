@@ -40,7 +40,8 @@ def describe_inputs(args, kwargs) -> str:
         if isinstance(a, torch.Tensor):
             dtype = str(a.dtype).replace("torch.", "")
             shape = f"nested[{a.size(0)}]" if a.is_nested else str(list(a.shape))
-            parts.append(f"{dtype}{shape} {a.device}")
+            kind = layout_name(a)
+            parts.append(f"{dtype}{shape} {a.device}" + (f" {kind}" if kind and not a.is_nested else ""))
         elif isinstance(a, (list, tuple)) and any(isinstance(t, torch.Tensor) for t in a):
             parts.append("[" + describe_inputs(a, None) + "]")
         else:
@@ -60,7 +61,7 @@ def _tensors(values):
             yield from _tensors(a)
 
 
-def _layout_name(t: torch.Tensor) -> str | None:
+def layout_name(t: torch.Tensor) -> str | None:
     """What makes ``t`` something other than a dense strided tensor, or None."""
     if t.is_nested:
         return "nested"
@@ -80,7 +81,7 @@ def layout_refusal(func, args, kwargs) -> UnsupportedOpError | None:
     reg = REGISTRY.get(func)
     if reg is None or reg.kind == "passthrough":
         return None  # torch's own kernel ran and raised: its error stands
-    kinds = sorted({k for k in (_layout_name(t) for t in _tensors(list(args) + list((kwargs or {}).values()))) if k})
+    kinds = sorted({k for k in (layout_name(t) for t in _tensors(list(args) + list((kwargs or {}).values()))) if k})
     if not kinds:
         return None
     return UnsupportedOpError(
