@@ -11,6 +11,7 @@ have emitted at its own level (so no debug output appears that the user did not 
 from __future__ import annotations
 
 import logging
+import threading
 import warnings
 
 from ._callsite import user_frame
@@ -20,14 +21,24 @@ _LOGGER = "torch._dynamo.convert_frame"
 _MARK = "dispatch mode"
 
 
+# Blocks open on several threads share the logger: the first to open saves the user's level, the
+# last to close restores it (saving and restoring per block let concurrent blocks leave the
+# logger at DEBUG for good), and each block's filter only warns about its own thread's frames.
+_lock = threading.Lock()
+_open_blocks = 0
+_saved_level = logging.NOTSET
+_user_level = logging.WARNING
+
+
 class _SkipNotice(logging.Filter):
     def __init__(self, user_level: int):
         super().__init__()
         self.user_level = user_level
         self.warned = False
+        self.thread = threading.get_ident()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self.warned and record.levelno == logging.DEBUG and _MARK in record.getMessage():
+        if not self.warned and record.thread == self.thread and record.levelno == logging.DEBUG and _MARK in record.getMessage():
             self.warned = True
             code_name = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
             filename, line = user_frame(2)
@@ -44,17 +55,24 @@ class CompileNotice:
 
     def __init__(self):
         self._logger = logging.getLogger(_LOGGER)
-        self._saved_level = None
         self._filter = None
 
     def __enter__(self):
-        self._saved_level = self._logger.level
-        self._filter = _SkipNotice(self._logger.getEffectiveLevel())
-        self._logger.addFilter(self._filter)
-        self._logger.setLevel(logging.DEBUG)
+        global _open_blocks, _saved_level, _user_level
+        with _lock:
+            if _open_blocks == 0:
+                _saved_level, _user_level = self._logger.level, self._logger.getEffectiveLevel()
+            _open_blocks += 1
+            self._filter = _SkipNotice(_user_level)
+            self._logger.addFilter(self._filter)
+            self._logger.setLevel(logging.DEBUG)
         return self
 
     def __exit__(self, *exc):
-        self._logger.setLevel(self._saved_level)
-        self._logger.removeFilter(self._filter)
+        global _open_blocks
+        with _lock:
+            self._logger.removeFilter(self._filter)
+            _open_blocks -= 1
+            if _open_blocks == 0:
+                self._logger.setLevel(_saved_level)
         return False

@@ -12,6 +12,7 @@ import warnings
 from dataclasses import dataclass, field
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
 from . import _ext
@@ -38,9 +39,9 @@ def describe_inputs(args, kwargs) -> str:
     for a in list(args) + list((kwargs or {}).values()):
         if isinstance(a, torch.Tensor):
             dtype = str(a.dtype).replace("torch.", "")
-            # a nested tensor has no sizes (torch raises on .shape): say what it is instead
-            shape = "(nested)" if a.is_nested else list(a.shape)
-            parts.append(f"{dtype}{shape} {a.device}")
+            shape = f"nested[{a.size(0)}]" if a.is_nested else str(list(a.shape))
+            kind = layout_name(a)
+            parts.append(f"{dtype}{shape} {a.device}" + (f" {kind}" if kind and not a.is_nested else ""))
         elif isinstance(a, (list, tuple)) and any(isinstance(t, torch.Tensor) for t in a):
             parts.append("[" + describe_inputs(a, None) + "]")
         else:
@@ -58,6 +59,36 @@ def _tensors(values):
             yield a
         elif isinstance(a, (list, tuple)):
             yield from _tensors(a)
+
+
+def layout_name(t: torch.Tensor) -> str | None:
+    """What makes ``t`` something other than a dense strided tensor, or None."""
+    if t.is_nested:
+        return "nested"
+    if t.layout is not torch.strided:
+        return {torch.sparse_coo: "sparse COO", torch.sparse_csr: "sparse CSR", torch.sparse_csc: "sparse CSC",
+                torch.sparse_bsr: "sparse BSR", torch.sparse_bsc: "sparse BSC"}.get(t.layout, str(t.layout))
+    if t.is_quantized:
+        return f"quantized ({str(t.dtype).replace('torch.', '')})"
+    return None
+
+
+def layout_refusal(func, args, kwargs) -> UnsupportedOpError | None:
+    """The UnsupportedOpError for a registered kernel or composite that failed on a sparse, quantized
+    or nested input (repmode's kernels read dense strided memory), or None when every input is dense.
+    Only looked at after an implementation raised, so the hot path pays nothing for it."""
+    from .registry import REGISTRY
+    reg = REGISTRY.get(func)
+    if reg is None or reg.kind == "passthrough":
+        return None  # torch's own kernel ran and raised: its error stands
+    kinds = sorted({k for k in (layout_name(t) for t in _tensors(list(args) + list((kwargs or {}).values()))) if k})
+    if not kinds:
+        return None
+    return UnsupportedOpError(
+        f"repmode does not support {func} on {' and '.join(kinds)} tensors (inputs: {describe_inputs(args, kwargs)}), "
+        f"called at {user_call_site(2)}: repmode's kernels read dense strided memory only. Convert the input "
+        "first (.to_dense(), .dequantize(), or the nested tensor's .unbind()) to run it reproducibly."
+    )
 
 
 @dataclass
@@ -88,21 +119,52 @@ class ReproducibleMode(TorchDispatchMode):
         self.tracer = None  # a repmode.trace.Tracer while `repmode.trace` records this mode's ops
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if types and any(t is not torch.Tensor for t in types):  # a tensor subclass takes part
+            return self._subclass(func, types, args, kwargs)
         impl = DISPATCH.get(func)
         if self.tracer is not None:
             return self._traced(func, args, kwargs, impl)
         if impl is not None:
             if self.strict:
-                return impl(func, args, kwargs)
+                try:
+                    return impl(func, args, kwargs)
+                except UnsupportedOpError:
+                    raise
+                except Exception as exc:  # costs nothing unless raised
+                    refusal = layout_refusal(func, args, kwargs)
+                    if refusal is None:
+                        raise
+                    raise refusal from exc
             return self._non_strict(func, args, kwargs, impl)
         return self._unregistered(func, args, kwargs)
+
+    def _subclass(self, func, types, args, kwargs):
+        # repmode's kernels read tensor memory, and a subclass's may be missing (FakeTensor) or
+        # not be its values (a wrapper): passing one to a kernel could crash the process.
+        # FakeTensors carry shapes only, no values and so no bits: their ops run natively (shape
+        # propagation under FakeTensorMode works inside or around repmode.enabled()).
+        types = [t for t in types if t is not torch.Tensor]
+        if all(issubclass(t, FakeTensor) for t in types):
+            return run_native(func, args, kwargs)
+        names = ", ".join(sorted({t.__name__ for t in types}))
+        if self.strict:
+            raise UnsupportedOpError(
+                f"repmode does not support {func} on tensor subclasses ({names}; inputs: "
+                f"{describe_inputs(args, kwargs)}), called at {user_call_site(2)}: repmode's kernels run on "
+                "plain torch.Tensor objects only. Run the subclass's computation on plain tensors, or use "
+                "strict=False to run it natively and report it."
+            )
+        self._record(func, args, kwargs or {})
+        return run_native(func, args, kwargs)
 
     def _non_strict(self, func, args, kwargs, impl):
         # A registered op refusing these inputs (a dtype, a device) is unsupported like an
         # unregistered one: recorded and run natively. Kernels refuse before writing anything.
         try:
             return impl(func, args, kwargs)
-        except UnsupportedOpError:
+        except Exception as exc:
+            if not isinstance(exc, UnsupportedOpError) and layout_refusal(func, args, kwargs) is None:
+                raise
             self._record(func, args, kwargs or {})
             return run_native(func, args, kwargs)
 

@@ -45,6 +45,19 @@ def float_code(func, args, kwargs, *tensors) -> int:
     return code
 
 
+_HALF_FLOATS = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
+
+
+def check_float_half_int(func, args, kwargs, *tensors) -> None:
+    """UnsupportedOpError unless every tensor has a dtype of the FLOAT_HALF_INT tags (float32,
+    float64, bfloat16, float16, integers, bool): complex, float8 and quantized dtypes are refused."""
+    for t in tensors:
+        if isinstance(t, torch.Tensor) and (t.dtype.is_complex or t.is_quantized or
+                                            (t.dtype.is_floating_point and t.dtype not in _HALF_FLOATS)):
+            raise unsupported(func, args, kwargs, f"dtype {t.dtype} is not supported (float32, float64, bfloat16, "
+                                                  "float16 and integer dtypes are)")
+
+
 def split_at_dim(x: torch.Tensor, dim: int) -> tuple[int, int, int]:
     """(outer, n, inner) of ``x`` split at ``dim`` (a 0-dim tensor counts as shape (1,))."""
     nd = max(x.dim(), 1)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import FLOAT_HALF_INT, call_registered, unsupported
+from ._common import FLOAT_HALF_INT, call_registered, check_float_half_int, unsupported
 
 aten = torch.ops.aten
 
@@ -55,6 +55,7 @@ def _check_index(func, args, kwargs, size: int, index: torch.Tensor) -> None:
 @register_kernel([aten.scatter_add.default, aten.scatter_add_.default], FLOAT_HALF_INT)
 def scatter_add(func, args, kwargs):
     self, dim, index, src = args
+    check_float_half_int(func, args, kwargs, self, src)
     dim %= max(self.dim(), 1)
     _check_index(func, args, kwargs, self.shape[dim] if self.dim() else 1, index)
     out = self.contiguous().clone() if func is aten.scatter_add.default or not self.is_contiguous() else self
@@ -70,6 +71,7 @@ def scatter_add(func, args, kwargs):
 @register_kernel([aten.index_add.default, aten.index_add_.default], FLOAT_HALF_INT)
 def index_add(func, args, kwargs):
     self, dim, index, source = args[:4]
+    check_float_half_int(func, args, kwargs, self, source)
     alpha = args[4] if len(args) > 4 else kwargs.get("alpha", 1)
     dim %= max(self.dim(), 1)
     _check_index(func, args, kwargs, self.shape[dim] if self.dim() else 1, index)

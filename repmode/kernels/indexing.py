@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import FLOAT_HALF_INT, check_cpu, unsupported
+from ._common import FLOAT_HALF_INT, check_cpu, check_float_half_int, unsupported
 from .accumulate import add_in_order
 
 aten = torch.ops.aten
@@ -107,11 +107,13 @@ def _index_put(func, args, kwargs, in_place: bool):
 
 @register_kernel(aten.index_put.default, FLOAT_HALF_INT)
 def index_put(func, args, kwargs):
+    check_float_half_int(func, args, kwargs, args[0])
     return _index_put(func, args, kwargs, in_place=False)
 
 
 @register_kernel([aten.index_put_.default, aten._index_put_impl_.default], FLOAT_HALF_INT)
 def index_put_(func, args, kwargs):
+    check_float_half_int(func, args, kwargs, args[0])
     return _index_put(func, args, kwargs, in_place=True)
 
 
@@ -142,9 +144,11 @@ def _put(func, args, kwargs, in_place: bool):
 
 @register_kernel(aten.put.default, FLOAT_HALF_INT)
 def put(func, args, kwargs):
+    check_float_half_int(func, args, kwargs, args[0])
     return _put(func, args, kwargs, in_place=False)
 
 
 @register_kernel(aten.put_.default, FLOAT_HALF_INT)
 def put_(func, args, kwargs):
+    check_float_half_int(func, args, kwargs, args[0])
     return _put(func, args, kwargs, in_place=True)

@@ -13,8 +13,9 @@ import math
 import torch
 
 from .. import rng
+from ..mode import layout_name
 from ..registry import DISPATCH, REGISTRY, register_kernel
-from ._common import (C, DTYPE_CODE, check_cpu, FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, get_num_threads,
+from ._common import (C, DTYPE_CODE, check_cpu, check_float_half_int, FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, get_num_threads,
                       unsupported, write_out)
 
 aten = torch.ops.aten
@@ -67,6 +68,14 @@ def _check_factory(func, args, kwargs) -> None:
         raise unsupported(func, args, kwargs, "only CPU tensors have repmode kernels in this build")
     if kwargs.get("layout") not in (None, torch.strided):
         raise unsupported(func, args, kwargs, "only strided tensors are supported")
+
+
+def _check_like(func, args, kwargs, x: Tensor) -> None:
+    """The tensor whose shape (and dtype) a random op copies: a dense CPU tensor of a claimed dtype."""
+    check_cpu(func, args, kwargs, x)
+    kind = layout_name(x)
+    if kind is not None:
+        raise unsupported(func, args, kwargs, f"only dense strided tensors are supported, not {kind} ones")
 
 
 # ---------------------------------------------------------------- uniform / normal and friends
@@ -132,7 +141,7 @@ def randn(func, args, kwargs):
 def rand_like(func, args, kwargs):
     _check_factory(func, args, kwargs)
     x = args[0]
-    check_cpu(func, args, kwargs, x)  # the result goes on x's device
+    _check_like(func, args, kwargs, x)  # the result goes on x's device
     dist = UNIFORM if func is aten.rand_like.default else NORMAL
     return _draw(dist, x.shape, _factory_dtype(kwargs, x.dtype), 0.0, 1.0, kwargs.get("generator"))
 
@@ -214,6 +223,8 @@ def _check_p(p) -> None:
 @register_kernel([aten.bernoulli_.float, aten.bernoulli_.Tensor], FLOAT_HALF_INT)
 def bernoulli_(func, args, kwargs):
     self = args[0]
+    _check_like(func, args, kwargs, self)
+    check_float_half_int(func, args, kwargs, self)
     p = args[1] if len(args) > 1 else 0.5
     if isinstance(p, Tensor):
         p = p.to(torch.float64).expand(self.shape)
@@ -224,6 +235,8 @@ def bernoulli_(func, args, kwargs):
 @register_kernel([aten.bernoulli.default, aten.bernoulli.p], FLOAT_HALF_INT)
 def bernoulli(func, args, kwargs):
     x = args[0]
+    _check_like(func, args, kwargs, x)
+    check_float_half_int(func, args, kwargs, x)
     p = x.to(torch.float64) if func is aten.bernoulli.default else args[1]
     _check_p(p)
     return _bernoulli_mask(x.shape, p, kwargs.get("generator")).to(x.dtype)
@@ -350,7 +363,7 @@ def rand_like_generator(func, args, kwargs):
 def randint_like(func, args, kwargs):
     _check_factory(func, args, kwargs)
     x = args[0]
-    check_cpu(func, args, kwargs, x)  # the result goes on x's device
+    _check_like(func, args, kwargs, x)  # the result goes on x's device
     lo, hi = (0, args[1]) if func in (aten.randint_like.default, aten.randint_like.generator) else (args[1], args[2])
     if hi <= lo:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
@@ -360,6 +373,8 @@ def randint_like(func, args, kwargs):
 @register_kernel(aten.bernoulli.Tensor, FLOAT_HALF_INT)
 def bernoulli_tensor_p(func, args, kwargs):
     x, p = args[0], args[1]
+    _check_like(func, args, kwargs, x)
+    check_float_half_int(func, args, kwargs, x, p)
     p = p.to(torch.float64).expand(x.shape)
     _check_p(p)
     return _bernoulli_mask(x.shape, p, kwargs.get("generator")).to(x.dtype)

@@ -52,11 +52,27 @@ def _arg(args, kwargs, index, name, default=None):
     return (kwargs or {}).get(name, default)
 
 
-def _require_nonempty(rows: Rows, what: str):
-    # torch refuses an empty reduced dimension even when the output is empty too (M == 0)
-    if rows.N == 0:
-        raise IndexError(f"{what}(): Expected reduction dim to be specified for input.numel() == 0, "
-                         "or a non-empty reduced dimension.")
+def _require_nonempty(x: Tensor, dims, what: str):
+    """Refuse a max/min-like reduction (no identity) over an empty range with torch's exception
+    classes: RuntimeError when every dim is reduced (IndexError for argmax/argmin), IndexError
+    naming the first empty reduced dim otherwise. Checked as torch checks it: whenever the input
+    is empty, even if the output is empty too."""
+    if x.numel() != 0:
+        return
+    if dims is None or (not isinstance(dims, int) and len(dims) == 0):
+        if what in ("argmax", "argmin"):
+            raise IndexError(f"{what}(): Expected reduction dim to be specified for input.numel() == 0.")
+        if what == "linalg.vector_norm":
+            raise RuntimeError(f"{what} has no identity for this ord: it cannot be computed over an empty "
+                               "tensor (input.numel() == 0).")
+        raise RuntimeError(f"{what}(): Expected reduction dim to be specified for input.numel() == 0. "
+                           "Specify the reduction dim with the 'dim' argument.")
+    for d in ([dims] if isinstance(dims, int) else dims):
+        if x.shape[d] == 0:
+            if what == "linalg.vector_norm":
+                raise RuntimeError(f"{what} has no identity for this ord: it cannot be computed over the "
+                                   f"empty dimension {d}.")
+            raise IndexError(f"{what}(): Expected reduction dim {d} to have non-zero size.")
 
 
 # ---- sum and mean ---------------------------------------------------------------------------
@@ -195,8 +211,8 @@ def _extreme(func, args, kwargs, x, dims, keepdim, is_max, want_values, want_ind
     if not x.dtype.is_floating_point and not x.dtype.is_complex:
         return run_native(func, args, kwargs)  # integer max/min are exact and order-free
     code, x = _float_input(func, args, kwargs, x)
+    _require_nonempty(x, dims, what)
     rows = Rows(x, dims)
-    _require_nonempty(rows, what)
     values = torch.empty(rows.out_shape, dtype=x.dtype) if want_values else None
     indices = torch.empty(rows.out_shape, dtype=torch.int64) if want_indices else None
     if rows.M > 0:
@@ -275,9 +291,9 @@ def vector_norm(func, args, kwargs):
     keepdim = _arg(args, kwargs, 3, "keepdim", False)
     dtype = (kwargs or {}).get("dtype")
     code, x = _float_input(func, args, kwargs, x, dtype)
-    rows = Rows(x, dims)
     if ord < 0 or math.isinf(ord):
-        _require_nonempty(rows, "linalg.vector_norm")
+        _require_nonempty(x, dims, "linalg.vector_norm")
+    rows = Rows(x, dims)
     out = torch.empty(rows.out_shape, dtype=x.dtype)
     if rows.M > 0:
         C.norm_rows(code, *rows.args(), ord, out.data_ptr(), get_num_threads())
