@@ -31,10 +31,10 @@ _INT_VIEW = {torch.float32: torch.int32, torch.float64: torch.int64, torch.bfloa
 _NAN_LAYOUT = {torch.float32: (0x7F800000, 23), torch.float64: (0x7FF0000000000000, 52),
                torch.bfloat16: (0x7F80, 7), torch.float16: (0x7C00, 10)}
 # The canonical NaN repmode's kernels write (docs/semantics.md, Ground rules), as the signed
-# integer of the bit view. bf16/fp16 results are float32 results narrowed by torch's conversion,
-# which writes 0xFFFF for every bf16 NaN (any size, vectorized or not) and 0x7E00 for fp16.
+# integer of the bit view. bf16/fp16 results are narrowed through repmode's round_to, which
+# writes 0x7FC0 / 0x7E00 (torch's own conversion writes 0xFFFF for a bf16 NaN on this CPU).
 CANONICAL_NAN = {torch.float32: 0x7FC00000, torch.float64: 0x7FF8000000000000,
-                 torch.bfloat16: -1, torch.float16: 0x7E00}
+                 torch.bfloat16: 0x7FC0, torch.float16: 0x7E00}
 
 
 def dtypes_of(overload, kinds=("float",)) -> list[torch.dtype]:

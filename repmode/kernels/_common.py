@@ -91,11 +91,27 @@ def write_out(result: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
         raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type {out.dtype}")
     if out.shape != result.shape:
         out.resize_(result.shape)
+    if out.dtype in LOW_PRECISION and result.dtype != out.dtype and result.is_floating_point():
+        result = round_to(result, out.dtype)
     out.copy_(result)
     return out
 
 
 LOW_PRECISION = (torch.bfloat16, torch.float16)
+_CANONICAL_LOW_NAN = {torch.bfloat16: 0x7FC0, torch.float16: 0x7E00}  # as int16 bit patterns
+
+
+def round_to(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``x`` rounded once (to nearest even) to bf16/fp16, every NaN written as the canonical
+    pattern: torch's conversion keeps a NaN's own bits in a pattern that differs between its
+    CPU paths (0xFFFF for bf16 here) and GPUs."""
+    y = x.to(dtype)
+    nan = _CANONICAL_LOW_NAN.get(dtype)
+    if nan is not None and y.is_floating_point():
+        is_nan = torch.isnan(y)
+        if bool(is_nan.any()):
+            y.view(torch.int16).masked_fill_(is_nan, nan)
+    return y
 
 
 def widened(dtype_index: int | None = None):
@@ -130,7 +146,7 @@ def _narrow(result, dtype):
     if isinstance(result, tuple):
         return tuple(_narrow(r, dtype) for r in result)
     if isinstance(result, torch.Tensor) and result.dtype == torch.float32:
-        return result.to(dtype)
+        return round_to(result, dtype)
     return result
 
 

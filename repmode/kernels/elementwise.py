@@ -9,7 +9,7 @@ import math
 import torch
 
 from ..registry import register_composite, register_kernel, register_passthrough
-from ._common import (FLOAT_WIDENED, LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads,
+from ._common import (FLOAT_WIDENED, LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads, round_to,
                       call_registered, run_native, unsupported, write_out)
 
 aten = torch.ops.aten
@@ -151,10 +151,10 @@ def elementwise_general(op, func, args, kwargs, a, b=None, c=None, params=(), ou
                   pc, sc, vc, c is not None, _params(params), get_num_threads())
     if inplace:
         if res is not a:
-            a.copy_(res)
+            a.copy_(round_to(res, a.dtype) if a.dtype in LOW_PRECISION and res.dtype != a.dtype else res)
         return a
     if result_dtype != dtype:
-        res = res.to(result_dtype)
+        res = round_to(res, result_dtype)
     if out is not None:
         return write_out(res, out)
     return res

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import C, FLOAT_WIDENED, LOW_PRECISION, float_code, get_num_threads, split_at_dim, unsupported, widened
+from ._common import C, FLOAT_WIDENED, LOW_PRECISION, float_code, round_to, get_num_threads, split_at_dim, unsupported, widened
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -33,7 +33,7 @@ def _row_backward(kernel, func, args, kwargs):
     if grad.dtype in LOW_PRECISION and output.dtype == grad.dtype and input_dtype == grad.dtype:
         # bf16/fp16: computed in float32 from the exactly widened tensors, rounded once at the end
         wide = (grad.to(torch.float32), output.to(torch.float32), dim, torch.float32)
-        return _row_backward(kernel, func, wide, kwargs).to(grad.dtype)
+        return round_to(_row_backward(kernel, func, wide, kwargs), grad.dtype)
     code = float_code(func, args, kwargs, grad, output)
     if grad.dtype != output.dtype or input_dtype != grad.dtype:
         raise unsupported(func, args, kwargs, "mixed dtypes in softmax backward are not supported yet")
