@@ -119,7 +119,7 @@ class ReproducibleMode(TorchDispatchMode):
         self.tracer = None  # a repmode.trace.Tracer while `repmode.trace` records this mode's ops
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if types and any(t is not torch.Tensor for t in types):  # a tensor subclass takes part
+        if types and any(t is not torch.Tensor for t in types) and _has_dispatching_subclass(types):
             return self._subclass(func, types, args, kwargs)
         impl = DISPATCH.get(func)
         if self.tracer is not None:
@@ -143,7 +143,7 @@ class ReproducibleMode(TorchDispatchMode):
         # not be its values (a wrapper): passing one to a kernel could crash the process.
         # FakeTensors carry shapes only, no values and so no bits: their ops run natively (shape
         # propagation under FakeTensorMode works inside or around repmode.enabled()).
-        types = [t for t in types if t is not torch.Tensor]
+        types = [t for t in types if _dispatches(t)]
         if all(issubclass(t, FakeTensor) for t in types):
             return run_native(func, args, kwargs)
         names = ", ".join(sorted({t.__name__ for t in types}))
@@ -297,6 +297,16 @@ def active_mode() -> ReproducibleMode | None:
         if isinstance(m, ReproducibleMode):
             return m
     return None
+
+
+def _dispatches(t: type) -> bool:
+    """A tensor subclass with its own __torch_dispatch__ (a wrapper, FakeTensor), whose memory may
+    not hold its values; nn.Parameter, nn.Buffer and other plain subclasses hold real memory."""
+    return t.__torch_dispatch__ is not torch.Tensor.__torch_dispatch__
+
+
+def _has_dispatching_subclass(types) -> bool:
+    return any(_dispatches(t) for t in types)
 
 
 def _native_trace_active() -> bool:

@@ -211,3 +211,17 @@ def test_meta_tensors_view_ops_work_and_compute_ops_are_refused():
         assert v.device.type == "meta" and v.shape == (4, 6)
     with repmode.enabled(), pytest.raises(repmode.UnsupportedOpError, match="meta"):
         m @ m.t()
+
+
+def test_plain_subclasses_like_parameter_run_through_the_kernels():
+    # nn.Parameter / nn.Buffer add no __torch_dispatch__: their memory holds their values, so
+    # repmode computes on them (the Transformer's fast path calls aten ops on Parameters directly)
+    p = torch.nn.Parameter(torch.randn(4, 4))
+    b = torch.nn.Buffer(torch.randn(4, 4))
+    with repmode.enabled():
+        got = torch.ops.aten.mm.default(p, b)
+        detached = torch.ops.aten.detach.default(p)
+    with repmode.enabled():
+        plain = torch.ops.aten.mm.default(p.detach().clone(), b.clone())
+    assert torch.equal(got.view(torch.int32), plain.view(torch.int32))
+    assert torch.equal(detached, p.detach())
