@@ -19,7 +19,7 @@ from . import _ext
 from ._callsite import user_call_site, user_frame
 from ._compile_notice import CompileNotice
 from .errors import ReproducibilityEnvironmentError, UnsupportedOpError, UnsupportedOpWarning
-from .registry import DISPATCH, _load_kernels, run_native
+from .registry import DISPATCH, REGISTRY, _load_kernels, run_native
 
 _CompositeImplicit = torch._C.DispatchKey.CompositeImplicitAutograd
 _decomposable: dict = {}
@@ -77,7 +77,6 @@ def layout_refusal(func, args, kwargs) -> UnsupportedOpError | None:
     """The UnsupportedOpError for a registered kernel or composite that failed on a sparse, quantized
     or nested input (repmode's kernels read dense strided memory), or None when every input is dense.
     Only looked at after an implementation raised, so the hot path pays nothing for it."""
-    from .registry import REGISTRY
     reg = REGISTRY.get(func)
     if reg is None or reg.kind == "passthrough":
         return None  # torch's own kernel ran and raised: its error stands
@@ -119,24 +118,28 @@ class ReproducibleMode(TorchDispatchMode):
         self.tracer = None  # a repmode.trace.Tracer while `repmode.trace` records this mode's ops
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if types and any(t is not torch.Tensor for t in types) and _has_dispatching_subclass(types):
+        if _has_dispatching_subclass(types):
             return self._subclass(func, types, args, kwargs)
         impl = DISPATCH.get(func)
         if self.tracer is not None:
             return self._traced(func, args, kwargs, impl)
-        if impl is not None:
-            if self.strict:
-                try:
-                    return impl(func, args, kwargs)
-                except UnsupportedOpError:
-                    raise
-                except Exception as exc:  # costs nothing unless raised
-                    refusal = layout_refusal(func, args, kwargs)
-                    if refusal is None:
-                        raise
-                    raise refusal from exc
-            return self._non_strict(func, args, kwargs, impl)
-        return self._unregistered(func, args, kwargs)
+        if impl is None:
+            return self._unregistered(func, args, kwargs)
+        if self.strict:
+            return self._strict(func, args, kwargs, impl)
+        return self._non_strict(func, args, kwargs, impl)
+
+    @staticmethod
+    def _strict(func, args, kwargs, impl):
+        try:
+            return impl(func, args, kwargs)
+        except UnsupportedOpError:
+            raise
+        except Exception as exc:  # costs nothing unless raised
+            refusal = layout_refusal(func, args, kwargs)
+            if refusal is None:
+                raise
+            raise refusal from exc
 
     def _subclass(self, func, types, args, kwargs):
         # repmode's kernels read tensor memory, and a subclass's may be missing (FakeTensor) or
@@ -173,9 +176,9 @@ class ReproducibleMode(TorchDispatchMode):
             if _has_decomposition(func):  # its parts come back through the mode and are traced
                 return self._unregistered(func, args, kwargs)
             impl = lambda func, args, kwargs: self._unregistered(func, args, kwargs)  # noqa: E731
-        elif not self.strict:
-            registered = impl
-            impl = lambda func, args, kwargs: self._non_strict(func, args, kwargs, registered)  # noqa: E731
+        else:  # the same strict / non-strict handling as untraced ops
+            registered, run = impl, (self._strict if self.strict else self._non_strict)
+            impl = lambda func, args, kwargs: run(func, args, kwargs, registered)  # noqa: E731
         return self.tracer.run(func, args, kwargs, impl)
 
     def _unregistered(self, func, args, kwargs):
@@ -305,8 +308,14 @@ def _dispatches(t: type) -> bool:
     return t.__torch_dispatch__ is not torch.Tensor.__torch_dispatch__
 
 
+_dispatching: dict = {}  # types tuple -> whether a subclass with its own __torch_dispatch__ is in it
+
+
 def _has_dispatching_subclass(types) -> bool:
-    return any(_dispatches(t) for t in types)
+    known = _dispatching.get(types)  # one dict hit per op: the set of types seen is tiny
+    if known is None:
+        known = _dispatching[types] = any(_dispatches(t) for t in types)
+    return known
 
 
 def _native_trace_active() -> bool:
