@@ -49,6 +49,21 @@ def test_data_movement_keeps_nan_payloads_and_digest_canonicalizes_them():
     assert repmode.digest(x) == repmode.digest(canonical)
 
 
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_gather_copies_nan_payloads(dtype):
+    # torch's own CPU gather rewrites 16-bit NaN payloads; repmode's copies them bit for bit
+    patterns = {torch.bfloat16: [0x7F81, 0xFFC3, 0x7FA0, 0x3F80], torch.float16: [0x7D01, 0xFE13, 0x7C80, 0x3C00],
+                torch.float32: [0x7F800123, 0xFFC00042, 0x7FA00000, 0x3F800000]}[dtype]
+    as_int = torch.int16 if dtype.itemsize == 2 else torch.int32
+    x = torch.tensor([p - (1 << 8 * dtype.itemsize) if p >= 1 << (8 * dtype.itemsize - 1) else p
+                      for p in patterns * 4], dtype=as_int).view(dtype).view(4, 4).t()
+    index = torch.tensor([[3, 2, 1, 0, 0, 1]] * 4)
+    with repmode.enabled():
+        got = torch.gather(x, 1, index)
+    want = x.contiguous().view(as_int).gather(1, index)
+    assert torch.equal(got.view(as_int), want)
+
+
 def _signs(t: torch.Tensor) -> list[bool]:
     """True where the sign bit is set."""
     return torch.signbit(t).reshape(-1).tolist()

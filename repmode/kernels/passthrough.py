@@ -93,7 +93,7 @@ register_passthrough(_overloads(
 
 register_passthrough(_overloads(
     "aten.where.self", "aten.masked_fill.Scalar", "aten.masked_fill_.Scalar", "aten.index_select.default",
-    "aten.gather.default", "aten.index.Tensor",
+    "aten.index.Tensor",
 ), reason="selection: each output is one input element or the given value, no arithmetic")
 
 register_passthrough(_overloads(

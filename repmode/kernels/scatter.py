@@ -1,4 +1,7 @@
-"""scatter with a source tensor: torch's own copy, once the indices are known not to collide.
+"""scatter with a source tensor, and gather: torch's own copies, made bit-exact.
+
+gather: torch's CPU gather of bfloat16/float16 rewrites NaN payloads (it moves the values as
+floats), so the copy runs on an integer view of the same element size and every bit survives.
 
 Every output element is either the input's element or one source element, copied bit for bit.
 The one way the native result can depend on the machine is two index entries naming the same
@@ -37,3 +40,16 @@ def scatter_src(func, args, kwargs):
                           "two index entries write the same destination; which write wins is not defined "
                           "(use distinct indices, or scatter_add/index_add for accumulation)")
     return run_native(func, args, kwargs)
+
+
+_SAME_SIZE_INT = {torch.float16: torch.int16, torch.bfloat16: torch.int16, torch.float32: torch.int32,
+                  torch.float64: torch.int64}
+
+
+@register_kernel([aten.gather.default], ANY)
+def gather_bits(func, args, kwargs):
+    source = args[0]
+    as_int = _SAME_SIZE_INT.get(source.dtype)
+    if as_int is None:  # integers and bool: already copied bit for bit
+        return run_native(func, args, kwargs)
+    return run_native(func, (source.view(as_int), *args[1:]), kwargs).view(source.dtype)

@@ -1,0 +1,98 @@
+"""Long local run of the property suite (issue 8): many hypothesis examples per op family.
+
+Each family (one test in tests/test_properties.py) runs in chunks: a fresh pytest process per
+chunk with its own `--hypothesis-seed`, so chunks draw different cases and a run can stop and
+resume (finished chunks are read back from the log and skipped). Every chunk appends one JSON line
+with the counts hypothesis reports for its generate phase.
+
+    python tests/long_property_run.py --chunk 10000 --chunks 10 --log evidence_long.jsonl
+    python tests/long_property_run.py --summary --log evidence_long.jsonl
+
+Not collected by pytest (its name does not start with test_).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SUITE = "tests/test_properties.py"
+STATS = re.compile(r"(\d+) passing, (\d+) failing, and (\d+) invalid")
+
+
+def families() -> list[str]:
+    text = (ROOT / SUITE).read_text()
+    return re.findall(r"^def (test_\w+)\(data\)", text, flags=re.M)
+
+
+def finished(log: Path) -> dict[tuple[str, int], dict]:
+    if not log.exists():
+        return {}
+    rows = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    return {(r["family"], r["seed"]): r for r in rows}
+
+
+def run_chunk(family: str, seed: int, examples: int) -> dict:
+    env = dict(os.environ, REPMODE_HYPOTHESIS_PROFILE="long", REPMODE_HYPOTHESIS_EXAMPLES=str(examples))
+    cmd = [sys.executable, "-m", "pytest", "-q", f"{SUITE}::{family}", f"--hypothesis-seed={seed}",
+           "--hypothesis-show-statistics", "-p", "no:cacheprovider"]
+    start = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    seconds = time.monotonic() - start
+    counts = [tuple(map(int, m)) for m in STATS.findall(proc.stdout)]
+    passing, failing, invalid = (sum(c[i] for c in counts) for i in range(3))
+    row = dict(family=family, seed=seed, requested=examples, passing=passing, failing=failing,
+               invalid=invalid, exit=proc.returncode, seconds=round(seconds, 1))
+    if proc.returncode != 0:  # keep the failure's report: it is the evidence to act on
+        row["output_tail"] = proc.stdout[-6000:] + proc.stderr[-2000:]
+    return row
+
+
+def summary(log: Path) -> str:
+    by_family: dict[str, list[dict]] = {}
+    for row in finished(log).values():
+        by_family.setdefault(row["family"], []).append(row)
+    lines = ["| family (test) | chunks | examples run | invalid (not run) | failing | crashes (exit != 0) | CPU-time |",
+             "|---|---|---|---|---|---|---|"]
+    for family in families():
+        rows = by_family.get(family, [])
+        if not rows:
+            continue
+        lines.append(f"| `{family}` | {len(rows)} | {sum(r['passing'] for r in rows):,} | "
+                     f"{sum(r['invalid'] for r in rows):,} | {sum(r['failing'] for r in rows)} | "
+                     f"{sum(r['exit'] != 0 for r in rows)} | {sum(r['seconds'] for r in rows) / 60:.0f} min |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--log", type=Path, required=True, help="JSON-lines file, appended to and resumed from")
+    parser.add_argument("--chunk", type=int, default=10_000, help="examples per chunk (one pytest process)")
+    parser.add_argument("--chunks", type=int, default=10, help="chunks per family; seeds 1..chunks")
+    parser.add_argument("--family", action="append", help="only these tests (repeatable); default all")
+    parser.add_argument("--summary", action="store_true", help="print the markdown table of the log and exit")
+    args = parser.parse_args(argv)
+    if args.summary:
+        print(summary(args.log))
+        return 0
+    done = finished(args.log)
+    for family in args.family or families():
+        for seed in range(1, args.chunks + 1):
+            if (family, seed) in done:
+                continue
+            row = run_chunk(family, seed, args.chunk)
+            with args.log.open("a") as f:
+                f.write(json.dumps(row) + "\n")
+            print(f"{family} seed {seed}: {row['passing']} passing, {row['failing']} failing, "
+                  f"exit {row['exit']}, {row['seconds']} s", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
