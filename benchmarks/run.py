@@ -12,7 +12,9 @@ import argparse
 import contextlib
 import datetime
 import os
+import json
 import platform
+import subprocess
 import sys
 
 import torch
@@ -249,6 +251,28 @@ def case_random():
     return rows
 
 
+def case_ddp_step(world: int = 2):
+    """DDP over gloo in `world` processes (benchmarks/bench_ddp.py under torchrun, 1 thread each)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={world}",
+           os.path.join(here, "bench_ddp.py"), "--threads", "1"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if proc.returncode != 0 or not lines:
+        raise RuntimeError(f"bench_ddp.py failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    r = json.loads(lines[-1])
+    mib = r["numel"] * 4 / 2**20
+    rows = [_row(f"DDP training step, {world} ranks over gloo (CNN of examples/train_ddp.py, batch {r['batch']} "
+                 "per rank, 1 thread per rank)", r["ddp_native_s"], r["ddp_repmode_s"]),
+            _row(f"all_reduce (SUM) of {mib:.0f} MiB float32, {world} ranks over gloo", r["allreduce_native_s"],
+                 r["allreduce_repmode_s"])]
+    if r["bytes_native"] and r["bytes_repmode"]:
+        rows.append((f"bytes sent per all_reduce of {mib:.0f} MiB, {world} ranks (loopback, all ranks together)",
+                     f"{r['bytes_native'] / 2**20:.2f} MiB", f"{r['bytes_repmode'] / 2**20:.2f} MiB",
+                     f"{r['bytes_repmode'] / r['bytes_native']:.2f}× volume"))
+    return rows
+
+
 CASES = {
     "dispatch": case_dispatch_overhead,
     "mm256": lambda: case_mm(256),
@@ -270,6 +294,7 @@ CASES = {
     "transformer_bf16": case_transformer_bf16_step,
     "lstm": case_lstm_step,
     "trace": case_trace,
+    "ddp": case_ddp_step,
 }
 
 

@@ -149,6 +149,8 @@ class ReproducibleMode(TorchDispatchMode):
         types = [t for t in types if _dispatches(t)]
         if all(issubclass(t, FakeTensor) for t in types):
             return run_native(func, args, kwargs)
+        if all(_unwraps_and_redispatches(t) for t in types):
+            return NotImplemented  # the subclass unwraps and calls the op again, on plain tensors
         names = ", ".join(sorted({t.__name__ for t in types}))
         if self.strict:
             raise UnsupportedOpError(
@@ -309,6 +311,13 @@ def _dispatches(t: type) -> bool:
 
 
 _dispatching: dict = {}  # types tuple -> whether a subclass with its own __torch_dispatch__ is in it
+
+
+def _unwraps_and_redispatches(cls) -> bool:
+    """Wrapper subclasses whose __torch_dispatch__ only unwraps its arguments and calls the op
+    again, so the op reaches repmode on plain tensors (AsyncCollectiveTensor: the result of a
+    functional collective, waited on before its first use)."""
+    return cls.__name__ == "AsyncCollectiveTensor" and cls.__module__ == "torch.distributed._functional_collectives"
 
 
 def _has_dispatching_subclass(types) -> bool:

@@ -32,6 +32,7 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "accumulate": "Indexed accumulation (`scatter_add`, `index_add`)",
     "attention": "Attention",
     "batch_norm": "Batch and group normalization",
+    "collectives": "Collectives (torch.distributed)",
     "convolution": "Convolution",
     "elementwise": "Elementwise",
     "embedding": "Embedding",
@@ -158,14 +159,14 @@ def render_markdown(semantics: Path = SEMANTICS) -> str:
         f"Generated from repmode's registry under torch {torch_minor()} by `{REGENERATE}`; do not edit by "
         "hand (tests/test_supported_ops_table.py fails when this file is out of date).",
         "",
-        f"{len(regs)} aten overloads: {kinds['kernel']} kernels, {kinds['composite']} composites, "
+        f"{len(regs)} overloads (aten, and the c10d collectives of torch.distributed): {kinds['kernel']} kernels, {kinds['composite']} composites, "
         f"{kinds['passthrough']} passthroughs, in {len(by_family)} families. An op that is not listed "
         "raises `repmode.UnsupportedOpError` in strict mode (CompositeImplicit ops are first decomposed "
         "into listed ones).",
         "",
         "Columns:",
         "",
-        "- **overload**: the aten overload repmode's dispatch mode handles.",
+        "- **overload**: the operator overload repmode's dispatch mode handles.",
         "- **kind**: `kernel` = repmode's own code computes it in its canonical order; `composite` = Python "
         "built only from registered ops; `passthrough` = torch's native kernel, because the result is "
         "bit-exactly defined.",

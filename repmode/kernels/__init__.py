@@ -13,3 +13,8 @@ from . import training_utils  # noqa: F401,E402
 from . import convolution  # noqa: F401,E402
 from . import pooling  # noqa: F401,E402
 from . import batch_norm  # noqa: F401,E402
+
+import torch.distributed as _dist  # noqa: E402
+
+if _dist.is_available():  # torch builds without distributed support have no c10d ops
+    from . import collectives  # noqa: F401

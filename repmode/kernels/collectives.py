@@ -1,0 +1,322 @@
+"""torch.distributed collectives (the ``c10d`` ops and ``_c10d_functional``): data movement
+passes through; reductions are rebuilt from exact data movement and a fold over ranks in rank
+order. docs/semantics.md "Collectives (torch.distributed)", docs/distributed.md.
+
+A native all-reduce sums in an order set by the backend's algorithm (ring, tree, halving-
+doubling), the topology and the chunking, so the same gradients can reduce to different bits on
+another cluster or backend. Here every reducing collective is, for each element:
+
+    acc = x_0;  acc = acc (op) x_1;  ...;  acc = acc (op) x_{W-1}     (x_r: rank r's value)
+
+with repmode's elementwise kernels (one IEEE operation per step), AVG = that SUM divided by W.
+The values travel by two exact collectives: an all-to-all that hands rank r the r-th chunk of
+every rank's tensor (so each rank folds one chunk, in rank order), then an all-gather of the
+folded chunks. That moves 2(W-1)/W of the tensor per rank, the same as a ring all-reduce.
+
+The communication runs to completion inside the op (the returned ``Work`` is already done), so
+a caller cannot overlap it with computation; DDP still works unchanged through it.
+"""
+from __future__ import annotations
+
+import torch
+import torch.distributed as dist
+
+from ..registry import register_kernel, register_passthrough
+from ._common import call_registered, unsupported
+
+aten = torch.ops.aten
+
+# c10d's RedOpType codes (ReduceOp.op() of the boxed ScriptObject), and the functional names.
+_REDUCE_CODES = {0: "sum", 1: "avg", 2: "product", 3: "min", 4: "max", 5: "band", 6: "bor", 7: "bxor",
+                 8: "premul_sum"}
+_FOLD_STEP = {"sum": aten.add.Tensor, "avg": aten.add.Tensor, "product": aten.mul.Tensor,
+              "min": aten.minimum.default, "max": aten.maximum.default, "band": aten.bitwise_and.Tensor,
+              "bor": aten.bitwise_or.Tensor, "bxor": aten.bitwise_xor.Tensor}
+_FLOATING = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
+
+
+def _reduce_kind(func, args, kwargs, reduce_op) -> str:
+    name = reduce_op.lower() if isinstance(reduce_op, str) else _REDUCE_CODES.get(reduce_op.op(), "unknown")
+    if name not in _FOLD_STEP:
+        raise unsupported(func, args, kwargs,
+                          f"reduce op {name.upper()} is not supported (PREMUL_SUM's factor is held by the backend; "
+                          "use SUM and multiply the result)")
+    return name
+
+
+def _check_dtype(func, args, kwargs, tensor: torch.Tensor, kind: str) -> None:
+    bitwise = kind in ("band", "bor", "bxor")
+    if tensor.is_complex() or not (tensor.dtype in _FLOATING or not tensor.is_floating_point()):
+        raise unsupported(func, args, kwargs, f"{tensor.dtype} is not supported by repmode's reducing collectives")
+    if bitwise and tensor.is_floating_point():
+        raise unsupported(func, args, kwargs, f"{kind.upper()} needs an integer or bool tensor, not {tensor.dtype}")
+    if kind == "avg" and not tensor.is_floating_point():
+        raise unsupported(func, args, kwargs, f"AVG of {tensor.dtype} is not defined (integer division); use SUM")
+    if tensor.dtype == torch.bool and not bitwise:
+        raise unsupported(func, args, kwargs, f"{kind.upper()} of bool tensors is not supported; use BOR/BAND")
+
+
+def fold_over_ranks(stacked: torch.Tensor, kind: str) -> torch.Tensor:
+    """Row r of ``stacked`` is rank r's values: combine rows 0, 1, ..., W-1 left to right."""
+    step = _FOLD_STEP[kind]
+    acc = stacked[0].clone()
+    for r in range(1, stacked.shape[0]):
+        acc = call_registered(step, acc, stacked[r])
+    if kind == "avg":
+        acc = call_registered(aten.div.Tensor, acc, torch.tensor(stacked.shape[0], dtype=acc.dtype))
+    return acc
+
+
+def _wait(work) -> None:
+    if work is not None:
+        work.wait()
+
+
+def _reduce_chunks(pg, chunks: torch.Tensor, kind: str) -> torch.Tensor:
+    """``chunks`` (W, n), contiguous: row j goes to rank j. Returns this rank's row of the
+    reduction: the fold over ranks of every rank's row ``pg.rank()``."""
+    received = torch.empty_like(chunks)
+    _wait(pg.alltoall_base(received.view(-1), chunks.view(-1), [], []))
+    return fold_over_ranks(received, kind)
+
+
+def _all_reduce_into(pg, tensor: torch.Tensor, kind: str) -> None:
+    """Reduce ``tensor`` over the group in place: all-to-all, fold, all-gather."""
+    world, n = pg.size(), tensor.numel()
+    if n == 0:
+        return
+    chunk = -(-n // world)
+    in_place = tensor.is_contiguous() and n == world * chunk  # no padding, no copies
+    if in_place:
+        padded = tensor.view(-1)
+    else:
+        padded = torch.zeros(world * chunk, dtype=tensor.dtype, device=tensor.device)
+        padded[:n] = tensor.reshape(-1)
+    mine = _reduce_chunks(pg, padded.view(world, chunk), kind)
+    # the all-to-all has completed, so the input's memory may receive the result
+    _wait(pg._allgather_base(padded, mine))
+    if not in_place:
+        tensor.copy_(padded[:n].view(tensor.shape))
+
+
+def _done_work(result):
+    """A completed ``Work`` whose future holds ``result`` (what DDP's reducer reads back)."""
+    future = torch.futures.Future()
+    future.set_result(result)
+    return torch._C._distributed_c10d._create_work_from_future(future).boxed()  # ops return boxed Works
+
+
+def _process_group(boxed):
+    return dist.ProcessGroup.unbox(boxed)
+
+
+def _check_tensors(func, args, kwargs, tensors, kind: str) -> None:
+    for t in tensors:
+        if t.layout != torch.strided or t.is_quantized or t.is_nested:
+            what = "quantized" if t.is_quantized else "nested" if t.is_nested else str(t.layout).replace("torch.", "")
+            raise unsupported(func, args, kwargs, f"{what} tensors are not supported by repmode's reducing "
+                                                  "collectives (dense, strided tensors only)")
+        if not t.is_cpu:
+            raise unsupported(func, args, kwargs, f"tensors on {t.device} need repmode's {t.device.type.upper()} "
+                                                  "kernels; this build of repmode has CPU kernels only")
+        _check_dtype(func, args, kwargs, t, kind)
+
+
+@register_kernel(torch.ops.c10d.allreduce_.default, ("float32", "float64", "widened", "integer"))
+def allreduce(func, args, kwargs):
+    tensors, pg, reduce_op, sparse_indices = args[:4]
+    kind = _reduce_kind(func, args, kwargs, reduce_op)
+    if sparse_indices is not None:
+        raise unsupported(func, args, kwargs, "sparse all-reduce is not supported")
+    _check_tensors(func, args, kwargs, tensors, kind)
+    pg = _process_group(pg)
+    for t in tensors:
+        _all_reduce_into(pg, t, kind)
+    return tensors, _done_work(tensors)
+
+
+@register_kernel(torch.ops.c10d.allreduce_coalesced_.default, ("float32", "float64", "widened", "integer"))
+def allreduce_coalesced(func, args, kwargs):
+    tensors, pg, reduce_op = args[:3]
+    kind = _reduce_kind(func, args, kwargs, reduce_op)
+    _check_tensors(func, args, kwargs, tensors, kind)
+    pg = _process_group(pg)
+    for t in tensors:
+        _all_reduce_into(pg, t, kind)
+    return _done_work(tensors)
+
+
+@register_kernel(torch.ops.c10d.reduce_.default, ("float32", "float64", "widened", "integer"))
+def reduce(func, args, kwargs):
+    """Every rank computes the reduction (as all-reduce does); only the root's tensor is
+    written. The other ranks' tensors keep their values (torch leaves them unspecified)."""
+    tensors, pg, reduce_op, root_rank = args[:4]
+    kind = _reduce_kind(func, args, kwargs, reduce_op)
+    _check_tensors(func, args, kwargs, tensors, kind)
+    pg = _process_group(pg)
+    for t in tensors:
+        result = t.clone()
+        _all_reduce_into(pg, result, kind)
+        if pg.rank() == root_rank:
+            t.copy_(result)
+    return _done_work(tensors)
+
+
+def _reduce_scatter_into(pg, output: torch.Tensor, pieces: torch.Tensor, kind: str) -> None:
+    """``pieces`` (W, output.numel()): row j is this rank's contribution to rank j's output."""
+    if output.numel() == 0:
+        return
+    output.copy_(_reduce_chunks(pg, pieces.contiguous(), kind).view(output.shape))
+
+
+def _check_reduce_scatter(func, args, kwargs, output, inputs, world, kind) -> None:
+    _check_tensors(func, args, kwargs, [output, *inputs], kind)
+    if sum(t.numel() for t in inputs) != world * output.numel():
+        raise unsupported(func, args, kwargs, f"the input must hold world_size ({world}) x the output's "
+                                              f"{output.numel()} elements")
+
+
+@register_kernel(torch.ops.c10d.reduce_scatter_.default, ("float32", "float64", "widened", "integer"))
+def reduce_scatter(func, args, kwargs):
+    outputs, input_lists, pg, reduce_op = args[:4]
+    kind = _reduce_kind(func, args, kwargs, reduce_op)
+    pg = _process_group(pg)
+    for output, inputs in zip(outputs, input_lists):
+        _check_reduce_scatter(func, args, kwargs, output, inputs, pg.size(), kind)
+        pieces = torch.stack([t.reshape(-1) for t in inputs]) if inputs else output.new_empty((0, 0))
+        _reduce_scatter_into(pg, output, pieces, kind)
+    return outputs, _done_work(outputs)
+
+
+@register_kernel(torch.ops.c10d._reduce_scatter_base_.default, ("float32", "float64", "widened", "integer"))
+def reduce_scatter_base(func, args, kwargs):
+    output, input_, pg, reduce_op = args[:4]
+    kind = _reduce_kind(func, args, kwargs, reduce_op)
+    pg = _process_group(pg)
+    _check_reduce_scatter(func, args, kwargs, output, [input_], pg.size(), kind)
+    _reduce_scatter_into(pg, output, input_.reshape(pg.size(), -1), kind)
+    return output, _done_work(output)
+
+
+@register_kernel(torch.ops.c10d.reduce_scatter_tensor_coalesced_.default,
+                 ("float32", "float64", "widened", "integer"))
+def reduce_scatter_tensor_coalesced(func, args, kwargs):
+    outputs, inputs, pg, reduce_op = args[:4]
+    kind = _reduce_kind(func, args, kwargs, reduce_op)
+    pg = _process_group(pg)
+    for output, input_ in zip(outputs, inputs):
+        _check_reduce_scatter(func, args, kwargs, output, [input_], pg.size(), kind)
+        _reduce_scatter_into(pg, output, input_.reshape(pg.size(), -1), kind)
+    return _done_work(outputs)
+
+
+# ---- functional collectives (torch.distributed._functional_collectives, DTensor, compiled code) ----
+
+def _functional_group(group_name):
+    if isinstance(group_name, dist.ProcessGroup):
+        return group_name
+    return dist.distributed_c10d._resolve_process_group(group_name)
+
+
+def _functional_overloads(*names: str, namespace: str = "_c10d_functional") -> list:
+    """Overloads of ``namespace`` by ``"op.overload"`` name, skipping those this torch lacks
+    (some are defined in Python, when torch.distributed._functional_collectives is imported)."""
+    import torch.distributed._functional_collectives  # noqa: F401  (defines the Python-side ops)
+
+    found = []
+    for name in names:
+        op, overload = name.split(".")
+        packet = getattr(getattr(torch.ops, namespace), op, None)
+        if packet is not None and overload in packet.overloads():
+            found.append(getattr(packet, overload))
+    return found
+
+
+def _functional_all_reduce(func, args, kwargs, tensors, reduce_op, group_name) -> None:
+    kind = _reduce_kind(func, args, kwargs, reduce_op)
+    _check_tensors(func, args, kwargs, tensors, kind)
+    pg = _functional_group(group_name)
+    for t in tensors:
+        _all_reduce_into(pg, t, kind)
+
+
+@register_kernel(_functional_overloads("all_reduce.default"), ("float32", "float64", "widened", "integer"))
+def functional_all_reduce(func, args, kwargs):
+    out = args[0].clone()
+    _functional_all_reduce(func, args, kwargs, [out], args[1], args[2])
+    return out
+
+
+@register_kernel(_functional_overloads("all_reduce_.default"), ("float32", "float64", "widened", "integer"))
+def functional_all_reduce_inplace(func, args, kwargs):
+    _functional_all_reduce(func, args, kwargs, [args[0]], args[1], args[2])
+    return args[0]
+
+
+@register_kernel(_functional_overloads("all_reduce_coalesced.default"), ("float32", "float64", "widened", "integer"))
+def functional_all_reduce_coalesced(func, args, kwargs):
+    outs = [t.clone() for t in args[0]]
+    _functional_all_reduce(func, args, kwargs, outs, args[1], args[2])
+    return outs
+
+
+@register_kernel(_functional_overloads("all_reduce_coalesced_.default"), ("float32", "float64", "widened", "integer"))
+def functional_all_reduce_coalesced_inplace(func, args, kwargs):
+    _functional_all_reduce(func, args, kwargs, args[0], args[1], args[2])
+    return args[0]
+
+
+def _functional_reduce_scatter(func, args, kwargs, input_, reduce_op, group_size, group_name, out=None):
+    kind = _reduce_kind(func, args, kwargs, reduce_op)
+    pg = _functional_group(group_name)
+    if input_.dim() == 0 or input_.shape[0] % group_size:
+        raise unsupported(func, args, kwargs, f"dim 0 of the input ({tuple(input_.shape)}) must be a multiple of "
+                                              f"the group size {group_size}")
+    if out is None:
+        out = input_.new_empty((input_.shape[0] // group_size, *input_.shape[1:]))
+    _check_reduce_scatter(func, args, kwargs, out, [input_], pg.size(), kind)
+    _reduce_scatter_into(pg, out, input_.reshape(pg.size(), -1), kind)
+    return out
+
+
+@register_kernel(_functional_overloads("reduce_scatter_tensor.default")
+                 + _functional_overloads("reduce_scatter_tensor.default", namespace="_c10d_functional_autograd"),
+                 ("float32", "float64", "widened", "integer"))
+def functional_reduce_scatter(func, args, kwargs):
+    return _functional_reduce_scatter(func, args, kwargs, *args[:4])
+
+
+@register_kernel(_functional_overloads("reduce_scatter_tensor_out.default"),
+                 ("float32", "float64", "widened", "integer"))
+def functional_reduce_scatter_out(func, args, kwargs):
+    return _functional_reduce_scatter(func, args, kwargs, *args[:4], out=kwargs["out"])
+
+
+@register_kernel(_functional_overloads("reduce_scatter_tensor_coalesced.default"),
+                 ("float32", "float64", "widened", "integer"))
+def functional_reduce_scatter_coalesced(func, args, kwargs):
+    inputs, reduce_op, group_size, group_name = args[:4]
+    return [_functional_reduce_scatter(func, args, kwargs, t, reduce_op, group_size, group_name) for t in inputs]
+
+
+# ---- data movement and synchronisation: exact, torch's own -----------------------------------
+
+register_passthrough([getattr(torch.ops.c10d, name).default for name in (
+    "broadcast_", "allgather_", "_allgather_base_", "allgather_coalesced_", "allgather_into_tensor_coalesced_",
+    "gather_", "scatter_", "alltoall_", "alltoall_base_", "send", "recv_",
+)] + _functional_overloads(
+    "all_gather_into_tensor.default", "all_gather_into_tensor_out.default",
+    "all_gather_into_tensor_coalesced.default", "broadcast.default", "broadcast_.default",
+    "all_to_all_single.default", "isend.default", "irecv.default", "batch_p2p_ops.default",
+) + _functional_overloads("all_to_all_single.default", "all_gather_into_tensor.default",
+                          namespace="_c10d_functional_autograd")
+  + _functional_overloads("shard_dim_alltoall.default", namespace="_dtensor"), reason="collective data movement: every output element is one rank's element, copied bit for bit",
+    family="collectives")
+
+register_passthrough([torch.ops.c10d.barrier.default, torch.ops.c10d.monitored_barrier_.default,
+                      torch.ops.c10d.check_for_nan.default] + _functional_overloads("wait_tensor.default"),
+                     reason="synchronisation or a NaN check: no tensor is written", family="collectives")
+
+register_passthrough(_functional_overloads("_wrap_tensor_autograd.default"),
+                     reason="wraps a functional collective's result for autograd (AsyncCollectiveTensor): "
+                            "no data touched", family="collectives")
