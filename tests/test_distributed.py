@@ -83,7 +83,7 @@ def collective_overloads() -> list[torch._ops.OpOverload]:
     found = []
     for schema in torch._C._jit_get_all_schemas():
         namespace, _, name = schema.name.partition("::")
-        if namespace in ("c10d", "_c10d_functional", "_c10d_functional_autograd", "_dtensor"):
+        if namespace in ("c10d", "_c10d_functional", "_c10d_functional_autograd"):
             packet = getattr(getattr(torch.ops, namespace), name)
             found.append(getattr(packet, schema.overload_name or "default"))
     return sorted(set(found), key=str)

@@ -157,6 +157,81 @@ def broadcast_shape(a: torch.Size, b: torch.Size) -> torch.Size:
     return torch._C._infer_size(torch.Size(a), torch.Size(b))
 
 
+def suggest_memory_format(t: torch.Tensor):
+    """The memory format torch's kernels (pooling, batch norm) give a result like ``t``: its
+    ``suggest_memory_format``, read from the strides. Ambiguous layouts (size-1 dims) count as
+    contiguous, as torch decides them."""
+    if t.layout != torch.strided or t.dim() not in (4, 5):
+        return torch.contiguous_format
+    sizes, strides = t.shape, t.stride()
+    if strides[1] == 0:
+        return torch.contiguous_format
+    smallest = 0
+    for d in ((1, 3, 2, 0) if t.dim() == 4 else (1, 4, 3, 2, 0)):
+        if sizes[d] == 0 or strides[d] < smallest or (d == 0 and smallest == strides[1]):
+            return torch.contiguous_format
+        smallest = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return torch.channels_last if t.dim() == 4 else torch.channels_last_3d
+
+
+def iterator_strides(shape, operands) -> list[int]:
+    """The strides torch gives the result of an elementwise op over ``operands`` broadcast to
+    ``shape`` (TensorIterator's rule): dims ordered innermost-first by the operands' strides,
+    the first operand with a strict preference deciding each pair; broadcast dims (stride 0)
+    do not vote; equal strides put the smaller dim inside. Layout only: no values depend on it."""
+    nd = len(shape)
+    tensors = [x for x in operands if isinstance(x, torch.Tensor)]
+    if all(tuple(x.shape) == tuple(shape) for x in tensors):  # TensorIterator's fast set-ups
+        if all(x.is_contiguous() for x in tensors):
+            return _dense_strides(shape, range(nd - 1, -1, -1))
+        if nd == 4 and all(x.is_contiguous(memory_format=torch.channels_last) for x in tensors):
+            return _dense_strides(shape, (1, 3, 2, 0), clamp=False)
+    views = []
+    for x in operands:
+        if isinstance(x, torch.Tensor) and x.dim() > 0:
+            lead = nd - x.dim()
+            views.append([0] * lead + [0 if x.shape[i] == 1 and shape[lead + i] != 1 else x.stride(i)
+                                       for i in range(x.dim())])
+
+    def should_swap(d0: int, d1: int) -> int:
+        for st in views:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return -1 if s0 < s1 else 1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(nd - 1, -1, -1))  # perm[0]: the innermost dim
+    for i in range(1, nd):
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            order = should_swap(perm[d0], perm[d1])
+            if order > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif order < 0:
+                break
+    strides = _dense_strides(shape, perm, clamp=False)
+    first = tensors[0].stride() if tensors else None
+    if first is not None and all(tuple(x.shape) == tuple(shape) and x.stride() == first for x in tensors) \
+            and all(strides[d] == first[d] for d in range(nd) if shape[d] > 1):
+        return list(first)  # one dense layout shared by every operand: kept as it is
+    return strides
+
+
+def _dense_strides(shape, inner_first, clamp: bool = True) -> list[int]:
+    """Dense strides laying out the dims of ``shape`` with ``inner_first[0]`` innermost;
+    ``clamp``: a size-0 dim counts as 1 for the dims outside it (torch's contiguous strides)."""
+    strides, step = [0] * len(shape), 1
+    for d in inner_first:
+        strides[d] = step
+        step *= max(shape[d], 1) if clamp else shape[d]
+    return strides
+
+
 def normalize_dims(dims, ndim: int) -> list[int]:
     """Sorted unique non-negative dims; ``None`` or ``[]`` means every dim (torch's rule)."""
     if dims is None:

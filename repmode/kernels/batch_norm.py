@@ -12,7 +12,8 @@ import math
 import torch
 
 from ..registry import register_kernel
-from ._common import C, DTYPE_CODE, FLOAT_WIDENED, LOW_PRECISION, check_cpu, get_num_threads, unsupported, write_out
+from ._common import (C, DTYPE_CODE, FLOAT_WIDENED, LOW_PRECISION, check_cpu, get_num_threads, round_to,
+                      suggest_memory_format, unsupported, write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -88,6 +89,13 @@ def _like(t: Tensor, ref: Tensor, dtype) -> Tensor:
     return out
 
 
+def _as_torch_lays_out(result: Tensor, x: Tensor) -> Tensor:
+    """``result`` in the layout torch gives batch norm's outputs (the input's suggested memory
+    format: contiguous or channels_last(_3d)); an exact copy only for odd input layouts."""
+    fmt = suggest_memory_format(x)
+    return result if result.is_contiguous(memory_format=fmt) else result.contiguous(memory_format=fmt)
+
+
 def _stat_dtype(x, weight, running_mean):
     """The dtype torch gives save_mean/save_invstd: the parameters' (float32 for a mixed-precision
     bf16/fp16 input with float32 parameters), else the input's."""
@@ -133,10 +141,10 @@ def _bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, 
         if save_mean.dtype != sdt:
             save_mean, save_invstd = save_mean.to(sdt), save_invstd.to(sdt)
     if prep.low is not None:
-        y = y.to(prep.low)
+        y = round_to(y, prep.low)
     if y.shape != x.shape:
         y = y.reshape(x.shape)
-    return y, save_mean, save_invstd
+    return _as_torch_lays_out(y, x), save_mean, save_invstd
 
 
 def _mom(momentum):
@@ -284,9 +292,10 @@ def _bn_backward(func, args, kwargs, grad, x, weight, running_mean, running_var,
                           get_num_threads())
     if dx is not None:
         if prep.low is not None:
-            dx = dx.to(prep.low)
+            dx = round_to(dx, prep.low)
         if dx.shape != x.shape:
             dx = dx.reshape(x.shape)
+        dx = _as_torch_lays_out(dx, x)
     return (dx, *_in_param_dtype(weight, x, dw, db))
 
 
@@ -331,7 +340,7 @@ def _gn_forward(func, args, kwargs, x, weight, bias, N, Cn, HxW, group, eps):
     C.group_norm_forward(prep.code, xc.data_ptr(), y.data_ptr(), N, Cn, HxW, group, _ptr(w), _ptr(b), float(eps),
                          mean.data_ptr(), rstd.data_ptr(), get_num_threads())
     if prep.low is not None:
-        y = y.to(prep.low)
+        y = round_to(y, prep.low)
         sdt = _stat_dtype(x, weight, None)
         mean, rstd = mean.to(sdt), rstd.to(sdt)
     return y, mean, rstd
@@ -365,7 +374,7 @@ def _gn_backward(func, args, kwargs, grad, x, mean, rstd, weight, N, Cn, HxW, gr
     C.group_norm_backward(prep.code, g.data_ptr(), xc.data_ptr(), m.data_ptr(), r.data_ptr(), _ptr(w), N, Cn, HxW,
                           group, _ptr(dx), _ptr(dw), _ptr(db), get_num_threads())
     if dx is not None and prep.low is not None:
-        dx = dx.to(prep.low)
+        dx = round_to(dx, prep.low)
     return (dx, *_in_param_dtype(weight, x, dw, db))
 
 

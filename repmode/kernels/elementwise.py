@@ -9,8 +9,8 @@ import math
 import torch
 
 from ..registry import register_composite, register_kernel, register_passthrough
-from ._common import (FLOAT_WIDENED, LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, check_cpu, get_num_threads, round_to,
-                      call_registered, run_native, unsupported, write_out)
+from ._common import (FLOAT_WIDENED, LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, call_registered, check_cpu,
+                      get_num_threads, iterator_strides, round_to, run_native, unsupported, write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -107,6 +107,12 @@ def elementwise(op, func, args, kwargs, a, b=None, c=None, params=(), out=None, 
     return elementwise_general(op, func, args, kwargs, a, b, c, params, out, inplace)
 
 
+# Backward ops whose TensorIterator takes the input before the gradient (the first operand
+# decides the result's layout); every other op here takes its operands in schema order.
+_INPUT_BEFORE_GRAD = frozenset({aten.threshold_backward.default, aten.threshold_backward.grad_input,
+                                aten.leaky_relu_backward.default, aten.leaky_relu_backward.grad_input})
+
+
 def elementwise_general(op, func, args, kwargs, a, b=None, c=None, params=(), out=None, inplace=False):
     if not isinstance(a, Tensor):
         raise unsupported(func, args, kwargs, "the first operand must be a tensor")
@@ -139,11 +145,11 @@ def elementwise_general(op, func, args, kwargs, a, b=None, c=None, params=(), ou
     # Compute into `res` (dtype `dtype`); in-place writes straight into `a` when it can.
     if inplace and a.dtype == dtype and not _has_internal_overlap(a):
         res = a
-    elif tuple(a.shape) == tuple(shape) and not _has_internal_overlap(a):
-        # keeps the first operand's layout, as torch does (also when it is widened or promoted)
-        res = torch.empty_like(a, dtype=dtype)
-    else:
+    elif all(not isinstance(x, Tensor) or x.is_contiguous() for x in (a, b, c)):
         res = torch.empty(shape, dtype=dtype)
+    else:  # the layout torch would give the result (also when it is widened or promoted)
+        in_torch_order = (b, a, c) if func in _INPUT_BEFORE_GRAD else (a, b, c)
+        res = torch.empty_strided(shape, iterator_strides(shape, in_torch_order), dtype=dtype)
 
     keep = [_operand(x, shape, dtype) for x in (a, b, c)]  # noqa: F841  (keeps converted operands alive)
     (_, pa, sa, va), (_, pb, sb, vb), (_, pc, sc, vc) = keep

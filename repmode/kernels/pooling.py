@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import C, FLOAT_WIDENED, float_code, get_num_threads, unsupported, widened, write_out
+from ._common import C, FLOAT_WIDENED, float_code, get_num_threads, suggest_memory_format, unsupported, widened, write_out
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -54,14 +54,10 @@ def _tuple(func, args, kwargs, value, n: int, name: str, default=None) -> list[i
 
 
 def _memory_format(x: Tensor, nsp: int):
-    """torch's output layout: channels_last(_3d) for a batched input stored that way."""
+    """torch's output layout: channels_last(_3d) for a batched input whose strides suggest it."""
     if x.dim() != nsp + 2:
         return torch.contiguous_format
-    if x.dim() == 4 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last):
-        return torch.channels_last
-    if x.dim() == 5 and not x.is_contiguous() and x.is_contiguous(memory_format=torch.channels_last_3d):
-        return torch.channels_last_3d
-    return torch.contiguous_format
+    return suggest_memory_format(x)
 
 
 def _sizes5(x: Tensor, nsp: int):

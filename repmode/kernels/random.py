@@ -16,7 +16,7 @@ from .. import rng
 from ..mode import layout_name
 from ..registry import DISPATCH, REGISTRY, register_kernel
 from ._common import (C, DTYPE_CODE, check_cpu, check_float_half_int, FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, get_num_threads,
-                      unsupported, write_out)
+                      round_to, unsupported, write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -286,7 +286,7 @@ def normal_tensor(func, args, kwargs):
         raise RuntimeError("normal expects all elements of std >= 0.0")
     z = _draw(NORMAL, shape, torch.float64, 0.0, 1.0, kwargs.get("generator"))
     wide = [t.to(torch.float64) if isinstance(t, Tensor) else float(t) for t in (mean, std)]
-    return (wide[0] + wide[1] * z).to(dtype)
+    return round_to(wide[0] + wide[1] * z, dtype)
 
 
 @register_kernel(aten.normal.float_float, FLOAT_WIDENED)
