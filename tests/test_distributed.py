@@ -28,9 +28,16 @@ def torchrun(nproc: int, *argv: str, threads: int | None = None) -> subprocess.C
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}", *argv]
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    for attempt in (1, 2):
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        # torchrun picks a free port and binds it later; another process can take it in between
+        if proc.returncode == 0 or not PORT_TAKEN.search(proc.stderr):
+            break
     assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
     return proc
+
+
+PORT_TAKEN = re.compile(r"EADDRINUSE|[Aa]ddress already in use")
 
 
 # ---- the collectives, in three ranks ------------------------------------------------------------
