@@ -5,8 +5,12 @@ chunk with its own `--hypothesis-seed`, so chunks draw different cases and a run
 resume (finished chunks are read back from the log and skipped). Every chunk appends one JSON line
 with the counts hypothesis reports for its generate phase.
 
-    python tests/long_property_run.py --chunk 10000 --chunks 10 --log evidence_long.jsonl
-    python tests/long_property_run.py --summary --log evidence_long.jsonl
+    python tests/long_property_run.py --chunk 5000 --target 100000 --log long.jsonl
+    python tests/long_property_run.py --summary --log long.jsonl
+
+Several workers can share one log (``--worker k --workers n``, say one per core, each with the
+families in its own order): the log is read again before every chunk, a family is done once
+its chunks together reach ``--target`` examples, and worker k uses seeds k, k+n, k+2n, ...
 
 Not collected by pytest (its name does not start with test_).
 """
@@ -47,8 +51,9 @@ def run_chunk(family: str, seed: int, examples: int) -> dict:
     seconds = time.monotonic() - start
     counts = [tuple(map(int, m)) for m in STATS.findall(proc.stdout)]
     passing, failing, invalid = (sum(c[i] for c in counts) for i in range(3))
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     row = dict(family=family, seed=seed, requested=examples, passing=passing, failing=failing,
-               invalid=invalid, exit=proc.returncode, seconds=round(seconds, 1))
+               invalid=invalid, exit=proc.returncode, seconds=round(seconds, 1), commit=commit.stdout.strip())
     if proc.returncode != 0:  # keep the failure's report: it is the evidence to act on
         row["output_tail"] = proc.stdout[-6000:] + proc.stderr[-2000:]
     return row
@@ -74,23 +79,32 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log", type=Path, required=True, help="JSON-lines file, appended to and resumed from")
     parser.add_argument("--chunk", type=int, default=10_000, help="examples per chunk (one pytest process)")
-    parser.add_argument("--chunks", type=int, default=10, help="chunks per family; seeds 1..chunks")
-    parser.add_argument("--family", action="append", help="only these tests (repeatable); default all")
+    parser.add_argument("--target", type=int, default=100_000, help="examples per family, all workers together")
+    parser.add_argument("--family", action="append", help="only these tests, in this order (repeatable); default all")
+    parser.add_argument("--reverse", action="store_true", help="take the families in reverse order")
+    parser.add_argument("--worker", type=int, default=1, help="this worker's number, 1..workers")
+    parser.add_argument("--workers", type=int, default=1, help="workers sharing the log")
     parser.add_argument("--summary", action="store_true", help="print the markdown table of the log and exit")
     args = parser.parse_args(argv)
     if args.summary:
         print(summary(args.log))
         return 0
-    done = finished(args.log)
-    for family in args.family or families():
-        for seed in range(1, args.chunks + 1):
-            if (family, seed) in done:
-                continue
+    order = args.family or families()
+    for family in reversed(order) if args.reverse else order:
+        seed = args.worker
+        while True:
+            done = finished(args.log)
+            if sum(r["passing"] for (f, _), r in done.items() if f == family) >= args.target:
+                break
+            while (family, seed) in done:
+                seed += args.workers
             row = run_chunk(family, seed, args.chunk)
             with args.log.open("a") as f:
                 f.write(json.dumps(row) + "\n")
             print(f"{family} seed {seed}: {row['passing']} passing, {row['failing']} failing, "
                   f"exit {row['exit']}, {row['seconds']} s", flush=True)
+            if row["exit"] != 0 and row["passing"] == 0:
+                break  # the chunk did not run (a collection error, say): do not spin on it
     return 0
 
 
