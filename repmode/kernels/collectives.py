@@ -33,6 +33,8 @@ _FOLD_STEP = {"sum": aten.add.Tensor, "avg": aten.add.Tensor, "product": aten.mu
               "min": aten.minimum.default, "max": aten.maximum.default, "band": aten.bitwise_and.Tensor,
               "bor": aten.bitwise_or.Tensor, "bxor": aten.bitwise_xor.Tensor}
 _FLOATING = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
+# The registry's dtype tags for the reducing collectives: the dtypes of the elementwise folds.
+REDUCING_DTYPES = ("float32", "float64", "widened", "integer")
 
 
 def _reduce_kind(func, args, kwargs, reduce_op) -> str:
@@ -46,7 +48,7 @@ def _reduce_kind(func, args, kwargs, reduce_op) -> str:
 
 def _check_dtype(func, args, kwargs, tensor: torch.Tensor, kind: str) -> None:
     bitwise = kind in ("band", "bor", "bxor")
-    if tensor.is_complex() or not (tensor.dtype in _FLOATING or not tensor.is_floating_point()):
+    if tensor.is_complex() or (tensor.is_floating_point() and tensor.dtype not in _FLOATING):
         raise unsupported(func, args, kwargs, f"{tensor.dtype} is not supported by repmode's reducing collectives")
     if bitwise and tensor.is_floating_point():
         raise unsupported(func, args, kwargs, f"{kind.upper()} needs an integer or bool tensor, not {tensor.dtype}")
@@ -122,7 +124,7 @@ def _check_tensors(func, args, kwargs, tensors, kind: str) -> None:
         _check_dtype(func, args, kwargs, t, kind)
 
 
-@register_kernel(torch.ops.c10d.allreduce_.default, ("float32", "float64", "widened", "integer"))
+@register_kernel(torch.ops.c10d.allreduce_.default, REDUCING_DTYPES)
 def allreduce(func, args, kwargs):
     tensors, pg, reduce_op, sparse_indices = args[:4]
     kind = _reduce_kind(func, args, kwargs, reduce_op)
@@ -135,7 +137,7 @@ def allreduce(func, args, kwargs):
     return tensors, _done_work(tensors)
 
 
-@register_kernel(torch.ops.c10d.allreduce_coalesced_.default, ("float32", "float64", "widened", "integer"))
+@register_kernel(torch.ops.c10d.allreduce_coalesced_.default, REDUCING_DTYPES)
 def allreduce_coalesced(func, args, kwargs):
     tensors, pg, reduce_op = args[:3]
     kind = _reduce_kind(func, args, kwargs, reduce_op)
@@ -146,7 +148,7 @@ def allreduce_coalesced(func, args, kwargs):
     return _done_work(tensors)
 
 
-@register_kernel(torch.ops.c10d.reduce_.default, ("float32", "float64", "widened", "integer"))
+@register_kernel(torch.ops.c10d.reduce_.default, REDUCING_DTYPES)
 def reduce(func, args, kwargs):
     """Every rank computes the reduction (as all-reduce does); only the root's tensor is
     written. The other ranks' tensors keep their values (torch leaves them unspecified)."""
@@ -176,7 +178,7 @@ def _check_reduce_scatter(func, args, kwargs, output, inputs, world, kind) -> No
                                               f"{output.numel()} elements")
 
 
-@register_kernel(torch.ops.c10d.reduce_scatter_.default, ("float32", "float64", "widened", "integer"))
+@register_kernel(torch.ops.c10d.reduce_scatter_.default, REDUCING_DTYPES)
 def reduce_scatter(func, args, kwargs):
     outputs, input_lists, pg, reduce_op = args[:4]
     kind = _reduce_kind(func, args, kwargs, reduce_op)
@@ -188,7 +190,7 @@ def reduce_scatter(func, args, kwargs):
     return outputs, _done_work(outputs)
 
 
-@register_kernel(torch.ops.c10d._reduce_scatter_base_.default, ("float32", "float64", "widened", "integer"))
+@register_kernel(torch.ops.c10d._reduce_scatter_base_.default, REDUCING_DTYPES)
 def reduce_scatter_base(func, args, kwargs):
     output, input_, pg, reduce_op = args[:4]
     kind = _reduce_kind(func, args, kwargs, reduce_op)
@@ -199,7 +201,7 @@ def reduce_scatter_base(func, args, kwargs):
 
 
 @register_kernel(torch.ops.c10d.reduce_scatter_tensor_coalesced_.default,
-                 ("float32", "float64", "widened", "integer"))
+                 REDUCING_DTYPES)
 def reduce_scatter_tensor_coalesced(func, args, kwargs):
     outputs, inputs, pg, reduce_op = args[:4]
     kind = _reduce_kind(func, args, kwargs, reduce_op)
@@ -240,27 +242,27 @@ def _functional_all_reduce(func, args, kwargs, tensors, reduce_op, group_name) -
         _all_reduce_into(pg, t, kind)
 
 
-@register_kernel(_functional_overloads("all_reduce.default"), ("float32", "float64", "widened", "integer"))
+@register_kernel(_functional_overloads("all_reduce.default"), REDUCING_DTYPES)
 def functional_all_reduce(func, args, kwargs):
     out = args[0].clone()
     _functional_all_reduce(func, args, kwargs, [out], args[1], args[2])
     return out
 
 
-@register_kernel(_functional_overloads("all_reduce_.default"), ("float32", "float64", "widened", "integer"))
+@register_kernel(_functional_overloads("all_reduce_.default"), REDUCING_DTYPES)
 def functional_all_reduce_inplace(func, args, kwargs):
     _functional_all_reduce(func, args, kwargs, [args[0]], args[1], args[2])
     return args[0]
 
 
-@register_kernel(_functional_overloads("all_reduce_coalesced.default"), ("float32", "float64", "widened", "integer"))
+@register_kernel(_functional_overloads("all_reduce_coalesced.default"), REDUCING_DTYPES)
 def functional_all_reduce_coalesced(func, args, kwargs):
     outs = [t.clone() for t in args[0]]
     _functional_all_reduce(func, args, kwargs, outs, args[1], args[2])
     return outs
 
 
-@register_kernel(_functional_overloads("all_reduce_coalesced_.default"), ("float32", "float64", "widened", "integer"))
+@register_kernel(_functional_overloads("all_reduce_coalesced_.default"), REDUCING_DTYPES)
 def functional_all_reduce_coalesced_inplace(func, args, kwargs):
     _functional_all_reduce(func, args, kwargs, args[0], args[1], args[2])
     return args[0]
@@ -281,19 +283,19 @@ def _functional_reduce_scatter(func, args, kwargs, input_, reduce_op, group_size
 
 @register_kernel(_functional_overloads("reduce_scatter_tensor.default")
                  + _functional_overloads("reduce_scatter_tensor.default", namespace="_c10d_functional_autograd"),
-                 ("float32", "float64", "widened", "integer"))
+                 REDUCING_DTYPES)
 def functional_reduce_scatter(func, args, kwargs):
     return _functional_reduce_scatter(func, args, kwargs, *args[:4])
 
 
 @register_kernel(_functional_overloads("reduce_scatter_tensor_out.default"),
-                 ("float32", "float64", "widened", "integer"))
+                 REDUCING_DTYPES)
 def functional_reduce_scatter_out(func, args, kwargs):
     return _functional_reduce_scatter(func, args, kwargs, *args[:4], out=kwargs["out"])
 
 
 @register_kernel(_functional_overloads("reduce_scatter_tensor_coalesced.default"),
-                 ("float32", "float64", "widened", "integer"))
+                 REDUCING_DTYPES)
 def functional_reduce_scatter_coalesced(func, args, kwargs):
     inputs, reduce_op, group_size, group_name = args[:4]
     return [_functional_reduce_scatter(func, args, kwargs, t, reduce_op, group_size, group_name) for t in inputs]
