@@ -338,3 +338,21 @@ def test_empty_batch():
     assert y.shape == (0, 4, 3, 3) and gx.shape == x.shape
     assert_bitwise_equal(gw, torch.zeros_like(w))
     assert_bitwise_equal(gb, torch.zeros_like(b))
+
+
+def test_weight_layout_that_crashes_torchs_own_conv2d():
+    """torch 2.13's CPU conv2d segfaults on this call (dilated, strided, grouped, with a bias and
+    a weight whose strides are permuted; the long property run found it). repmode reads the
+    weight by its strides: the result is the one for a contiguous copy of the same weight."""
+    gen = torch.Generator().manual_seed(0)
+    x = torch.randn(1, 4, 6, 1, generator=gen)
+    w = torch.empty_strided((4, 2, 2, 1), (4, 1, 2, 2))
+    w.copy_(torch.randn(4, 2, 2, 1, generator=gen))
+    b = torch.randn(8, generator=gen)[::2]
+    args = dict(stride=2, padding=1, dilation=2, groups=2)
+    with repmode.enabled():
+        got = F.conv2d(x, w, b, **args)
+        want = F.conv2d(x, w.contiguous(), b.contiguous(), **args)
+    assert_bitwise_equal(got, want)
+    exact = F.conv2d(x.double(), w.double().contiguous(), b.double(), **args)
+    assert torch.allclose(got.double(), exact, rtol=1e-6, atol=1e-6)
