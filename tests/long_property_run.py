@@ -1,6 +1,6 @@
 """Long local run of the property suite (issue 8): many hypothesis examples per op family.
 
-Each family (one test in tests/test_properties.py) runs in chunks: a fresh pytest process per
+Each family (one hypothesis test in tests/test_properties*.py) runs in chunks: a fresh pytest process per
 chunk with its own `--hypothesis-seed`, so chunks draw different cases and a run can stop and
 resume (finished chunks are read back from the log and skipped). Every chunk appends one JSON line
 with the counts hypothesis reports for its generate phase.
@@ -26,13 +26,21 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SUITE = "tests/test_properties.py"
 STATS = re.compile(r"(\d+) passing, (\d+) failing, and (\d+) invalid")
 
 
+def suites() -> dict[str, str]:
+    """{family (a hypothesis test's name): its file} over tests/test_properties*.py."""
+    found = {}
+    for path in sorted((ROOT / "tests").glob("test_properties*.py")):
+        for name in re.findall(r"^def (test_\w+)\(data\)", path.read_text(), flags=re.M):
+            assert name not in found, f"{name} is defined in two property suites"
+            found[name] = f"tests/{path.name}"
+    return found
+
+
 def families() -> list[str]:
-    text = (ROOT / SUITE).read_text()
-    return re.findall(r"^def (test_\w+)\(data\)", text, flags=re.M)
+    return list(suites())
 
 
 def finished(log: Path) -> dict[tuple[str, int], dict]:
@@ -44,7 +52,7 @@ def finished(log: Path) -> dict[tuple[str, int], dict]:
 
 def run_chunk(family: str, seed: int, examples: int) -> dict:
     env = dict(os.environ, REPMODE_HYPOTHESIS_PROFILE="long", REPMODE_HYPOTHESIS_EXAMPLES=str(examples))
-    cmd = [sys.executable, "-m", "pytest", "-q", f"{SUITE}::{family}", f"--hypothesis-seed={seed}",
+    cmd = [sys.executable, "-m", "pytest", "-q", f"{suites()[family]}::{family}", f"--hypothesis-seed={seed}",
            "--hypothesis-show-statistics", "-p", "no:cacheprovider"]
     start = time.monotonic()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
