@@ -51,6 +51,7 @@ def main() -> None:
     with mode:
         model = DigitsCNN()  # DDP copies rank 0's initial parameters to every rank
         ddp = DistributedDataParallel(model)
+        initial = repmode.digest(model)
         optimizer = make_optimizer(model)
         batches = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x_train, y_train),
                                               batch_size=args.batch_size, shuffle=True,
@@ -72,6 +73,7 @@ def main() -> None:
             logits = model(x_test)
             accuracy = (logits.argmax(dim=1) == y_test).float().mean().item()
 
+    print(f"rank {rank}/{world}: initial parameters: {initial}", flush=True)
     print(f"rank {rank}/{world}: trained parameters: {repmode.digest(model)}", flush=True)
     print(f"rank {rank}/{world}: test logits:        {repmode.digest(logits)}", flush=True)
     print(f"rank {rank}/{world}: test accuracy:      {accuracy:.4f}", flush=True)

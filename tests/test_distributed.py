@@ -60,20 +60,21 @@ def test_collective_in_three_ranks(rank_results, name):
 
 # ---- DDP: the example, twice ----------------------------------------------------------------------
 
-DIGEST_LINE = re.compile(r"^rank (\d+)/2: (trained parameters|test logits):\s+([0-9a-f]{64})$", re.M)
+DIGEST_LINE = re.compile(r"^rank (\d+)/2: (initial parameters|trained parameters|test logits):\s+([0-9a-f]{64})$",
+                         re.M)
 
 
 def ddp_digests(threads: int) -> dict[tuple[int, str], str]:
     proc = torchrun(2, "examples/train_ddp.py", "--epochs", "1", "--threads", str(threads), threads=threads)
     found = {(int(r), what): digest for r, what, digest in DIGEST_LINE.findall(proc.stdout)}
-    assert len(found) == 4, proc.stdout
+    assert len(found) == 6, proc.stdout
     return found
 
 
 def test_ddp_example_gives_the_same_digests_on_every_rank_and_thread_count():
     one, two = ddp_digests(threads=1), ddp_digests(threads=2)
     assert one == two, f"1 thread: {one}\n2 threads: {two}"
-    for what in ("trained parameters", "test logits"):
+    for what in ("initial parameters", "trained parameters", "test logits"):
         assert one[(0, what)] == one[(1, what)], f"{what} differ between ranks"
 
 
