@@ -57,6 +57,13 @@ def _into(self: Tensor, values: Tensor) -> Tensor:
     return self
 
 
+def _like(x: Tensor, kwargs, values: Tensor) -> Tensor:
+    """``values`` (drawn in logical order) in the layout native torch gives a ``*_like`` result
+    (``memory_format``, default preserve_format: x's strides where x is dense)."""
+    out = torch.empty_like(x, dtype=values.dtype, memory_format=kwargs.get("memory_format") or torch.preserve_format)
+    return _into(out, values)
+
+
 def _factory_dtype(kwargs, default=None) -> torch.dtype:
     dtype = kwargs.get("dtype")
     return dtype if dtype is not None else (default or torch.get_default_dtype())
@@ -143,7 +150,7 @@ def rand_like(func, args, kwargs):
     x = args[0]
     _check_like(func, args, kwargs, x)  # the result goes on x's device
     dist = UNIFORM if func is aten.rand_like.default else NORMAL
-    return _draw(dist, x.shape, _factory_dtype(kwargs, x.dtype), 0.0, 1.0, kwargs.get("generator"))
+    return _like(x, kwargs, _draw(dist, x.shape, _factory_dtype(kwargs, x.dtype), 0.0, 1.0, kwargs.get("generator")))
 
 
 # ---------------------------------------------------------------- integers and permutations
@@ -339,7 +346,7 @@ def multinomial(func, args, kwargs):
     else:
         clocks = _draw(EXPONENTIAL, (m, n), torch.float64, 1.0, 0.0, generator) / rows
         idx = torch.sort(clocks, dim=1, stable=True).indices[:, :k]
-    return idx.reshape(*probs.shape[:-1], k)
+    return idx.reshape(*probs.shape[:-1], k).contiguous()  # a fresh contiguous result, as native torch's
 
 
 @register_kernel(aten.linalg_qr.default, ())
@@ -367,7 +374,7 @@ def randint_like(func, args, kwargs):
     lo, hi = (0, args[1]) if func in (aten.randint_like.default, aten.randint_like.generator) else (args[1], args[2])
     if hi <= lo:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
-    return _ints_as(x.shape, lo, hi - lo, kwargs.get("dtype") or x.dtype, kwargs.get("generator"))
+    return _like(x, kwargs, _ints_as(x.shape, lo, hi - lo, kwargs.get("dtype") or x.dtype, kwargs.get("generator")))
 
 
 @register_kernel(aten.bernoulli.Tensor, FLOAT_HALF_INT)
