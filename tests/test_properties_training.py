@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 
@@ -21,7 +22,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 import repmode  # noqa: E402
 from conftest import assert_bitwise_equal, num_threads  # noqa: E402
-from property_checks import ERRORS, _flat, _stride_class, assert_within, canonical, check  # noqa: E402
+from property_checks import ERRORS, _flat, _stride_class, assert_within, canonical, check, u_chain, u_of  # noqa: E402
 from strategies import _INT_VIEW, dtypes_of, lay_out, tensors  # noqa: E402
 
 aten = torch.ops.aten
@@ -322,3 +323,138 @@ def test_random_ops(data):
         if not replacement:
             for r in range(rows):
                 assert y[r].unique().numel() == k, "without replacement: repeated category"
+
+
+# ----------------------------------------------------------------------------- clipping, GradScaler
+
+GRAD_LAYOUTS = ("contiguous", "transposed", "sliced", "channels_last")  # written in place: not expanded
+
+
+def _with_grads(gs, dt):
+    """Parameters (zeros: only their .grad is read) carrying fresh copies of ``gs``."""
+    ps = []
+    for g in gs:
+        p = torch.zeros(g.shape, dtype=dt)
+        p.grad = _fresh(g)
+        ps.append(p)
+    return ps
+
+
+@given(data=st.data())
+def test_clip_grad_and_grad_scaler(data):
+    """clip_grad_norm_ (norm 2, 1, inf; foreach on and off; error_if_nonfinite), clip_grad_value_
+    and GradScaler's two ops (semantics "Training utilities", "Mixed precision").
+
+    clip_grad_norm_: each gradient's norm is a sum of n positive terms (|g| or g², each rounded
+    once), so within (n + 2)·u of the exact value (γ_n for any order of positive terms; the square
+    root halves the relative error and adds u); the total norm of k such norms within
+    (N + k + 4)·u, N the largest gradient; the inf-norm is exact (a maximum of exact |g|).
+    clip_coef = max_norm/(total + 1e-6), clamped to 1, adds two roundings; each gradient is
+    multiplied by it once: within (N + k + 8)·u·|g·coef| (bf16/fp16: every step rounds to the
+    dtype, u = its unit roundoff). Where a square or a partial sum leaves the dtype's range there is
+    no bound (the float64 reference stays finite). The foreach and for-loop forms give the same
+    bits (semantics "Optimizers": foreach ops are their single-tensor op in list order).
+    clip_grad_value_ is a clamp, and GradScaler's unscale (one multiplication per element, an
+    exact non-finite test) and scale update (one float32 multiplication) are exact: native
+    torch's values, NaN canonical."""
+    what = data.draw(st.sampled_from(["clip_norm", "clip_value", "unscale", "update_scale"]))
+    if what == "update_scale":
+        scale = torch.tensor([data.draw(st.sampled_from([65536.0, 1.0, 3.0e38, 1e-30, 1e-45, 0.75]))])
+        interval = data.draw(st.integers(1, 3))
+        tracker = torch.tensor([data.draw(st.integers(0, interval - 1))], dtype=torch.int32)
+        found = torch.tensor([data.draw(st.sampled_from([0.0, 1.0]))])
+        growth = data.draw(st.sampled_from([2.0, 1.5, 1e10, 1.1]))
+        backoff = data.draw(st.sampled_from([0.5, 0.125, 0.3]))
+
+        def fn(s, t, f):
+            s, t = _fresh(s), _fresh(t)
+            torch._amp_update_scale_(s, t, f, growth, backoff, interval)
+            return s, t
+        def exact(s, t, f):
+            # semantics "Mixed precision": one float32 multiplication by the factor rounded to
+            # float32. (Native torch 2.13's CPU kernel multiplies in double and rounds once, so it
+            # differs where the factor is inexact in float32: 3e38·1.1, backoff 0.3.)
+            s32 = np.float32(s.item())
+            with np.errstate(over="ignore"):
+                if f.item() != 0:
+                    return [torch.tensor([float(s32 * np.float32(backoff))]), torch.zeros(1, dtype=torch.int32)]
+                if t.item() + 1 == interval:
+                    grown = s32 * np.float32(growth)
+                    return [torch.tensor([float(grown if np.isfinite(grown) else s32)]), torch.zeros(1, dtype=torch.int32)]
+            return [s.clone(), t + 1]
+        check(fn, scale, tracker, found, exact=exact)
+        return
+    op = {"clip_norm": aten.linalg_vector_norm.default, "clip_value": aten.clamp.default,
+          "unscale": aten._amp_foreach_non_finite_check_and_unscale_.default}[what]
+    dt = data.draw(st.sampled_from(dtypes_of(op)))
+    k = data.draw(st.integers(1, 3))
+    gs = [data.draw(tensors(dt, max_dims=4, layouts=GRAD_LAYOUTS)) for _ in range(k)]
+    if what == "unscale":
+        found = torch.tensor([0.0])
+        inv = torch.tensor(data.draw(st.sampled_from([1 / 65536, 0.5, 2.0**-24, 3.0, 1e-3])))
+        inv = inv.reshape(data.draw(st.sampled_from([(), (1,)])))  # GradScaler's is 0-dim; torch takes both
+
+        def fn(f, s, *g):
+            f, g = _fresh(f), [_fresh(x) for x in g]
+            torch._amp_foreach_non_finite_check_and_unscale_(g, f, s)
+            return [f] + g
+        check(fn, found, inv, *gs, exact=lambda *a: fn(*a))
+        return
+    foreach = data.draw(st.booleans())
+    if what == "clip_value":
+        v = data.draw(st.sampled_from([0.5, 1e-3, 10.0, math.inf]))
+
+        def fn(*g):
+            ps = _with_grads(g, dt)
+            torch.nn.utils.clip_grad_value_(ps, v, foreach=foreach)
+            return [p.grad for p in ps]
+        got = check(fn, *gs, exact=lambda *g: [x.clamp(-v, v) for x in g])
+    else:
+        nt = data.draw(st.sampled_from([2.0, 1.0, math.inf]))
+        max_norm = data.draw(st.sampled_from([1.0, 0.05, 1e3]))
+        err = data.draw(st.booleans())
+        sq = sum(float((x.double().abs() ** (2 if nt == 2 else 1)).sum()) for x in gs)
+        if err and math.isfinite(sq) and sq >= torch.finfo(dt).max:
+            # the documented 2-norm/1-norm is the plain sum of g² (|g|) in the compute dtype, "no
+            # scaling" (semantics "Reductions"), so it overflows to inf where native torch's scaled
+            # norm stays finite: repmode then raises error_if_nonfinite's error where native does
+            # not, by design. Such draws run without error_if_nonfinite.
+            err = False
+
+        def fn(*g):
+            ps = _with_grads(g, dt)
+            total = torch.nn.utils.clip_grad_norm_(ps, max_norm, norm_type=nt, error_if_nonfinite=err,
+                                                   foreach=foreach)
+            return [total] + [p.grad for p in ps]
+
+        def bound(inp, out):
+            g64 = [x.double() for x in inp]
+            norms = torch.stack([torch.linalg.vector_norm(x, nt) for x in g64])
+            total = torch.linalg.vector_norm(norms, nt)
+            coef = torch.clamp(max_norm / (total + 1e-6), max=1.0)
+            big = max([x.numel() for x in g64])
+            u = u_chain(dt) * (2 if dt == torch.float64 else 1)
+            # the largest intermediate: Σ g² (norm 2) or Σ |g| (norm 1) over all gradients
+            mag = sum(((x.abs() ** (2 if nt == 2 else 1)).sum() for x in g64), torch.tensor(0.0, dtype=torch.float64))
+            if nt == math.inf:
+                mag = total
+            # squares that underflow: each an absolute error ≤ the compute dtype's subnormal
+            # spacing η, so the sum ≤ (N·k)·η and its square root ≤ sqrt(N·k·η) (no scaling)
+            fc = torch.finfo(torch.float64 if dt == torch.float64 else torch.float32)
+            under = math.sqrt(big * k * fc.smallest_normal * fc.eps) if nt == 2 else 0.0
+            ttol = 0 * total if nt == math.inf else (big + k + 4) * u * total + under
+            assert_within(out[0], total, ttol, f"total {nt}-norm", mag=mag, nops=big + k + 4)
+            for i, x in enumerate(g64):
+                ref = x * coef
+                # coef = max_norm/(total + 1e-6): the total's absolute error moves it relatively
+                # by at most under/(total + 1e-6)
+                gtol = ((big + k + 8) * u + under / (total + 1e-6)) * ref.abs()
+                assert_within(out[1 + i], ref, gtol, f"clipped grad {i}",
+                              mag=mag.expand(x.shape), nops=big + k + 8)
+        got = check(fn, *gs, bound=bound)
+    if got is not None:
+        # foreach and for-loop forms: the same bits
+        foreach = not foreach
+        with num_threads(2), repmode.enabled(strict=True):
+            other = _flat(fn(*gs))
+        assert_bitwise_equal(got, other, "foreach vs for-loop")
