@@ -458,3 +458,169 @@ def test_clip_grad_and_grad_scaler(data):
         with num_threads(2), repmode.enabled(strict=True):
             other = _flat(fn(*gs))
         assert_bitwise_equal(got, other, "foreach vs for-loop")
+
+
+# ----------------------------------------------------------------------------- optimizers
+
+OPTIMIZERS = {"sgd": torch.optim.SGD, "adam": torch.optim.Adam, "adamw": torch.optim.AdamW,
+              "rmsprop": torch.optim.RMSprop, "adagrad": torch.optim.Adagrad}
+FUSED = ("sgd", "adam", "adamw", "adagrad")  # torch has no fused RMSprop
+
+
+def _hyper(data, name):
+    lr = data.draw(st.sampled_from([0.1, 1e-3]))
+    wd = data.draw(st.sampled_from([0.0, 0.01]))
+    hp = dict(lr=lr, weight_decay=wd, maximize=data.draw(st.booleans()))
+    if name == "sgd":
+        mom = data.draw(st.sampled_from([0.0, 0.9]))
+        nesterov = mom > 0 and data.draw(st.booleans())
+        hp.update(momentum=mom, nesterov=nesterov, dampening=0.0 if nesterov else data.draw(st.sampled_from([0.0, 0.1])))
+    elif name in ("adam", "adamw"):
+        hp.update(betas=data.draw(st.sampled_from([(0.9, 0.999), (0.8, 0.9)])),
+                  eps=data.draw(st.sampled_from([1e-8, 1e-3])), amsgrad=data.draw(st.booleans()))
+    elif name == "rmsprop":
+        hp.update(alpha=data.draw(st.sampled_from([0.99, 0.9])), eps=data.draw(st.sampled_from([1e-8, 1e-3])),
+                  momentum=data.draw(st.sampled_from([0.0, 0.9])), centered=data.draw(st.booleans()))
+    else:
+        hp.update(lr_decay=data.draw(st.sampled_from([0.0, 0.1])), eps=data.draw(st.sampled_from([1e-10, 1e-6])),
+                  initial_accumulator_value=data.draw(st.sampled_from([0.0, 0.1])))
+    return hp
+
+
+def _optimize(name, form, hp, ps, steps):
+    """``len(steps)`` steps of the optimizer on fresh copies of ``ps`` (gradients ``steps[t]``);
+    returns the parameters and, per step, the optimizer's state after it (float64 reference)."""
+    params = [_fresh(p).requires_grad_(True) for p in ps]
+    opt = OPTIMIZERS[name](params, **hp, **({"foreach": False} if form == "for" else {form: True}))
+    states = []
+    for gs in steps:
+        for p, g in zip(params, gs):
+            p.grad = _fresh(g)
+        opt.step()
+        states.append(([p.detach().clone() for p in params],
+                       [{k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in opt.state[p].items()}
+                        for p in params]))
+    return [p.detach() for p in params], states
+
+
+def _magnitude(name, hp, p0, gs, states):
+    """Per element of one parameter: Σ_t (|p_{t−1}| + lr·A_t) + |p_T|, A_t a bound on the step's
+    |update| computed from the float64 reference state with every signed sum replaced by the sum
+    of magnitudes (so the forward error of each rounding is ≤ u·(that magnitude)); and the
+    largest intermediate (squares of gradients) for the range rule."""
+    lr, wd = hp["lr"], hp["weight_decay"]
+    fc = torch.finfo(torch.float32)
+    eta = 4 * fc.smallest_normal * fc.eps  # underflow of the state's products (absolute)
+    m = torch.zeros_like(p0)
+    buf = torch.zeros_like(p0)
+    p_prev = p0.abs()
+    tot = p0.abs().clone()
+    inter = torch.zeros_like(p0)
+    for t, (g, (p_t, st_)) in enumerate(zip(gs, states), start=1):
+        ge = g.abs() + wd * p_prev
+        inter = inter + 2 * ge
+        if name == "sgd":
+            mom = hp["momentum"]
+            buf = ge if t == 1 else mom * buf + ge
+            a = (ge + mom * buf if hp["nesterov"] else buf) if mom else ge
+        elif name in ("adam", "adamw"):
+            b1, b2 = hp["betas"]
+            if name == "adamw":
+                ge = g.abs()
+            m = 2 * m + ge  # lerp(m, g, 1−β1) = m + (1−β1)(g − m): ≤ 2|m| + |g| in magnitude
+            v = st_["max_exp_avg_sq" if hp["amsgrad"] else "exp_avg_sq"]
+            den = v.sqrt() / math.sqrt(1 - b2 ** t) + hp["eps"]
+            a = (m + eta) / (1 - b1 ** t) / den
+        elif name == "rmsprop":
+            sq = st_["square_avg"]
+            if hp["centered"]:
+                ga = st_["grad_avg"]
+                x = sq - ga * ga
+                # sq − ga² has relative error ≤ c·u·κ, κ = (sq + ga²)/x; the square root halves it
+                kap = torch.where(x > 0, (sq + ga * ga) / x.clamp_min(1e-300), 0.0)
+                den = x.clamp_min(0).sqrt() + hp["eps"]
+            else:
+                kap = torch.zeros_like(sq)
+                den = sq.sqrt() + hp["eps"]
+            a = (ge + eta) / den * (1 + kap)
+            if hp["momentum"]:
+                buf = hp["momentum"] * buf + a
+                a = buf
+        else:
+            den = st_["sum"].sqrt() + hp["eps"]
+            a = (ge + eta) / den
+        step_lr = lr / (1 + (t - 1) * hp["lr_decay"]) if name == "adagrad" else lr
+        tot = tot + p_prev + step_lr * a + p_t.abs()
+        p_prev = p_t.abs()
+    return tot, inter if name == "sgd" else inter * inter
+
+
+@given(data=st.data())
+def test_optimizer_steps(data):
+    """One or two steps of SGD/Adam/AdamW/RMSprop/Adagrad in their for-loop, foreach and fused
+    forms (semantics "Optimizers", "Training utilities").
+
+    Bits: foreach equals for-loop for SGD, Adam, AdamW and RMSprop; fused equals for-loop for SGD,
+    Adam, AdamW and Adagrad (foreach Adagrad multiplies by −lr first: only the bound). The same
+    bits at 1, 2 and 3 threads and for parameters and gradients stored contiguous.
+
+    Accuracy against torch's for-loop step in float64: one step is at most ~12 roundings (wd add,
+    lerp/mul+addcmul, sqrt, division, eps add, addcdiv's three) plus ~4 Python scalars rounded to
+    float32, each within u of a quantity bounded by the step's magnitude (``_magnitude``: the
+    update with signed sums replaced by sums of magnitudes; the centered RMSprop denominator
+    sqrt(sq − ga²) carries its condition κ). Errors of the state and of p carry into the next step
+    with factors ≤ 2, so |p_T − ref| ≤ 32·T·u·M (float64: the reference has the same error, 2×)."""
+    name = data.draw(st.sampled_from(sorted(OPTIMIZERS)))
+    forms = ["for", "foreach"] + (["fused"] if name in FUSED else [])
+    form = data.draw(st.sampled_from(forms))
+    dt = data.draw(st.sampled_from([torch.float32, torch.float64]))
+    hp = _hyper(data, name)
+    k = data.draw(st.integers(1, 2))
+    ps = [data.draw(tensors(dt, max_dims=3, max_side=4, specials=False, layouts=GRAD_LAYOUTS)) for _ in range(k)]
+    T = data.draw(st.integers(1, 2))
+    steps = [[data.draw(tensors(dt, shape=p.shape, layouts=GRAD_LAYOUTS)) for p in ps] for _ in range(T)]
+    flat_in = ps + [g for gs in steps for g in gs]
+
+    def run(*ts):
+        return _optimize(name, form, hp, list(ts[:k]), [list(ts[k + i * k:k + (i + 1) * k]) for i in range(T)])[0]
+
+    # (a) native torch: repmode may not raise where it returns
+    try:
+        native, native_err = run(*flat_in), None
+    except ERRORS as e:
+        native, native_err = None, e
+    try:
+        with num_threads(1), repmode.enabled(strict=True):
+            got = run(*flat_in)
+    except ERRORS as e:
+        assert native_err is not None, f"repmode raised {e!r} where native torch returns"
+        hypothesis.event(f"both raise {type(native_err).__name__}")
+        return
+    if native_err is not None:
+        hypothesis.event(f"native raises {type(native_err).__name__}, repmode computes")
+    # (d) parameters keep shape, dtype and strides (updated in place)
+    for g_, p in zip(got, ps):
+        assert g_.shape == p.shape and g_.dtype == p.dtype and g_.stride() == p.stride()
+    # (c) threads and contiguous layout
+    for threads in (2, 3):
+        with num_threads(threads), repmode.enabled(strict=True):
+            assert_bitwise_equal(got, run(*flat_in), f"threads={threads}")
+    with num_threads(2), repmode.enabled(strict=True):
+        assert_bitwise_equal(got, run(*[_fresh(t.contiguous()) for t in flat_in]), "contiguous inputs")
+    # forms documented to give the for-loop bits
+    if form != "for" and not (name == "adagrad" and form == "foreach"):
+        with num_threads(2), repmode.enabled(strict=True):
+            loop = _optimize(name, "for", hp, ps, steps)[0]
+        assert_bitwise_equal(got, loop, f"{form} vs for-loop")
+    # (e) canonical NaNs
+    for i, g_ in enumerate(got):
+        assert_bitwise_equal(g_, canonical(g_), f"param[{i}] NaN pattern")
+    # (b) the float64 reference step
+    p64 = [p.double().contiguous() for p in ps]
+    g64 = [[g.double().contiguous() for g in gs] for gs in steps]
+    ref, states = _optimize(name, "for", hp, p64, g64)
+    u = u_of(dt) * (2 if dt == torch.float64 else 1)
+    for i in range(k):
+        mag, inter = _magnitude(name, hp, p64[i], [gs[i] for gs in g64],
+                                [(s[0][i], s[1][i]) for s in states])
+        assert_within(got[i], ref[i], 32 * T * u * mag, f"{name} {form} param[{i}]", mag=inter, nops=16 * T)
