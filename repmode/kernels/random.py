@@ -15,7 +15,7 @@ import torch
 from .. import rng
 from ..mode import layout_name
 from ..registry import DISPATCH, REGISTRY, register_kernel
-from ._common import (C, DTYPE_CODE, check_cpu, check_float_half_int, FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, get_num_threads,
+from ._common import (C, call_registered, DTYPE_CODE, check_cpu, check_float_half_int, FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, get_num_threads,
                       round_to, unsupported, write_out)
 
 aten = torch.ops.aten
@@ -253,7 +253,7 @@ def _scaled_by_mask(x: Tensor, mask: Tensor, scale: float) -> Tensor:
     """x * (scale where mask else 0): one IEEE multiply per element with scale rounded to x's
     dtype, the value torch's (x * mask) * scale gives (x * 0 keeps NaN and signs)."""
     factor = torch.where(mask, torch.tensor(scale, dtype=torch.float64).to(x.dtype), torch.zeros((), dtype=x.dtype))
-    return x * factor
+    return call_registered(aten.mul.Tensor, x, factor)  # repmode's multiply: canonical NaNs
 
 
 @register_kernel(aten.native_dropout.default, FLOAT_HALF_INT)
@@ -264,7 +264,7 @@ def native_dropout(func, args, kwargs):
     if not 0 <= p <= 1:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     keep = 1.0 - p
-    mask = _bernoulli_mask(x.shape, keep, kwargs.get("generator"))
+    mask = _like(x, {}, _bernoulli_mask(x.shape, keep, kwargs.get("generator")))  # x's layout, as native
     scale = 0.0 if keep == 0 else 1.0 / keep
     return _scaled_by_mask(x, mask, scale), mask
 
