@@ -292,7 +292,8 @@ def normal_tensor(func, args, kwargs):
     if bool((torch.as_tensor(std) < 0).any()):
         raise RuntimeError("normal expects all elements of std >= 0.0")
     z = _draw(NORMAL, shape, torch.float64, 0.0, 1.0, kwargs.get("generator"))
-    wide = [t.to(torch.float64) if isinstance(t, Tensor) else float(t) for t in (mean, std)]
+    # contiguous operands: native torch's result is a fresh contiguous tensor whatever mean's layout
+    wide = [t.to(torch.float64).contiguous() if isinstance(t, Tensor) else float(t) for t in (mean, std)]
     return round_to(wide[0] + wide[1] * z, dtype)
 
 
