@@ -140,6 +140,9 @@ def test_random_ops(data):
     op = data.draw(st.sampled_from(["rand", "randn", "randint", "randperm", "bernoulli", "bernoulli_",
                                     "dropout", "normal", "normal_", "uniform_", "exponential_", "multinomial"]))
     shape = tuple(data.draw(st.lists(st.integers(0, 5), max_size=4)))
+    if data.draw(st.integers(0, 5)) == 0:
+        # big enough for the C++ fill to split its blocks over threads (kMinParallelWork)
+        shape = (data.draw(st.integers(1, 3)), data.draw(st.integers(11000, 13000)))
     layout = data.draw(st.sampled_from([l for l in DEST_LAYOUTS if l != "channels_last" or len(shape) == 4]))
     form = data.draw(st.sampled_from(["functional", "out"]))
     inputs = []  # tensors the op reads (also compared in a contiguous layout); a destination goes first
@@ -576,7 +579,10 @@ def test_optimizer_steps(data):
     dt = data.draw(st.sampled_from([torch.float32, torch.float64]))
     hp = _hyper(data, name)
     k = data.draw(st.integers(1, 2))
-    ps = [data.draw(tensors(dt, max_dims=3, max_side=4, specials=False, layouts=GRAD_LAYOUTS)) for _ in range(k)]
+    # now and then one parameter big enough for the elementwise kernels to split over threads
+    big = data.draw(st.integers(0, 7)) == 0
+    ps = [data.draw(tensors(dt, shape=(2, 17000) if big and i == 0 else None, max_dims=3, max_side=4,
+                            specials=False, layouts=GRAD_LAYOUTS)) for i in range(k)]
     T = data.draw(st.integers(1, 2))
     steps = [[data.draw(tensors(dt, shape=p.shape, layouts=GRAD_LAYOUTS)) for p in ps] for _ in range(T)]
     flat_in = ps + [g for gs in steps for g in gs]
