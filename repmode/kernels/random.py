@@ -15,7 +15,7 @@ import torch
 from .. import rng
 from ..mode import layout_name
 from ..registry import DISPATCH, REGISTRY, register_kernel
-from ._common import (C, DTYPE_CODE, check_cpu, check_float_half_int, FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, get_num_threads,
+from ._common import (C, call_registered, DTYPE_CODE, check_cpu, check_float_half_int, FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, get_num_threads,
                       round_to, unsupported, write_out)
 
 aten = torch.ops.aten
@@ -55,6 +55,13 @@ def _into(self: Tensor, values: Tensor) -> Tensor:
     """Write draws made in logical order into ``self`` (any strides), in place."""
     self.copy_(values)
     return self
+
+
+def _like(x: Tensor, kwargs, values: Tensor) -> Tensor:
+    """``values`` (drawn in logical order) in the layout native torch gives a ``*_like`` result
+    (``memory_format``, default preserve_format: x's strides where x is dense)."""
+    out = torch.empty_like(x, dtype=values.dtype, memory_format=kwargs.get("memory_format") or torch.preserve_format)
+    return _into(out, values)
 
 
 def _factory_dtype(kwargs, default=None) -> torch.dtype:
@@ -143,7 +150,7 @@ def rand_like(func, args, kwargs):
     x = args[0]
     _check_like(func, args, kwargs, x)  # the result goes on x's device
     dist = UNIFORM if func is aten.rand_like.default else NORMAL
-    return _draw(dist, x.shape, _factory_dtype(kwargs, x.dtype), 0.0, 1.0, kwargs.get("generator"))
+    return _like(x, kwargs, _draw(dist, x.shape, _factory_dtype(kwargs, x.dtype), 0.0, 1.0, kwargs.get("generator")))
 
 
 # ---------------------------------------------------------------- integers and permutations
@@ -246,7 +253,7 @@ def _scaled_by_mask(x: Tensor, mask: Tensor, scale: float) -> Tensor:
     """x * (scale where mask else 0): one IEEE multiply per element with scale rounded to x's
     dtype, the value torch's (x * mask) * scale gives (x * 0 keeps NaN and signs)."""
     factor = torch.where(mask, torch.tensor(scale, dtype=torch.float64).to(x.dtype), torch.zeros((), dtype=x.dtype))
-    return x * factor
+    return call_registered(aten.mul.Tensor, x, factor)  # repmode's multiply: canonical NaNs
 
 
 @register_kernel(aten.native_dropout.default, FLOAT_HALF_INT)
@@ -257,7 +264,7 @@ def native_dropout(func, args, kwargs):
     if not 0 <= p <= 1:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     keep = 1.0 - p
-    mask = _bernoulli_mask(x.shape, keep, kwargs.get("generator"))
+    mask = _like(x, {}, _bernoulli_mask(x.shape, keep, kwargs.get("generator")))  # x's layout, as native
     scale = 0.0 if keep == 0 else 1.0 / keep
     return _scaled_by_mask(x, mask, scale), mask
 
@@ -285,7 +292,8 @@ def normal_tensor(func, args, kwargs):
     if bool((torch.as_tensor(std) < 0).any()):
         raise RuntimeError("normal expects all elements of std >= 0.0")
     z = _draw(NORMAL, shape, torch.float64, 0.0, 1.0, kwargs.get("generator"))
-    wide = [t.to(torch.float64) if isinstance(t, Tensor) else float(t) for t in (mean, std)]
+    # contiguous operands: native torch's result is a fresh contiguous tensor whatever mean's layout
+    wide = [t.to(torch.float64).contiguous() if isinstance(t, Tensor) else float(t) for t in (mean, std)]
     return round_to(wide[0] + wide[1] * z, dtype)
 
 
@@ -339,7 +347,7 @@ def multinomial(func, args, kwargs):
     else:
         clocks = _draw(EXPONENTIAL, (m, n), torch.float64, 1.0, 0.0, generator) / rows
         idx = torch.sort(clocks, dim=1, stable=True).indices[:, :k]
-    return idx.reshape(*probs.shape[:-1], k)
+    return idx.reshape(*probs.shape[:-1], k).contiguous()  # a fresh contiguous result, as native torch's
 
 
 @register_kernel(aten.linalg_qr.default, ())
@@ -367,7 +375,7 @@ def randint_like(func, args, kwargs):
     lo, hi = (0, args[1]) if func in (aten.randint_like.default, aten.randint_like.generator) else (args[1], args[2])
     if hi <= lo:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
-    return _ints_as(x.shape, lo, hi - lo, kwargs.get("dtype") or x.dtype, kwargs.get("generator"))
+    return _like(x, kwargs, _ints_as(x.shape, lo, hi - lo, kwargs.get("dtype") or x.dtype, kwargs.get("generator")))
 
 
 @register_kernel(aten.bernoulli.Tensor, FLOAT_HALF_INT)

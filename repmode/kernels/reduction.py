@@ -181,7 +181,8 @@ def std_mean(func, args, kwargs):
 
 def _prod(func, args, kwargs, x, dims, keepdim, dtype):
     check_cpu(func, args, kwargs, x)
-    if dtype is None and not x.dtype.is_floating_point and not x.dtype.is_complex:
+    if not x.dtype.is_floating_point and not x.dtype.is_complex and (
+            dtype is None or not (dtype.is_floating_point or dtype.is_complex)):
         return run_native(func, args, kwargs)  # integer products are exact (wrap-around) and order-free
     code, x = _float_input(func, args, kwargs, x, dtype)
     rows = Rows(x, dims)
@@ -307,7 +308,8 @@ def _cumulative(func, args, kwargs, product: bool):
     dim = _arg(args, kwargs, 1, "dim")
     dtype = _arg(args, kwargs, 2, "dtype")
     check_cpu(func, args, kwargs, x)
-    if dtype is None and not x.dtype.is_floating_point and not x.dtype.is_complex:
+    integral = lambda d: not d.is_floating_point and not d.is_complex  # noqa: E731
+    if integral(x.dtype) and (dtype is None or integral(dtype)):
         return run_native(func, args, kwargs)  # integer running sums/products are exact
     code, x = _float_input(func, args, kwargs, x, dtype)
     xc = x.contiguous()

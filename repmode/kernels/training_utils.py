@@ -48,6 +48,7 @@ def amp_non_finite_check_and_unscale(func, args, kwargs):
     """For each gradient: found_inf = 1 if any element is inf or NaN (an OR: no order), then
     g = g * inv_scale, one IEEE multiplication per element (repmode's mul_)."""
     grads, found_inf, inv_scale = args[:3]
+    inv_scale = inv_scale.reshape(())  # torch takes any one-element tensor (0-dim grads included)
     for g in grads:
         if g is None:
             continue
