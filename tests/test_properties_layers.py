@@ -133,3 +133,149 @@ def test_index_put_and_put(data):
         hypothesis.event("colliding writes refused")
         return
     check(fn, *args, kernel_nan=False, stride_class=op in ("index_put", "put"), exact=lambda *a: [fn(*a)])
+
+
+# ----------------------------------------------------------------------------- nll_loss2d, more losses
+
+def _with_grad_of_first(loss):
+    def run(a, *rest):
+        g = rest[-1]
+        a = a.detach().requires_grad_(True)
+        out = loss(a, *rest[:-1])
+        (ga,) = torch.autograd.grad(out, a, g if out.dim() else None)
+        return out, ga
+    return run
+
+
+@pytest.mark.filterwarnings("ignore:reduction. 'mean' divides the total loss")
+@given(data=st.data())
+def test_nll_loss2d_and_extra_losses(data):
+    """nll_loss on (N, C, H, W) / (N, C, d1) inputs (nll_loss2d_forward/backward) with class
+    weights, ignore_index and the three reductions; cross_entropy with weights, ignore_index,
+    label smoothing or probability targets (also on (N, C, H, W)); l1_loss; kl_div (log_target
+    either way, reductions incl. batchmean); forward and backward.
+
+    Bounds: every per-position term is a short formula (≤ c·u relative error per op, c ≤ 8) of
+    magnitude ≤ r (r = w·(|x|+|lse|+1)-type quantities, written per loss below), the reductions
+    are sums of n terms (γ_n·Σr) and 'mean' divides once by a denominator D that is itself a sum
+    of n weights ((n+2)·u relative), so |loss − ref| ≤ (n + C + 16)·u·Σr/D + (n+4)·u·|ref|.
+    Gradients: one product/division chain per element after log_softmax/softmax (C terms), so
+    within (n + C + 16)·u·(|g_ref| + |g|·ρ/D) with ρ the per-element scale of the local factor."""
+    name = data.draw(st.sampled_from(["nll2d", "cross_entropy", "l1", "kl_div"]))
+    reduction = data.draw(st.sampled_from(["none", "sum", "mean"]))
+    if name in ("nll2d", "cross_entropy"):
+        dt = data.draw(st.sampled_from(dtypes_of(aten.nll_loss2d_forward.default)))
+        if name == "cross_entropy":
+            dt = data.draw(st.sampled_from(dtypes_of(aten._log_softmax.default)))
+        n, c = data.draw(st.integers(0, 3)), data.draw(st.integers(1, 4))
+        spatial = data.draw(st.sampled_from([(), (2,), (2, 3), (1, 4), (3, 0)]))
+        if name == "nll2d" and not spatial:
+            spatial = (2, 2)
+        x = data.draw(tensors(dt, shape=(n, c, *spatial), scales=(1.0, 10.0)))
+        tshape = (n, *spatial)
+        ignore = data.draw(st.sampled_from([-100, 0, c - 1]))
+        gen = torch.Generator().manual_seed(data.draw(st.integers(0, 999)))
+        t = torch.randint(0, c, tshape, generator=gen)
+        t = torch.where(torch.rand(tshape, generator=gen) < 0.2, torch.full_like(t, ignore), t)
+        w = data.draw(tensors(dt, shape=(c,), positive=True, specials=False)) if data.draw(st.booleans()) else None
+        smoothing = 0.0
+        probs = False
+        if name == "cross_entropy":
+            smoothing = data.draw(st.sampled_from([0.0, 0.1, 0.5]))
+            probs = data.draw(st.integers(0, 3)) == 0
+            if probs:  # probabilities as targets: a softmax of drawn values, rounded to dt
+                t = torch.softmax(data.draw(tensors(dt, shape=x.shape, specials=False)).double(), 1).to(dt)
+        wt = w if w is not None else torch.ones(c, dtype=dt)
+
+        def loss(a, tt, ww):
+            if name == "nll2d":
+                return F.nll_loss(a, tt, weight=ww, ignore_index=ignore, reduction=reduction)
+            return F.cross_entropy(a, tt, weight=ww, ignore_index=ignore, reduction=reduction,
+                                   label_smoothing=smoothing)
+        out_shape = () if reduction != "none" else (tshape if not probs else tshape)
+        g = data.draw(tensors(dt, shape=out_shape, specials=False))
+        args = (x, t, w, g)
+    else:
+        dt = data.draw(st.sampled_from(dtypes_of(aten.mse_loss.default)))
+        x = data.draw(tensors(dt, max_dims=3))
+        log_target = data.draw(st.booleans())
+        t = data.draw(tensors(dt, shape=x.shape, positive=(name == "kl_div" and not log_target)))
+        red = reduction
+        if name == "kl_div" and reduction == "mean" and data.draw(st.booleans()):
+            red = "batchmean"
+
+        def loss(a, tt):
+            if name == "l1":
+                return F.l1_loss(a, tt, reduction=red)
+            return F.kl_div(a, tt, reduction=red, log_target=log_target)
+        g = data.draw(tensors(dt, shape=x.shape if red == "none" else (), specials=False))
+        args = (x, t, g)
+
+    run = _with_grad_of_first(loss)
+
+    def bound(inp, out):
+        ins = f64(*inp)
+        a64, g64 = ins[0], ins[-1]
+        ref, gref = run(*ins)
+        ref, gref = ref.detach(), gref.detach()
+        u = u_chain(dt) * (4 if dt == torch.float64 else 1)
+        big = torch.finfo(dt).max
+        if name in ("nll2d", "cross_entropy"):
+            tt, ww = ins[1], (ins[2] if ins[2] is not None else torch.ones(c, dtype=torch.float64))
+            C = a64.shape[1]
+            npos = max(math.prod(tshape), 1)
+            shape_c = [1, C] + [1] * len(spatial)
+            if name == "nll2d":
+                r = ww.amax() * a64.abs().amax(1) if C else torch.zeros(tshape, dtype=torch.float64)
+                lse = torch.zeros_like(r)
+            else:
+                lse = torch.logsumexp(a64, 1).abs()
+                r = ww.amax() * (2 * a64.abs().amax(1) + lse + 1) * (C if probs or smoothing else 1)
+            if reduction == "mean" and not probs:
+                valid = tt != ignore
+                D = torch.where(valid, ww[tt.clamp(0, C - 1)], 0.0).sum()
+            elif reduction == "mean":
+                D = torch.tensor(float(npos if a64.dim() > 1 else 1))
+                D = torch.tensor(float(a64.shape[0] * math.prod(spatial))) if a64.numel() else D
+            else:
+                D = torch.tensor(1.0)
+            if reduction == "none":
+                tol = (C + 16) * u * r
+            else:
+                tol = (npos + C + 16) * u * r.sum() / D + (npos + 4) * u * ref.abs()
+            # the gradient: w·(softmax − target)·g/D per element (nll: w·g/D at the target)
+            gmag = (g64.abs().unsqueeze(1) if reduction == "none" else g64.abs()) * ww.amax() * (1 + smoothing) * 2
+            gtol = (npos + C + 16) * u * (gref.abs() + gmag / (D if reduction == "mean" else 1.0))
+            over = 2 * (a64.abs().amax() + lse.amax() if lse.numel() else a64.abs().amax()) * (C + 1) * ww.amax() >= big \
+                if a64.numel() else False
+            if bool(over):  # an intermediate (log_softmax, the weighted terms' sum) beyond the range
+                tol = torch.full_like(torch.as_tensor(tol), math.inf)
+            nops = npos + C + 16
+        else:
+            t64 = ins[1]
+            n = max(a64.numel(), 1)
+            D = {"none": 1, "sum": 1, "mean": n, "batchmean": a64.shape[0] if a64.dim() else 1}[red]
+            if name == "l1":
+                r = a64.abs() + t64.abs()
+                # docs/semantics.md, Elementwise: repmode's sign(NaN) is NaN (torch's CPU kernel
+                # gives 0), so the gradient g·sign(a − t) is NaN where a − t is
+                gref = torch.where(torch.isnan(a64 - t64), math.nan, gref)
+                gscale = torch.ones_like(a64)
+            elif log_target:
+                r = t64.exp() * (t64.abs() + a64.abs() + 1)
+                gscale = t64.exp()
+            else:
+                r = t64 * (t64.log().abs() + a64.abs() + 1)
+                gscale = t64
+            if red == "none":
+                tol = 16 * u * r
+            else:
+                tol = (n + 16) * u * r.sum() / max(D, 1) + (n + 4) * u * ref.abs()
+            gtol = (16 + 4) * u * (gref.abs() + g64.abs() * gscale / max(D, 1))
+            if 2 * float(r.sum() if r.numel() else 0) >= big or (torch.isfinite(r).all() and float(r.amax() if r.numel() else 0) * 2 >= big):
+                tol = torch.full_like(torch.as_tensor(tol, dtype=torch.float64), math.inf)
+                gtol = torch.full_like(gref, math.inf)
+            nops = n + 16
+        assert_within(out[0], ref, torch.as_tensor(tol, dtype=torch.float64), f"{name} {reduction}", nops=nops)
+        assert_within(out[1], gref, gtol, f"{name} {reduction} backward", nops=nops)
+    check(run, *args, bound=bound)
