@@ -279,3 +279,138 @@ def test_nll_loss2d_and_extra_losses(data):
         assert_within(out[0], ref, torch.as_tensor(tol, dtype=torch.float64), f"{name} {reduction}", nops=nops)
         assert_within(out[1], gref, gtol, f"{name} {reduction} backward", nops=nops)
     check(run, *args, bound=bound)
+
+
+# ----------------------------------------------------------------------------- attention
+
+def _sdpa_reference(q, k, v, mask, causal, scale):
+    """docs/semantics.md "Attention" in float64: (q·c)(k·c)ᵀ with c = sqrt(|scale|) (q·(−c) for a
+    negative scale), causal then attn_mask added, _safe_softmax, then ·v. Returns (out, s, P)."""
+    E = q.shape[-1]
+    sc = 1.0 / math.sqrt(E) if scale is None else scale
+    c = math.sqrt(abs(sc))
+    s = (q * (c if sc > 0 else -c)) @ (k * c).transpose(-2, -1)
+    L, S = s.shape[-2:]
+    if causal:
+        s = s + torch.zeros(L, S, dtype=s.dtype).masked_fill(~torch.ones(L, S, dtype=torch.bool).tril(), -math.inf)
+    if mask is not None:
+        s = s + (torch.zeros(mask.shape, dtype=s.dtype).masked_fill(~mask, -math.inf) if mask.dtype == torch.bool else mask)
+    p = aten._safe_softmax(s, -1)
+    return p @ v, s, p
+
+
+def _sdpa_forward_tolerance(q, k, v, mask, scale, dt, dq=None, dk=None, dv=None):
+    """First-order bound on |out − out_ref| for the order of docs/semantics.md "Attention" in a
+    dtype of unit roundoff u, inputs q, k, v (float64, the exact values) known to ±dq, ±dk, ±dv.
+
+    s_ij: the scalings (2 roundings) and the chain of E products, ≤ (E+2)·u·|c|²Σ|q||k|, plus the
+    mask addition (u·|s+mask|) and the input errors |c|²(Σ|dq||k| + |q||dk|): δs ≤ (E+4)·u·mag + ….
+    A perturbation of the row by at most Δ_i = max_j δs_ij (over the unmasked j) moves
+    P_ij = exp(s_ij − m)/Σ by a factor within e^{±2Δ_i}; softmax's own rounding adds
+    u·(|s_ij − m_i| + S + 4)·P_ij (test_softmax_log_softmax_and_backward). out_i = Σ_j P_ij v_j, a
+    chain of S products: (S+2)·u·Σ_j P_ij|v_j| + Σ_j |δP_ij||v_j| + Σ_j P_ij|dv_j|.
+    Returns (tolerance of out, relative bound ρ of P, P_ref, mag of the scores)."""
+    E = q.shape[-1]
+    sc = 1.0 / math.sqrt(E) if scale is None else scale
+    u = u_of(dt) * (2 if dt == torch.float64 else 1)
+    eta = torch.finfo(dt).smallest_normal * torch.finfo(dt).eps
+    aq, ak = q.abs(), k.abs()
+    mag = abs(sc) * (aq @ ak.transpose(-2, -1))
+    if mask is not None and mask.dtype != torch.bool:
+        mag = mag + torch.where(torch.isfinite(mask), mask.abs(), 0.0)
+    ds = (E + 4) * u * mag + eta * (ak.sum(-1).unsqueeze(-2) + aq.sum(-1, keepdim=True) + E + 2)
+    if dq is not None:
+        ds = ds + abs(sc) * (dq @ ak.transpose(-2, -1) + aq @ dk.transpose(-2, -1))
+    _, s, p = _sdpa_reference(q, k, v, mask, False, scale)
+    return ds, s, p, mag
+
+
+@given(data=st.data())
+def test_scaled_dot_product_attention(data):
+    """F.scaled_dot_product_attention forward and backward (q, k, v (B, H, L, E) / (B, H, S, E),
+    bool or float attn_mask, is_causal, scale, dropout 0), against the float64 math formula of
+    docs/semantics.md "Attention".
+
+    Forward: see _sdpa_forward_tolerance (δs the score error, Δ_i its row max, P within a factor
+    e^{±2Δ_i} plus softmax's u·(|s−m|+S+4)·P, then the chain with v). Backward (the documented
+    sequence): dV_j = Σ_i P_ij g_i (chain over L), dP = g·vᵀ (chain over Ev, (Ev+1)·u·A with
+    A = |g|·|v|ᵀ), dS = P∘(dP − Σ_k P_k dP_k) (softmax backward): with M_ij = A_ij + Σ_k P_ik A_ik,
+    |δdS_ij| ≤ P_ij·(3ρ_i + (S+Ev+8)·u)·M_ij, ρ_i = e^{2Δ_i} − 1 + u·(max|s−m| + S + 4);
+    dq = c·dS·k', dk = c·dSᵀ·q' (chains of S resp. L) add (S+4)·u resp. (L+4)·u times
+    c·(P∘M)·|k| resp. c·(P∘M)ᵀ·|q|. Where the scores' magnitude leaves the dtype's range
+    (an intermediate may overflow) there is no bound."""
+    dt = data.draw(st.sampled_from(dtypes_of(aten._scaled_dot_product_flash_attention_for_cpu.default)))
+    B, H = data.draw(st.integers(0, 2)), data.draw(st.integers(1, 2))
+    L, S = data.draw(st.integers(0, 4)), data.draw(st.integers(0, 4))
+    E, Ev = data.draw(st.integers(1, 4)), data.draw(st.sampled_from([None, 1, 3]))
+    Ev = E if Ev is None else Ev
+    scales = (1.0, 3.0, 1e-3)
+    q = data.draw(tensors(dt, shape=(B, H, L, E), scales=scales))
+    k = data.draw(tensors(dt, shape=(B, H, S, E), scales=scales))
+    v = data.draw(tensors(dt, shape=(B, H, S, Ev), scales=scales))
+    g = data.draw(tensors(dt, shape=(B, H, L, Ev), specials=False))
+    kind = data.draw(st.sampled_from(["none", "causal", "bool", "float"]))
+    mshape = data.draw(st.sampled_from([(L, S), (B, 1, L, S), (1, H, 1, S)]))
+    mask = None
+    if kind == "bool":
+        seed = data.draw(st.integers(0, 999))
+        mask = torch.rand(mshape, generator=torch.Generator().manual_seed(seed)) < 0.7
+    elif kind == "float":
+        mask = data.draw(tensors(dt, shape=mshape))
+    scale = data.draw(st.sampled_from([None, 0.3, 2.0, -0.5]))
+    causal = kind == "causal"
+
+    def run(qq, kk, vv, gg, mm):
+        qq, kk, vv = (t.detach().requires_grad_(True) for t in (qq, kk, vv))
+        out = F.scaled_dot_product_attention(qq, kk, vv, attn_mask=mm, dropout_p=0.0, is_causal=causal, scale=scale)
+        return (out,) + torch.autograd.grad(out, (qq, kk, vv), gg)
+
+    def bound(inp, out):
+        q64, k64, v64, g64, m64 = f64(*inp)
+        qr, kr, vr = (t.detach().requires_grad_(True) for t in (q64, k64, v64))
+        cm = None
+        if causal:
+            cm = torch.ones(L, S, dtype=torch.bool).tril()
+        ref_out, _, _ = _sdpa_reference(qr, kr, vr, m64, causal, scale)
+        if S == 0:
+            # an empty key sequence: torch's F.scaled_dot_product_attention returns zeros plus
+            # 0·(Σq + Σk + Σv) (NaN if any input holds a NaN or inf; gradients zero), and repmode
+            # gives the same (native torch's fused CPU op, called directly, dies of SIGFPE there)
+            ref_out = torch.zeros_like(ref_out) + 0 * (q64.sum() + k64.sum() + v64.sum())
+        if ref_out.numel() and S:
+            grads = torch.autograd.grad(ref_out, (qr, kr, vr), g64, allow_unused=True)
+            grads = [torch.zeros_like(t) if gr is None else gr for gr, t in zip(grads, (q64, k64, v64))]
+        else:
+            grads = [torch.zeros_like(t) for t in (q64, k64, v64)]
+        ds, s, p, mag = _sdpa_forward_tolerance(q64, k64, v64, cm if causal else m64, scale, dt)
+        s, p = s.detach(), p.detach()
+        u = u_of(dt) * (2 if dt == torch.float64 else 1)
+        uc = u_chain(dt) * (2 if dt == torch.float64 else 1)
+        eta = torch.finfo(dt).smallest_normal * torch.finfo(dt).eps
+        live = torch.isfinite(s)
+        delta = torch.where(live, ds, 0.0).amax(-1, keepdim=True) if S else torch.zeros(s.shape[:-1] + (1,), dtype=torch.float64)
+        m = torch.where(live, s, -math.inf).amax(-1, keepdim=True) if S else delta
+        spread = torch.where(live, (s - m).abs(), 0.0).amax(-1, keepdim=True) if S else delta
+        rho = torch.expm1(2 * delta) + u * (spread + S + 4)
+        av = v64.abs()
+        tol = (S + 2) * u * (p @ av) + (rho * p) @ av + eta * (av.sum(-2, keepdim=True) + 1)
+        # no bound where a score's magnitude (or an output chain's) may leave the dtype's range
+        rowmag = torch.where(live, mag, 0.0).amax(-1, keepdim=True) if S else torch.zeros_like(delta)
+        big = torch.finfo(dt).max
+        rowmag = torch.where(rowmag * (E + 4) >= big, math.inf, rowmag)
+        assert_within(out[0], ref_out.detach(), tol, "sdpa forward", mag=rowmag.expand(ref_out.shape), nops=E + S + 8)
+        sc = 1.0 / math.sqrt(E) if scale is None else scale
+        A = g64.abs() @ av.transpose(-2, -1)
+        M = A + (p * A).sum(-1, keepdim=True)
+        PM = p * M
+        dS_tol = p * (3 * rho + (S + Ev + 8) * uc) * M
+        ak, aq, ag = k64.abs(), q64.abs(), g64.abs()
+        tq = abs(sc) * ((dS_tol + (S + 4) * uc * PM) @ ak) + eta * (S + Ev + 8) * (ak.sum(-2, keepdim=True) + 1)
+        tk = abs(sc) * ((dS_tol + (L + 4) * uc * PM).transpose(-2, -1) @ aq) + eta * (L + Ev + 8) * (aq.sum(-2, keepdim=True) + 1)
+        tv = (L + 2) * uc * (p.transpose(-2, -1) @ ag) + (rho * p).transpose(-2, -1) @ ag + eta * (L + 2) * (ag.sum(-2, keepdim=True) + 1)
+        rm = rowmag.amax() if rowmag.numel() else torch.tensor(0.0)
+        gbig = (A.amax() if A.numel() else torch.tensor(0.0)) * (S + Ev + 8) >= big
+        for i, (what, t, gr) in enumerate((("dq", tq, grads[0]), ("dk", tk, grads[1]), ("dv", tv, grads[2])), 1):
+            gm = torch.full_like(gr, math.inf if (bool(gbig) or not torch.isfinite(rm) or rm * (E + 4) >= big) else 0.0)
+            assert_within(out[i], gr, t, f"sdpa {what}", mag=gm, nops=S + L + Ev + 16)
+    check(run, q, k, v, g, mask, bound=bound)

@@ -44,7 +44,7 @@ def _default_scale(E: int) -> float:
 
 def _batched(t: Tensor) -> Tensor:
     """(..., L, E) as (prod(...), L, E): a view where the strides allow, else an exact copy."""
-    return t.reshape(-1, t.shape[-2], t.shape[-1])
+    return t.reshape(math.prod(t.shape[:-2]), t.shape[-2], t.shape[-1])   # (-1 is ambiguous for 0 elements)
 
 
 def _scaled_qk(q: Tensor, k: Tensor, scale: float) -> tuple[Tensor, Tensor]:
