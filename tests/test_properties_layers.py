@@ -414,3 +414,163 @@ def test_scaled_dot_product_attention(data):
             gm = torch.full_like(gr, math.inf if (bool(gbig) or not torch.isfinite(rm) or rm * (E + 4) >= big) else 0.0)
             assert_within(out[i], gr, t, f"sdpa {what}", mag=gm, nops=S + L + Ev + 16)
     check(run, q, k, v, g, mask, bound=bound)
+
+
+# ----------------------------------------------------------------------------- attention modules
+
+def _linear_tolerance(x, dx, w, b, u):
+    """y = x·Wᵀ + b as an fma chain of K = in-features products and one bias rounding, on x known
+    to ±dx: |δy| ≤ |dx|·|W|ᵀ + (K+2)·u·(|x|·|W|ᵀ + |b|). Returns (y, δy) in float64."""
+    y = x @ w.t() + (b if b is not None else 0.0)
+    mag = x.abs() @ w.abs().t() + (b.abs() if b is not None else 0.0)
+    return y, dx @ w.abs().t() + (w.shape[1] + 2) * u * mag
+
+
+def _heads(t, B, L, H):
+    return t.reshape(B, L, H, -1).transpose(1, 2)          # (B, H, L, hd)
+
+
+def _self_attention_tolerance(mha, x, dx, allowed, dt, need_weights):
+    """Error bound of nn.MultiheadAttention(x, x, x) (batch-first x (B, L, d), float64 values, known
+    to ±dx) in the order of docs/semantics.md "Attention": the in-projection (_linear_tolerance),
+    per head the attention bound of _sdpa_forward_tolerance with the projections' errors as input
+    errors, the out-projection; and the bound of the head-averaged weights (ρ·P per head, mean
+    over H heads: (H+2)·u more). Returns (δout, δweights)."""
+    u = u_of(dt) * (2 if dt == torch.float64 else 1)
+    eta = torch.finfo(dt).smallest_normal * torch.finfo(dt).eps
+    B, L, d = x.shape
+    H = mha.num_heads
+    W, bias = mha.in_proj_weight.detach().double(), mha.in_proj_bias.detach().double()
+    q, dq = _linear_tolerance(x, dx, W[:d], bias[:d], u)
+    k, dk = _linear_tolerance(x, dx, W[d:2 * d], bias[d:2 * d], u)
+    v, dv = _linear_tolerance(x, dx, W[2 * d:], bias[2 * d:], u)
+    q, dq, k, dk, v, dv = (_heads(t, B, L, H) for t in (q, dq, k, dk, v, dv))
+    ds, s, p, mag = _sdpa_forward_tolerance(q, k, v, allowed, None, dt, dq, dk, dv)
+    live = torch.isfinite(s)
+    delta = torch.where(live, ds, 0.0).amax(-1, keepdim=True)
+    m = torch.where(live, s, -math.inf).amax(-1, keepdim=True)
+    spread = torch.where(live, (s - m).abs(), 0.0).amax(-1, keepdim=True)
+    rho = torch.expm1(2 * delta) + u * (spread + L + 4)
+    av = v.abs()
+    do = (L + 2) * u * (p @ av) + (rho * p) @ av + ((1 + rho) * p) @ dv + eta * (av.sum(-2, keepdim=True) + 1)
+    o = (p @ v).transpose(1, 2).reshape(B, L, d)
+    do = do.transpose(1, 2).reshape(B, L, d)
+    wo, bo = mha.out_proj.weight.detach().double(), mha.out_proj.bias.detach().double()
+    _, dy = _linear_tolerance(o, do, wo, bo, u)
+    dw = ((rho * p).mean(1) + (H + 2) * u * p.mean(1)) if need_weights else None
+    return dy, dw
+
+
+def _layer_norm_tolerance(x, dx, ln, u):
+    """LayerNorm over the last dim (n values) of x known to ±dx: the rounding bound of test_norms,
+    (2n+16)·u·κ·(|ŷ|+1)·|w| + 2u·|y|, plus the first-order propagation of dx:
+    ∂ŷ_i = (δx_i − mean δx)/σ − ŷ_i·mean(ŷ·δx)/σ, so |∂ŷ_i| ≤ (|δx_i| + (1 + |ŷ_i|)·max|δx|)/σ
+    (mean|ŷ| ≤ 1), σ = sqrt(var + eps); times |w|. Returns (y, δy) in float64."""
+    w, b = ln.weight.detach().double(), ln.bias.detach().double()
+    n = x.shape[-1]
+    mu = x.mean(-1, keepdim=True)
+    var = ((x - mu) ** 2).mean(-1, keepdim=True)
+    sig = (var + ln.eps).sqrt()
+    yhat = (x - mu) / sig
+    y = yhat * w + b
+    kap = ((x.abs() + mu.abs()) ** 2).sum(-1, keepdim=True) / (((x - mu) ** 2).sum(-1, keepdim=True) + ln.eps)
+    rnd = (2 * n + 16) * u * kap * (yhat.abs() + 1) * w.abs() + 2 * u * (y.abs() + b.abs())
+    prop = (dx + (1 + yhat.abs()) * dx.amax(-1, keepdim=True)) / sig * w.abs()
+    return y, rnd + prop
+
+
+@given(data=st.data())
+def test_multi_head_attention_and_encoder_layer(data):
+    """nn.MultiheadAttention (self-attention; batch_first either way; need_weights on/off;
+    key_padding_mask) and nn.TransformerEncoderLayer (norm_first either way, relu/gelu, optional
+    src_key_padding_mask), in eval mode under torch.no_grad() (torch's fast paths
+    _native_multi_head_attention / _transformer_encoder_layer_fwd where it takes them), against
+    the same module in float64 run on its slow path.
+
+    Bounds: first-order propagation of the rounding errors through the documented sequence —
+    _linear_tolerance for each projection, _self_attention_tolerance for the attention, one
+    rounding u·|x + y| per residual add, _layer_norm_tolerance for each LayerNorm, the
+    activation 1-Lipschitz (relu) or ≤ 1.13-Lipschitz (gelu) plus its own 2u·|act|. The
+    second-order terms (products of two O(u) errors) are covered by doubling the bound."""
+    dt = data.draw(st.sampled_from(dtypes_of(aten._native_multi_head_attention.default)))
+    which = data.draw(st.sampled_from(["mha", "encoder"]))
+    H, hd = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 3))
+    d = H * hd
+    B, L = data.draw(st.integers(1, 2)), data.draw(st.integers(1, 4))
+    batch_first = data.draw(st.booleans()) if which == "mha" else True
+    torch.manual_seed(data.draw(st.integers(0, 2**16)))
+    if which == "mha":
+        mod = torch.nn.MultiheadAttention(d, H, batch_first=batch_first, dtype=dt)
+        need_weights = data.draw(st.booleans())
+    else:
+        ffn = data.draw(st.integers(1, 4))
+        act = data.draw(st.sampled_from(["relu", "gelu"]))
+        norm_first = data.draw(st.booleans())
+        mod = torch.nn.TransformerEncoderLayer(d, H, ffn, dropout=0.0, activation=act, batch_first=True,
+                                               norm_first=norm_first, dtype=dt)
+        need_weights = False
+    with torch.no_grad():
+        for prm in mod.parameters():  # random biases and LayerNorm affine too (init gives 0 / 1)
+            prm.copy_(torch.randn(prm.shape, dtype=torch.float64).to(dt))
+    mod.eval()
+    x = data.draw(tensors(dt, shape=(B, L, d) if batch_first else (L, B, d), specials=data.draw(st.booleans()),
+                          scales=(1.0, 3.0)))
+    kpm = None
+    if data.draw(st.booleans()):
+        kpm = torch.rand(B, L, generator=torch.Generator().manual_seed(data.draw(st.integers(0, 999)))) < 0.3
+        kpm[:, 0] = False  # at least one key per row (a fully masked row is NaN or 0 by the path taken)
+    ref_mod = __import__("copy").deepcopy(mod).double()
+
+    def fn(xx, mask):
+        with torch.no_grad():
+            if which == "mha":
+                return mod(xx, xx, xx, key_padding_mask=mask, need_weights=need_weights)
+            return mod(xx, src_key_padding_mask=mask)
+
+    def bound(inp, out):
+        x64 = inp[0].double()
+        with torch.enable_grad():  # the slow path (fast paths need no_grad)
+            if which == "mha":
+                ref = ref_mod(x64, x64, x64, key_padding_mask=inp[1], need_weights=need_weights)
+            else:
+                ref = (ref_mod(x64, src_key_padding_mask=inp[1]),)
+        xb = x64 if batch_first else x64.transpose(0, 1)
+        allowed = None if inp[1] is None else (~inp[1]).reshape(B, 1, 1, L)
+        u = u_of(dt) * (2 if dt == torch.float64 else 1)
+        zero = torch.zeros_like(xb)
+        if which == "mha":
+            dy, dw = _self_attention_tolerance(mod, xb, zero, allowed, dt, need_weights)
+            tols = [dy if batch_first else dy.transpose(0, 1), dw]
+        else:
+            lin1, lin2 = mod.linear1, mod.linear2
+            to64 = lambda lin: (lin.weight.detach().double(), lin.bias.detach().double())  # noqa: E731
+
+            def sa(z, dz):
+                with torch.enable_grad():
+                    y = ref_mod.self_attn(z, z, z, key_padding_mask=inp[1], need_weights=False)[0].detach()
+                return y, _self_attention_tolerance(mod.self_attn, z, dz, allowed, dt, False)[0]
+
+            def ff(z, dz):
+                h, dh = _linear_tolerance(z, dz, *to64(lin1), u)
+                a = torch.relu(h) if act == "relu" else F.gelu(h)
+                da = (1.0 if act == "relu" else 1.13) * dh + 2 * u * a.abs()
+                return _linear_tolerance(a, da, *to64(lin2), u)
+
+            def add(a, da, b, db):
+                return a + b, da + db + u * (a + b).abs()
+            if norm_first:
+                z, dz = _layer_norm_tolerance(xb, zero, mod.norm1, u)
+                x1, dx1 = add(xb, zero, *sa(z, dz))
+                z, dz = _layer_norm_tolerance(x1, dx1, mod.norm2, u)
+                y, dy = add(x1, dx1, *ff(z, dz))
+            else:
+                x1, dx1 = _layer_norm_tolerance(*add(xb, zero, *sa(xb, zero)), mod.norm1, u)
+                y, dy = _layer_norm_tolerance(*add(x1, dx1, *ff(x1, dx1)), mod.norm2, u)
+            tols = [dy]
+        for i, (r, t) in enumerate(zip(ref, tols)):
+            if r is None:
+                continue
+            # an intermediate beyond the dtype's range (scores, projections): no bound there
+            mag = torch.where(torch.isfinite(t), 0.0, math.inf) + torch.where(t * 1e3 >= torch.finfo(dt).max, math.inf, 0.0)
+            assert_within(out[i], r.detach(), 2 * t, f"{which} out[{i}]", mag=mag.broadcast_to(r.shape), nops=4 * d + 4 * L + 32)
+    check(fn, x, kpm, bound=bound, stride_class=False)
