@@ -587,8 +587,8 @@ def test_multi_head_attention_and_encoder_layer(data):
 
 # ----------------------------------------------------------------------------- recurrent layers
 
-def _rnn_direction_tolerance(kind, nonlin, x, dx, p, u, eta, reverse, big):
-    """Float64 outputs of one layer and direction of nn.LSTM/GRU/RNN (zero initial state) on
+def _rnn_direction_tolerance(kind, nonlin, x, dx, p, u, eta, reverse, big, h0, c0):
+    """Float64 outputs of one layer and direction of nn.LSTM/GRU/RNN (initial state h0, c0) on
     x (T, B, I) known to ±dx, with a first-order bound of each step's rounding and propagated
     error (the order of docs/semantics.md "Recurrent layers" / torch's decomposed cells):
     - A = x·W_ihᵀ + b_ih, R = h·W_hhᵀ + b_hh: _linear_tolerance (inputs ±dx, ±dh);
@@ -601,8 +601,8 @@ def _rnn_direction_tolerance(kind, nonlin, x, dx, p, u, eta, reverse, big):
     w_ih, w_hh, b_ih, b_hh = p
     Hs = w_hh.shape[1]
     T, B = x.shape[:2]
-    h = torch.zeros(B, Hs, dtype=torch.float64)
-    c, dh, dc = h.clone(), h.clone(), h.clone()
+    h, c = h0, c0
+    dh, dc = torch.zeros_like(h), torch.zeros_like(h)
     outs, douts = [None] * T, [None] * T
     sig = lambda t: (torch.sigmoid(t), 0.25)  # noqa: E731
     for t in (range(T - 1, -1, -1) if reverse else range(T)):
@@ -675,10 +675,15 @@ def test_recurrent_layers(data):
                           scales=(1.0, 3.0)))
     out_shape = (B, T, (2 if bidir else 1) * Hs) if batch_first else (T, B, (2 if bidir else 1) * Hs)
     g = data.draw(tensors(dt, shape=out_shape, specials=False))
+    nd = layers * (2 if bidir else 1)
+    h0 = c0 = None
+    if data.draw(st.booleans()):  # a given initial state (else zeros)
+        h0 = data.draw(tensors(dt, shape=(nd, B, Hs), specials=False))
+        c0 = data.draw(tensors(dt, shape=(nd, B, Hs), specials=False)) if kind == "LSTM" else None
 
-    def run(xx, gg):
+    def run(xx, gg, hh, cc):
         xx = xx.detach().requires_grad_(True)
-        res = mod(xx)
+        res = mod(xx) if hh is None else mod(xx, (hh, cc) if kind == "LSTM" else hh)
         out = res[0]
         states = res[1] if isinstance(res[1], tuple) else (res[1],)
         grads = torch.autograd.grad(out, [xx] + list(mod.parameters()), gg)
@@ -692,18 +697,21 @@ def test_recurrent_layers(data):
         prm = dict((n, q.detach().double()) for n, q in mod.named_parameters())
         layer_in, dlayer_in = xs, torch.zeros_like(xs)
         hn, dhn, cn, dcn = [], [], [], []
+        h0s = torch.zeros(nd, B, Hs, dtype=torch.float64) if inp[2] is None else inp[2].double()
+        c0s = torch.zeros(nd, B, Hs, dtype=torch.float64) if inp[3] is None else inp[3].double()
         for layer in range(layers):
             outs, douts = [], []
             for rev in ([False, True] if bidir else [False]):
+                j = layer * (2 if bidir else 1) + int(rev)
                 sfx = f"_l{layer}" + ("_reverse" if rev else "")
                 p = [prm[f"weight_ih{sfx}"], prm[f"weight_hh{sfx}"], prm[f"bias_ih{sfx}"], prm[f"bias_hh{sfx}"]]
                 o, do, h, dh, c, dc = _rnn_direction_tolerance(kind[:4].rstrip("_"), kind[4:], layer_in, dlayer_in,
-                                                               p, u, eta, rev, torch.finfo(dt).max)
+                                                               p, u, eta, rev, torch.finfo(dt).max, h0s[j], c0s[j])
                 outs.append(o), douts.append(do), hn.append(h), dhn.append(dh), cn.append(c), dcn.append(dc)
             layer_in, dlayer_in = torch.cat(outs, -1), torch.cat(douts, -1)
         ref_mod = __import__("copy").deepcopy(mod).double()  # the same parameters in float64
         with torch.no_grad():
-            r = ref_mod(x64)
+            r = ref_mod(x64) if inp[2] is None else ref_mod(x64, (h0s, c0s) if kind == "LSTM" else h0s)
         r_states = r[1] if isinstance(r[1], tuple) else (r[1],)
         assert torch.allclose(torch.nan_to_num(r[0] if batch_first else r[0]), torch.nan_to_num(
             layer_in.transpose(0, 1) if batch_first else layer_in), rtol=1e-9, atol=1e-12), "restated float64 cell"
@@ -716,4 +724,4 @@ def test_recurrent_layers(data):
         for i, (rr, t) in enumerate(zip(refs, tols)):
             mag = torch.where(torch.isfinite(t), 0.0, math.inf)
             assert_within(got[i], rr, 2 * t, f"{kind} out[{i}]", mag=mag, nops=8 * (I + Hs) * T * layers + 32)
-    check(run, x, g, bound=bound)
+    check(run, x, g, h0, c0, bound=bound)
