@@ -44,7 +44,7 @@ def _default_scale(E: int) -> float:
 
 def _batched(t: Tensor) -> Tensor:
     """(..., L, E) as (prod(...), L, E): a view where the strides allow, else an exact copy."""
-    return t.reshape(-1, t.shape[-2], t.shape[-1])
+    return t.reshape(math.prod(t.shape[:-2]), t.shape[-2], t.shape[-1])   # (-1 is ambiguous for 0 elements)
 
 
 def _scaled_qk(q: Tensor, k: Tensor, scale: float) -> tuple[Tensor, Tensor]:
@@ -134,7 +134,13 @@ def sdpa_flash_cpu_backward(func, args, kwargs):
     dq = call_registered(aten.mul.Scalar, call_registered(aten.bmm.default, ds, _batched(ks)),
                          (0.0 - c) if scale < 0 else c)
     dk = call_registered(aten.mul.Scalar, call_registered(aten.bmm.default, ds.transpose(1, 2), _batched(qs)), c)
-    return dq.view(q.shape), dk.view(k.shape), dv.view(v.shape)
+    return tuple(_heads_inner(t.view(x.shape)) for t, x in ((dq, q), (dk, k), (dv, v)))
+
+
+def _heads_inner(t: Tensor) -> Tensor:
+    """A 4-D (B, H, N, E) result stored as (B, N, H, E), the layout of torch's fused CPU backward's
+    gradients (an exact copy: the same values, the stride class of native torch's result)."""
+    return t.transpose(1, 2).contiguous().transpose(1, 2) if t.dim() == 4 else t
 
 
 # ---- nn.MultiheadAttention / nn.TransformerEncoderLayer fast paths ---------------------------

@@ -75,6 +75,11 @@ def _accumulate(func, args, kwargs, self: Tensor, dest: Tensor, values: Tensor, 
     if in_place and work is not self:
         self.copy_(work)
         return self
+    if not in_place and not self.is_contiguous():
+        # torch's out-of-place index_put/put is clone(self) (layout preserved) then written
+        out = self.clone()
+        out.copy_(work)
+        return out
     return work
 
 

@@ -33,8 +33,6 @@ def _positions_as_rows(func, args, kwargs, x, target):
 def nll_loss2d_forward(func, args, kwargs):
     x, target, weight, reduction, ignore_index = args
     rows, t = _positions_as_rows(func, args, kwargs, x, target)
-    if rows.shape[0] == 0:
-        raise unsupported(func, args, kwargs, "empty inputs are not supported")
     out, total_weight = call_registered(aten.nll_loss_forward.default, rows, t, weight, reduction, ignore_index)
     if reduction == 0:
         out = out.view(target.shape)
@@ -45,8 +43,6 @@ def nll_loss2d_forward(func, args, kwargs):
 def nll_loss2d_backward(func, args, kwargs):
     grad, x, target, weight, reduction, ignore_index, total_weight = args
     rows, t = _positions_as_rows(func, args, kwargs, x, target)
-    if rows.shape[0] == 0:
-        raise unsupported(func, args, kwargs, "empty inputs are not supported")
     g = grad.reshape(-1) if reduction == 0 else grad
     grad_rows = call_registered(aten.nll_loss_backward.default, g, rows, t, weight, reduction, ignore_index,
                                 total_weight)

@@ -135,6 +135,8 @@ def nll_loss_backward(func, args, kwargs):
     g = grad.reshape(-1).contiguous().to(x.dtype)
     tw = total_weight.to(x.dtype).contiguous()
     grad_input = torch.zeros((N, Cn), dtype=x.dtype)
+    if N == 0:  # the C++ routine reads grad[0] first, which an empty 'none' gradient lacks
+        return grad_input.reshape(x.shape)
     C.nll_loss_backward(code, grad_input.data_ptr(), N, Cn, g.data_ptr(), 1, t1.data_ptr(), t1.stride(0),
                         0 if w is None else w.data_ptr(), reduction, ignore_index, tw.data_ptr())
     return grad_input.reshape(x.shape)
