@@ -286,12 +286,7 @@ def test_random_ops(data):
     # (b) documented ranges and forms
     y = got[0]
     if op == "rand":
-        # bf16/fp16: repmode draws float32 u < 1 and rounds it once (semantics "Random numbers"),
-        # so u ≥ 1 − 2^-9 (bf16) / 1 − 2^-12 (fp16) rounds up to exactly 1.0 — outside torch's
-        # documented [0, 1) (a repmode bug, reported; about 1 bf16 draw in 500). Until it is
-        # fixed only float32/float64 are held to [0, 1); the narrow dtypes to [0, 1].
-        top = (y < 1) if dt in (torch.float32, torch.float64) else (y <= 1)
-        assert bool(((y >= 0) & top).all()), "rand outside [0, 1)"
+        assert bool(((y >= 0) & (y < 1)).all()), "rand outside [0, 1)"
     elif op == "randn" or op in ("normal", "normal_"):
         assert not bool(torch.isnan(y).any()), f"{op} gave NaN"
         if op == "normal_" and std == 0:

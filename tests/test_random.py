@@ -289,3 +289,14 @@ def test_like_factories_refuse_tensors_on_other_devices(fn):
     with pytest.raises(repmode.UnsupportedOpError, match="CPU kernels only"):
         with repmode.enabled():
             fn(x)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_narrow_uniform_stays_below_its_upper_bound(dtype):
+    """float32 draws just below 1 round up to 1.0 in bf16/fp16; repmode keeps rand in [0, 1)."""
+    with repmode.enabled(seed=1):
+        x = torch.rand(200_000, dtype=dtype)
+        y = torch.empty(50_000, dtype=dtype).uniform_(-2.0, 3.0)
+    below_one = torch.nextafter(torch.tensor(1.0, dtype=dtype), torch.tensor(0.0, dtype=dtype))
+    assert float(x.max()) == float(below_one) and bool((x >= 0).all())
+    assert bool((y < 3.0).all()) and bool((y >= -2.0).all())

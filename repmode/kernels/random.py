@@ -38,7 +38,17 @@ def _draw(dist: int, shape, dtype: torch.dtype, p0: float, p1: float, generator=
         used = C.random_fill(dist, DTYPE_CODE[work], out.data_ptr(), n, seed, offset, float(p0), float(p1),
                              get_num_threads())
         assert used == blocks, "the stream reservation and the C++ fill disagree on the block count"
-    return out if work == dtype else out.to(dtype)
+    if work == dtype:
+        return out
+    narrow = round_to(out, dtype)
+    if dist == UNIFORM and n:
+        # rounding once can reach `to` itself (bf16: u >= 1 - 2^-9 rounds to 1.0); the range is
+        # [from, to), so those take the largest value of the dtype below `to`
+        top = torch.tensor(p1, dtype=dtype)
+        reached = narrow >= top
+        if bool(reached.any()):
+            narrow.masked_fill_(reached, torch.nextafter(top, torch.tensor(-math.inf, dtype=dtype)).item())
+    return narrow
 
 
 def _ints(shape, lo: int, span: int, generator=None) -> Tensor:
