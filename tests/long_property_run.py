@@ -71,7 +71,7 @@ def summary(log: Path) -> str:
     by_family: dict[str, list[dict]] = {}
     for row in finished(log).values():
         by_family.setdefault(row["family"], []).append(row)
-    lines = ["| family (test) | chunks | examples run | invalid (not run) | failing | crashes (exit != 0) | CPU-time |",
+    lines = ["| family (test) | chunks | examples run | invalid (not run) | failing | crashes (exit != 0) | wall time |",
              "|---|---|---|---|---|---|---|"]
     for family in families():
         rows = by_family.get(family, [])
