@@ -158,3 +158,15 @@ def contiguous_copy(x):
             return x.detach().view(_INT_VIEW[x.dtype]).clone(memory_format=torch.contiguous_format).view(x.dtype)
         return x.detach().clone(memory_format=torch.contiguous_format)
     return x
+
+
+def second_operand(data, dtype, a, scalars):
+    """The other operand of a binary op with ``a``: a tensor of a's shape, one that broadcasts
+    to it (size-1 or missing leading dims), or a Python number drawn from ``scalars``."""
+    form = data.draw(st.sampled_from(["tensor", "broadcast", "scalar"]))
+    if form == "tensor":
+        return data.draw(tensors(dtype, shape=a.shape))
+    if form == "broadcast":
+        bshape = [data.draw(st.sampled_from([1, s])) for s in a.shape][data.draw(st.integers(0, a.dim())):]
+        return data.draw(tensors(dtype, shape=bshape))
+    return data.draw(st.sampled_from(scalars))

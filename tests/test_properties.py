@@ -27,7 +27,7 @@ from hypothesis import strategies as st  # noqa: E402
 
 from conftest import assert_bitwise_equal  # noqa: E402
 from property_checks import assert_within, canonical, check, f64, u_chain, u_of  # noqa: E402
-from strategies import dtypes_of, tensors  # noqa: E402
+from strategies import dtypes_of, second_operand, tensors  # noqa: E402
 
 aten = torch.ops.aten
 
@@ -45,14 +45,7 @@ def test_binary_single_ieee_operations(data):
     op = EXACT_BINARY[name]
     dt = data.draw(st.sampled_from(dtypes_of(aten.add.Tensor)))
     a = data.draw(tensors(dt, max_dims=3))
-    form = data.draw(st.sampled_from(["tensor", "broadcast", "scalar"]))
-    if form == "tensor":
-        b = data.draw(tensors(dt, shape=a.shape))
-    elif form == "broadcast":
-        bshape = [data.draw(st.sampled_from([1, s])) for s in a.shape][data.draw(st.integers(0, a.dim())):]
-        b = data.draw(tensors(dt, shape=bshape))
-    else:
-        b = data.draw(st.sampled_from([0.5, -3.0, 0.1, 1e-30, float("inf"), -0.0, 7]))
+    b = second_operand(data, dt, a, [0.5, -3.0, 0.1, 1e-30, float("inf"), -0.0, 7])
 
     def exact(x, y):
         if dt in (torch.bfloat16, torch.float16) and not isinstance(y, torch.Tensor):

@@ -23,7 +23,7 @@ from hypothesis import strategies as st  # noqa: E402
 import repmode  # noqa: E402
 from conftest import assert_bitwise_equal, num_threads  # noqa: E402
 from property_checks import ERRORS, _flat, _stride_class, assert_within, canonical, check, u_chain, u_of  # noqa: E402
-from strategies import _INT_VIEW, dtypes_of, lay_out, tensors  # noqa: E402
+from strategies import _INT_VIEW, dtypes_of, lay_out, second_operand, tensors  # noqa: E402
 
 aten = torch.ops.aten
 
@@ -82,15 +82,8 @@ def test_integer_arithmetic(data):
         return
     a = data.draw(tensors(dt, max_dims=3))
     if op in INT_BINARY:
-        form = data.draw(st.sampled_from(["tensor", "broadcast", "scalar"]))
-        if form == "tensor":
-            b = data.draw(tensors(dt, shape=a.shape))
-        elif form == "broadcast":
-            bshape = [data.draw(st.sampled_from([1, s])) for s in a.shape][data.draw(st.integers(0, a.dim())):]
-            b = data.draw(tensors(dt, shape=bshape))
-        else:
-            info = torch.iinfo(dt)
-            b = data.draw(st.sampled_from([0, 1, -1, 3, -7, 100, info.max, info.min]))
+        info = torch.iinfo(dt)
+        b = second_operand(data, dt, a, [0, 1, -1, 3, -7, 100, info.max, info.min])
         f = INT_BINARY[op]
         fn = lambda x, y: f(x, y)  # noqa: E731
         check(fn, a, b, exact=lambda x, y: [f(x, y)])
