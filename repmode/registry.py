@@ -106,6 +106,18 @@ def run_native(func, args, kwargs):
     return func(*args, **kwargs) if kwargs else func(*args)
 
 
+def overloads_named(*names: str) -> list:
+    """Resolve ``"aten.view.default"``-style names (any operator namespace), skipping those this
+    torch lacks."""
+    found = []
+    for name in names:
+        ns, op, overload = name.split(".")
+        packet = getattr(getattr(torch.ops, ns), op, None)
+        if packet is not None and overload in packet.overloads():
+            found.append(getattr(packet, overload))
+    return found
+
+
 def register_passthrough(overloads: Iterable, reason: str, family: str = "passthrough") -> None:
     """Run these overloads natively; ``reason`` says why their result is bit-exactly defined."""
     if not reason or not reason.strip():

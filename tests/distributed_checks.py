@@ -19,6 +19,7 @@ import torch.distributed as dist
 import torch.distributed._functional_collectives as funcol
 
 import repmode
+from conftest import bits  # tests/ is the script's directory, so on sys.path
 from repmode.errors import UnsupportedOpError
 
 CHECKS: dict[str, callable] = {}
@@ -49,9 +50,7 @@ def fold(values: list[torch.Tensor], step) -> torch.Tensor:
 
 
 def same_bits(a: torch.Tensor, b: torch.Tensor) -> bool:
-    as_int = {2: torch.int16, 4: torch.int32, 8: torch.int64, 1: torch.uint8}[a.element_size()]
-    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(a.contiguous().view(as_int),
-                                                                       b.contiguous().view(as_int))
+    return a.shape == b.shape and a.dtype == b.dtype and torch.equal(bits(a), bits(b))
 
 
 def expect(condition: bool, what: str) -> None:

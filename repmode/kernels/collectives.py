@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import torch
 import torch.distributed as dist
+import torch.distributed._functional_collectives  # noqa: F401  (defines the Python-side functional ops)
 
-from ..registry import register_kernel, register_passthrough
+from ..registry import overloads_named, register_kernel, register_passthrough
 from ._common import call_registered, unsupported
 
 aten = torch.ops.aten
@@ -220,20 +221,6 @@ def _functional_group(group_name):
     return dist.distributed_c10d._resolve_process_group(group_name)
 
 
-def _functional_overloads(*names: str, namespace: str = "_c10d_functional") -> list:
-    """Overloads of ``namespace`` by ``"op.overload"`` name, skipping those this torch lacks
-    (some are defined in Python, when torch.distributed._functional_collectives is imported)."""
-    import torch.distributed._functional_collectives  # noqa: F401  (defines the Python-side ops)
-
-    found = []
-    for name in names:
-        op, overload = name.split(".")
-        packet = getattr(getattr(torch.ops, namespace), op, None)
-        if packet is not None and overload in packet.overloads():
-            found.append(getattr(packet, overload))
-    return found
-
-
 def _functional_all_reduce(func, args, kwargs, tensors, reduce_op, group_name) -> None:
     kind = _reduce_kind(func, args, kwargs, reduce_op)
     _check_tensors(func, args, kwargs, tensors, kind)
@@ -242,27 +229,27 @@ def _functional_all_reduce(func, args, kwargs, tensors, reduce_op, group_name) -
         _all_reduce_into(pg, t, kind)
 
 
-@register_kernel(_functional_overloads("all_reduce.default"), REDUCING_DTYPES)
+@register_kernel(overloads_named("_c10d_functional.all_reduce.default"), REDUCING_DTYPES)
 def functional_all_reduce(func, args, kwargs):
     out = args[0].clone()
     _functional_all_reduce(func, args, kwargs, [out], args[1], args[2])
     return out
 
 
-@register_kernel(_functional_overloads("all_reduce_.default"), REDUCING_DTYPES)
+@register_kernel(overloads_named("_c10d_functional.all_reduce_.default"), REDUCING_DTYPES)
 def functional_all_reduce_inplace(func, args, kwargs):
     _functional_all_reduce(func, args, kwargs, [args[0]], args[1], args[2])
     return args[0]
 
 
-@register_kernel(_functional_overloads("all_reduce_coalesced.default"), REDUCING_DTYPES)
+@register_kernel(overloads_named("_c10d_functional.all_reduce_coalesced.default"), REDUCING_DTYPES)
 def functional_all_reduce_coalesced(func, args, kwargs):
     outs = [t.clone() for t in args[0]]
     _functional_all_reduce(func, args, kwargs, outs, args[1], args[2])
     return outs
 
 
-@register_kernel(_functional_overloads("all_reduce_coalesced_.default"), REDUCING_DTYPES)
+@register_kernel(overloads_named("_c10d_functional.all_reduce_coalesced_.default"), REDUCING_DTYPES)
 def functional_all_reduce_coalesced_inplace(func, args, kwargs):
     _functional_all_reduce(func, args, kwargs, args[0], args[1], args[2])
     return args[0]
@@ -281,21 +268,18 @@ def _functional_reduce_scatter(func, args, kwargs, input_, reduce_op, group_size
     return out
 
 
-@register_kernel(_functional_overloads("reduce_scatter_tensor.default")
-                 + _functional_overloads("reduce_scatter_tensor.default", namespace="_c10d_functional_autograd"),
-                 REDUCING_DTYPES)
+@register_kernel(overloads_named("_c10d_functional.reduce_scatter_tensor.default",
+                                 "_c10d_functional_autograd.reduce_scatter_tensor.default"), REDUCING_DTYPES)
 def functional_reduce_scatter(func, args, kwargs):
     return _functional_reduce_scatter(func, args, kwargs, *args[:4])
 
 
-@register_kernel(_functional_overloads("reduce_scatter_tensor_out.default"),
-                 REDUCING_DTYPES)
+@register_kernel(overloads_named("_c10d_functional.reduce_scatter_tensor_out.default"), REDUCING_DTYPES)
 def functional_reduce_scatter_out(func, args, kwargs):
     return _functional_reduce_scatter(func, args, kwargs, *args[:4], out=kwargs["out"])
 
 
-@register_kernel(_functional_overloads("reduce_scatter_tensor_coalesced.default"),
-                 REDUCING_DTYPES)
+@register_kernel(overloads_named("_c10d_functional.reduce_scatter_tensor_coalesced.default"), REDUCING_DTYPES)
 def functional_reduce_scatter_coalesced(func, args, kwargs):
     inputs, reduce_op, group_size, group_name = args[:4]
     return [_functional_reduce_scatter(func, args, kwargs, t, reduce_op, group_size, group_name) for t in inputs]
@@ -303,22 +287,24 @@ def functional_reduce_scatter_coalesced(func, args, kwargs):
 
 # ---- data movement and synchronisation: exact, torch's own -----------------------------------
 
-register_passthrough([getattr(torch.ops.c10d, name).default for name in (
-    "broadcast_", "allgather_", "_allgather_base_", "allgather_coalesced_", "allgather_into_tensor_coalesced_",
-    "gather_", "scatter_", "alltoall_", "alltoall_base_", "send", "recv_",
-)] + _functional_overloads(
-    "all_gather_into_tensor.default", "all_gather_into_tensor_out.default",
-    "all_gather_into_tensor_coalesced.default", "broadcast.default", "broadcast_.default",
-    "all_to_all_single.default", "isend.default", "irecv.default", "batch_p2p_ops.default",
-) + _functional_overloads("all_to_all_single.default", "all_gather_into_tensor.default",
-                          namespace="_c10d_functional_autograd")
-  + _functional_overloads("shard_dim_alltoall.default", namespace="_dtensor"), reason="collective data movement: every output element is one rank's element, copied bit for bit",
+register_passthrough(overloads_named(
+    "c10d.broadcast_.default", "c10d.allgather_.default", "c10d._allgather_base_.default",
+    "c10d.allgather_coalesced_.default", "c10d.allgather_into_tensor_coalesced_.default", "c10d.gather_.default",
+    "c10d.scatter_.default", "c10d.alltoall_.default", "c10d.alltoall_base_.default", "c10d.send.default",
+    "c10d.recv_.default",
+    "_c10d_functional.all_gather_into_tensor.default", "_c10d_functional.all_gather_into_tensor_out.default",
+    "_c10d_functional.all_gather_into_tensor_coalesced.default", "_c10d_functional.broadcast.default",
+    "_c10d_functional.broadcast_.default", "_c10d_functional.all_to_all_single.default",
+    "_c10d_functional.isend.default", "_c10d_functional.irecv.default", "_c10d_functional.batch_p2p_ops.default",
+    "_c10d_functional_autograd.all_to_all_single.default", "_c10d_functional_autograd.all_gather_into_tensor.default",
+    "_dtensor.shard_dim_alltoall.default",
+), reason="collective data movement: every output element is one rank's element, copied bit for bit",
     family="collectives")
 
-register_passthrough([torch.ops.c10d.barrier.default, torch.ops.c10d.monitored_barrier_.default,
-                      torch.ops.c10d.check_for_nan.default] + _functional_overloads("wait_tensor.default"),
+register_passthrough(overloads_named("c10d.barrier.default", "c10d.monitored_barrier_.default",
+                                     "c10d.check_for_nan.default", "_c10d_functional.wait_tensor.default"),
                      reason="synchronisation or a NaN check: no tensor is written", family="collectives")
 
-register_passthrough(_functional_overloads("_wrap_tensor_autograd.default"),
+register_passthrough(overloads_named("_c10d_functional._wrap_tensor_autograd.default"),
                      reason="wraps a functional collective's result for autograd (AsyncCollectiveTensor): "
                             "no data touched", family="collectives")

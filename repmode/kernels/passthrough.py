@@ -8,20 +8,10 @@ from __future__ import annotations
 
 import torch
 
+from ..registry import overloads_named as _overloads
 from ..registry import register_passthrough
 
 aten = torch.ops.aten
-
-
-def _overloads(*names: str) -> list:
-    """Resolve ``"aten.view.default"``-style names, skipping those this torch lacks."""
-    found = []
-    for name in names:
-        ns, op, overload = name.split(".")
-        packet = getattr(getattr(torch.ops, ns), op, None)
-        if packet is not None and overload in packet.overloads():
-            found.append(getattr(packet, overload))
-    return found
 
 
 register_passthrough(_overloads(
