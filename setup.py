@@ -1,5 +1,15 @@
-"""Build of repmode._C from csrc/. No torch headers: one build serves torch 2.11-2.13."""
+"""Build of repmode._C (CPU, always) and repmode._C_cuda (CUDA, behind a switch) from csrc/.
+
+No torch headers: one build serves torch 2.11-2.13. The CUDA extension is built when
+REPMODE_CUDA=1, or with REPMODE_CUDA unset (or "auto") when nvcc is on the PATH and the installed
+torch is a CUDA build (visible with `pip install --no-build-isolation`); REPMODE_CUDA=0 never
+builds it. REPMODE_CUDA_ARCH lists the GPU architectures (default "80;90": A100, H100/H200).
+"""
 import glob
+import os
+import shutil
+import subprocess
+import sys
 
 from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext
 from setuptools import setup
@@ -9,17 +19,91 @@ from setuptools import setup
 FP_FLAGS = ["-O3", "-ffp-contract=off", "-fno-fast-math", "-fno-finite-math-only", "-fno-math-errno",
             "-fno-unsafe-math-optimizations"]
 
+# The same for nvcc: no FMA contraction, denormals kept, IEEE division and square root (and never
+# --use_fast_math). tests/test_cuda_sources.py compiles every .cu with these flags as well.
+NVCC_FP_FLAGS = ["--fmad=false", "-ftz=false", "-prec-div=true", "-prec-sqrt=true"]
+
 # Compile the sources in parallel (one job per core unless REPMODE_BUILD_JOBS says otherwise).
 ParallelCompile("REPMODE_BUILD_JOBS").install()
 
-sources = sorted(glob.glob("csrc/*.cpp")) + sorted(glob.glob("csrc/cpu/*.cpp"))
+cpu_sources = sorted(glob.glob("csrc/*.cpp")) + sorted(glob.glob("csrc/cpu/*.cpp"))
 
-ext = Pybind11Extension(
+cpu_ext = Pybind11Extension(
     "repmode._C",
-    sources,
+    cpu_sources,
     cxx_std=17,
     extra_compile_args=FP_FLAGS + ["-fopenmp", "-fvisibility=hidden"],
     extra_link_args=["-fopenmp"],
 )
 
-setup(ext_modules=[ext], cmdclass={"build_ext": build_ext})
+
+def torch_is_cuda_build() -> bool:
+    try:
+        import torch
+    except ImportError:  # build isolation: torch is not visible, so this is not a CUDA install
+        return False
+    return torch.version.cuda is not None
+
+
+def want_cuda() -> bool:
+    switch = os.environ.get("REPMODE_CUDA", "auto").strip().lower()
+    if switch in ("0", "off", "no", "false"):
+        return False
+    if switch in ("1", "on", "yes", "true"):
+        if shutil.which("nvcc") is None:
+            sys.exit("REPMODE_CUDA=1 but nvcc is not on the PATH")
+        return True
+    return shutil.which("nvcc") is not None and torch_is_cuda_build()
+
+
+def cuda_home() -> str:
+    return os.environ.get("CUDA_HOME") or os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("nvcc"))))
+
+
+def gencode_flags() -> list[str]:
+    flags = []
+    for arch in os.environ.get("REPMODE_CUDA_ARCH", "80;90").replace(",", ";").split(";"):
+        if arch.strip():
+            flags += ["-gencode", f"arch=compute_{arch.strip()},code=sm_{arch.strip()}"]
+    return flags
+
+
+# The kernels (every csrc/cuda/*.cu except the *_check.cu compile checks), compiled by nvcc into
+# objects that the pybind11 module csrc/cuda/bind_cuda.cpp links with the static CUDA runtime.
+CUDA_KERNEL_SOURCES = sorted(s for s in glob.glob("csrc/cuda/*.cu") if not s.endswith("_check.cu"))
+
+
+class BuildWithCuda(build_ext):
+    def build_extension(self, ext):
+        if ext.name == "repmode._C_cuda":
+            ext.extra_objects = self.compile_cuda_objects()
+        super().build_extension(ext)
+
+    def compile_cuda_objects(self) -> list[str]:
+        out_dir = os.path.join(self.build_temp, "cuda")
+        os.makedirs(out_dir, exist_ok=True)
+        objects = []
+        for source in CUDA_KERNEL_SOURCES:
+            obj = os.path.join(out_dir, os.path.basename(source) + ".o")
+            cmd = ["nvcc", "-c", source, "-o", obj, "-std=c++17", "-O3", *NVCC_FP_FLAGS, *gencode_flags(),
+                   "-Xcompiler", "-fPIC,-fvisibility=hidden,-ffp-contract=off"]
+            print(" ".join(cmd))
+            subprocess.check_call(cmd)
+            objects.append(obj)
+        return objects
+
+
+ext_modules = [cpu_ext]
+if want_cuda():
+    lib = os.path.join(cuda_home(), "lib64")
+    ext_modules.append(Pybind11Extension(
+        "repmode._C_cuda",
+        ["csrc/cuda/bind_cuda.cpp"],
+        cxx_std=17,
+        include_dirs=[os.path.join(cuda_home(), "include")],
+        extra_compile_args=FP_FLAGS + ["-fvisibility=hidden"],
+        library_dirs=[lib],
+        libraries=["cudart_static", "dl", "rt", "pthread"],
+    ))
+
+setup(ext_modules=ext_modules, cmdclass={"build_ext": BuildWithCuda})

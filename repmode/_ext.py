@@ -17,6 +17,18 @@ except ImportError as exc:  # pragma: no cover - only on a broken install
 
 C = _C
 
+# The CUDA kernels, when this install built them (setup.py's REPMODE_CUDA switch); None otherwise.
+# A build that exists but does not load is not silently a CPU-only install: its error is kept
+# and shown wherever a CUDA tensor meets repmode.
+CUDA_LOAD_ERROR: str | None = None
+try:
+    from . import _C_cuda as CUDA
+except ModuleNotFoundError:
+    CUDA = None
+except ImportError as exc:
+    CUDA = None
+    CUDA_LOAD_ERROR = f"repmode._C_cuda exists but failed to load: {exc}"
+
 # dtype -> the small integer the C++ side understands (see csrc/bindings.cpp).
 DTYPE_CODE = {torch.float32: 0, torch.float64: 1}
 
