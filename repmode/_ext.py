@@ -1,6 +1,8 @@
 """The compiled extension ``repmode._C`` and the small facts Python needs from it."""
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 
 # torch first: its bundled libgomp.so.1 is then the OpenMP runtime _C binds to as well, so
@@ -20,14 +22,13 @@ C = _C
 # The CUDA kernels, when this install built them (setup.py's REPMODE_CUDA switch); None otherwise.
 # A build that exists but does not load is not silently a CPU-only install: its error is kept
 # and shown wherever a CUDA tensor meets repmode.
+CUDA = None
 CUDA_LOAD_ERROR: str | None = None
-try:
-    from . import _C_cuda as CUDA
-except ModuleNotFoundError:
-    CUDA = None
-except ImportError as exc:
-    CUDA = None
-    CUDA_LOAD_ERROR = f"repmode._C_cuda exists but failed to load: {exc}"
+if importlib.util.find_spec(f"{__package__}._C_cuda") is not None:
+    try:
+        CUDA = importlib.import_module(f"{__package__}._C_cuda")
+    except ImportError as exc:
+        CUDA_LOAD_ERROR = f"repmode._C_cuda exists but failed to load: {exc}"
 
 # dtype -> the small integer the C++ side understands (see csrc/bindings.cpp).
 DTYPE_CODE = {torch.float32: 0, torch.float64: 1}

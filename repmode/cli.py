@@ -6,6 +6,7 @@
     repmode trace --out run.trace [--native] script.py [args...]   # per-op digests of a run
     repmode diff a.trace b.trace                            # the first op where two runs part ways
     repmode replay a.trace --op N                           # rerun one recorded op
+    repmode crosscheck [--epochs N] [--no-examples]         # CPU vs CUDA digests (needs a GPU)
 """
 from __future__ import annotations
 
@@ -84,6 +85,12 @@ def _replay(ns) -> int:
     return 0
 
 
+def _crosscheck(ns) -> int:
+    from .crosscheck import crosscheck
+
+    return crosscheck(epochs=ns.epochs, examples=not ns.no_examples)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="repmode", description="Bitwise-reproducible PyTorch: tools.")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -119,6 +126,13 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("trace")
     rp.add_argument("--op", type=int, required=True, metavar="N", help="the op's number (seq) in the trace")
     rp.set_defaults(handler=_replay)
+    cc = commands.add_parser("crosscheck", help="ops and examples on the CPU and on a GPU: are the bits equal?",
+                             description="Run a battery of ops and every training example on the CPU (2 threads) "
+                                         "and on CUDA under repmode, print a table of digests; exit 0 when all "
+                                         "are equal, 1 otherwise, 2 when there is no GPU to compare with.")
+    cc.add_argument("--epochs", type=int, default=1, help="training epochs of each example (default 1)")
+    cc.add_argument("--no-examples", action="store_true", help="only the op battery")
+    cc.set_defaults(handler=_crosscheck)
     ops = commands.add_parser("ops", add_help=False, help="write or check the table of supported ops "
                                                           "(docs/supported_ops.md)")
     ops.set_defaults(handler=None)  # main() hands its arguments to repmode.ops_table

@@ -36,8 +36,9 @@ def unsupported(func, args, kwargs, why: str):
 
 
 def float_code(func, args, kwargs, *tensors) -> int:
-    """The C++ dtype code of the first tensor (all on the CPU), or UnsupportedOpError."""
-    check_cpu(func, args, kwargs, *tensors)
+    """The C++ dtype code of the first tensor (all on one device with kernels: see check_device), or
+    UnsupportedOpError."""
+    check_device(func, args, kwargs, *tensors)
     code = DTYPE_CODE.get(tensors[0].dtype)
     if code is None:
         raise unsupported(func, args, kwargs,
@@ -74,15 +75,79 @@ def call_registered(op, *args, **kwargs):
     return DISPATCH[op](op, args, kwargs)
 
 
+def _no_kernels_for(device: torch.device) -> str:
+    from .. import _ext
+    if device.type == "cuda" and _ext.CUDA_LOAD_ERROR:
+        return f"tensors on {device} need repmode's CUDA kernels, and {_ext.CUDA_LOAD_ERROR}. "
+    if device.type == "cuda" and _ext.CUDA is not None:
+        return (f"tensors on {device} need repmode's CUDA kernels, and this op has CPU kernels only so far "
+                "(docs/cuda.md lists the ops the CUDA backend runs). ")
+    return (f"tensors on {device} need repmode's {device.type.upper()} kernels, and this build of repmode has "
+            "CPU kernels only (the CUDA backend is built with REPMODE_CUDA=1; see docs/cuda.md). ")
+
+
 def check_cpu(func, args, kwargs, *tensors) -> None:
+    """UnsupportedOpError unless every tensor is on the CPU: for families without CUDA kernels."""
     for t in tensors:
         if isinstance(t, torch.Tensor) and not t.is_cpu:
-            raise unsupported(
-                func, args, kwargs,
-                f"tensors on {t.device} need repmode's {t.device.type.upper()} kernels, and this build of "
-                "repmode has CPU kernels only (the CUDA backend is not built yet; see README, 'Devices'). "
-                "Move the computation to the CPU (.cpu()) to run it reproducibly.",
-            )
+            raise unsupported(func, args, kwargs, _no_kernels_for(t.device) +
+                              "Move the computation to the CPU (.cpu()) to run it reproducibly.")
+
+
+_CPU = torch.device("cpu")
+
+
+def check_device(func, args, kwargs, *tensors) -> torch.device:
+    """The one device of ``tensors`` (None and numbers skipped), for families with CPU and CUDA kernels:
+    the CPU, or a CUDA device when repmode._C_cuda is loaded. Tensors on two devices raise torch's own
+    error; a 0-dim CPU tensor beside GPU tensors (which torch accepts) is refused by name."""
+    present = [t for t in tensors if isinstance(t, torch.Tensor)]
+    if all(t.is_cpu for t in present):  # the common case, kept cheap
+        return _CPU
+    devices = {t.device for t in present}
+    for device in sorted(devices, key=str):  # a device without kernels is named first: the actionable error
+        check_kernel_device(func, args, kwargs, device)
+    if len(devices) > 1:
+        if all(t.is_cpu and t.dim() == 0 for t in present if t.is_cpu):
+            raise unsupported(func, args, kwargs, "a 0-dim CPU tensor beside tensors on another device is not "
+                                                  "supported: pass a Python number or move it to that device")
+        a, b = sorted(str(d) for d in devices)[:2]
+        raise RuntimeError(f"Expected all tensors to be on the same device, but found at least two devices, "
+                           f"{a} and {b}!")
+    return present[0].device
+
+
+def check_kernel_device(func, args, kwargs, device: torch.device) -> torch.device:
+    """``device`` if repmode has kernels there (the CPU; CUDA when repmode._C_cuda is loaded), else
+    UnsupportedOpError."""
+    from .. import _ext
+    if device.type == "cpu" or (device.type == "cuda" and _ext.CUDA is not None):
+        return device
+    raise unsupported(func, args, kwargs, _no_kernels_for(device) +
+                      "Move the computation to the CPU (.cpu()) to run it reproducibly.")
+
+
+def kernels_for(t: torch.Tensor):
+    """The kernel module for ``t``'s device: repmode._C (CPU) or repmode._C_cuda (CUDA). Both take the
+    same arguments except the last (see :func:`launch_arg`)."""
+    if t.is_cpu:
+        return C
+    from .._ext import CUDA
+    return CUDA
+
+
+def launch_arg(t: torch.Tensor) -> int:
+    """A kernel's last argument for ``t``'s device: the thread count on the CPU, the current CUDA
+    stream of ``t``'s device on a GPU (the kernels launch on it, ordered with torch's own work)."""
+    if t.is_cpu:
+        return get_num_threads()
+    return torch.cuda.current_stream(t.device).cuda_stream
+
+
+def stream_only(t: torch.Tensor) -> tuple:
+    """The trailing arguments of a kernel whose CPU form takes no thread count: none on the CPU, the
+    stream on a GPU (``kernels_for(t).name(..., *stream_only(t))``)."""
+    return () if t.is_cpu else (launch_arg(t),)
 
 
 def write_out(result: torch.Tensor, out: torch.Tensor) -> torch.Tensor:

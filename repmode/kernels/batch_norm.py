@@ -12,7 +12,7 @@ import math
 import torch
 
 from ..registry import register_kernel
-from ._common import (C, DTYPE_CODE, FLOAT_WIDENED, LOW_PRECISION, check_cpu, get_num_threads, round_to,
+from ._common import (DTYPE_CODE, FLOAT_WIDENED, LOW_PRECISION, check_device, kernels_for, launch_arg, round_to,
                       suggest_memory_format, unsupported, write_out)
 
 aten = torch.ops.aten
@@ -41,7 +41,7 @@ class _Prepared:
     __slots__ = ("code", "dtype", "low")
 
     def __init__(self, func, args, kwargs, x, *others):
-        check_cpu(func, args, kwargs, x, *others)
+        check_device(func, args, kwargs, x, *others)
         self.low = x.dtype if x.dtype in LOW_PRECISION else None
         self.dtype = torch.float32 if self.low is not None else x.dtype
         code = DTYPE_CODE.get(self.dtype)
@@ -124,15 +124,15 @@ def _bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, 
     y = torch.empty_like(xc)
     sdt = _stat_dtype(x, weight, running_mean)
     if training:
-        save_mean = torch.empty(Cn, dtype=prep.dtype)
-        save_invstd = torch.empty(Cn, dtype=prep.dtype)
+        save_mean = torch.empty(Cn, dtype=prep.dtype, device=x.device)
+        save_invstd = torch.empty(Cn, dtype=prep.dtype, device=x.device)
     else:
-        save_mean = torch.empty(0, dtype=sdt)
-        save_invstd = torch.empty(0, dtype=sdt)
-    C.batch_norm_forward(prep.code, xc.data_ptr(), y.data_ptr(), N, Cn, S, cl, _ptr(w), _ptr(b),
-                         _ptr(rm), _ptr(rv), bool(training), float(momentum),
-                         float(eps), _ptr(save_mean) if training else 0, _ptr(save_invstd) if training else 0,
-                         get_num_threads())
+        save_mean = torch.empty(0, dtype=sdt, device=x.device)
+        save_invstd = torch.empty(0, dtype=sdt, device=x.device)
+    kernels_for(xc).batch_norm_forward(prep.code, xc.data_ptr(), y.data_ptr(), N, Cn, S, cl, _ptr(w), _ptr(b),
+                                       _ptr(rm), _ptr(rv), bool(training), float(momentum), float(eps),
+                                       _ptr(save_mean) if training else 0, _ptr(save_invstd) if training else 0,
+                                       launch_arg(xc))
     if training:
         if rm_copied:
             running_mean.copy_(rm)
@@ -203,15 +203,15 @@ def native_batch_norm_no_training_out(func, args, kwargs):
     return _write_outs(res, (kwargs["out0"], kwargs["out1"], kwargs["out2"]))
 
 
-def _reserve():
-    return torch.empty(0, dtype=torch.uint8)
+def _reserve(x: Tensor):
+    return torch.empty(0, dtype=torch.uint8, device=x.device)
 
 
 @register_kernel(_ops("_batch_norm_with_update"), FLOAT_WIDENED)
 def batch_norm_with_update(func, args, kwargs):
     x, weight, bias, running_mean, running_var, momentum, eps = args
     return (*_bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, True, _mom(momentum), eps),
-            _reserve())
+            _reserve(x))
 
 
 @register_kernel(_ops("_batch_norm_with_update.out"), FLOAT_WIDENED)
@@ -228,7 +228,7 @@ def batch_norm_with_update_functional(func, args, kwargs):
     rm = running_mean.clone()
     rv = running_var.clone()
     y, sm, si = _bn_forward(func, args, kwargs, x, weight, bias, rm, rv, True, _mom(momentum), eps)
-    return y, sm, si, _reserve(), rm, rv
+    return y, sm, si, _reserve(x), rm, rv
 
 
 def _no_update(func, args, kwargs):
@@ -241,7 +241,7 @@ def _no_update(func, args, kwargs):
 
 @register_kernel(_ops("_batch_norm_no_update"), FLOAT_WIDENED)
 def batch_norm_no_update(func, args, kwargs):
-    return (*_no_update(func, args, kwargs), _reserve())
+    return (*_no_update(func, args, kwargs), _reserve(args[0]))
 
 
 @register_kernel(_ops("_batch_norm_no_update.out"), FLOAT_WIDENED)
@@ -285,11 +285,11 @@ def _bn_backward(func, args, kwargs, grad, x, weight, running_mean, running_var,
         rm = prep.vec(running_mean, Cn, "running_mean", func, args, kwargs)
         rv = prep.vec(running_var, Cn, "running_var", func, args, kwargs)
     dx = torch.empty_like(xc) if mask[0] else None
-    dw = torch.empty(Cn, dtype=prep.dtype) if mask[1] else None
-    db = torch.empty(Cn, dtype=prep.dtype) if mask[2] else None
-    C.batch_norm_backward(prep.code, g.data_ptr(), xc.data_ptr(), N, Cn, S, cl, _ptr(w), _ptr(sm), _ptr(si),
-                          _ptr(rm), _ptr(rv), bool(train), float(eps), _ptr(dx), _ptr(dw), _ptr(db),
-                          get_num_threads())
+    dw = torch.empty(Cn, dtype=prep.dtype, device=x.device) if mask[1] else None
+    db = torch.empty(Cn, dtype=prep.dtype, device=x.device) if mask[2] else None
+    kernels_for(xc).batch_norm_backward(prep.code, g.data_ptr(), xc.data_ptr(), N, Cn, S, cl, _ptr(w), _ptr(sm),
+                                        _ptr(si), _ptr(rm), _ptr(rv), bool(train), float(eps), _ptr(dx), _ptr(dw),
+                                        _ptr(db), launch_arg(xc))
     if dx is not None:
         if prep.low is not None:
             dx = round_to(dx, prep.low)
@@ -334,11 +334,11 @@ def _gn_forward(func, args, kwargs, x, weight, bias, N, Cn, HxW, group, eps):
     xc = (x if x.dtype == prep.dtype else x.to(prep.dtype)).contiguous()
     w = prep.vec(weight, Cn, "weight", func, args, kwargs)
     b = prep.vec(bias, Cn, "bias", func, args, kwargs)
-    y = torch.empty(x.shape, dtype=prep.dtype)
-    mean = torch.empty((N, group), dtype=prep.dtype)
-    rstd = torch.empty((N, group), dtype=prep.dtype)
-    C.group_norm_forward(prep.code, xc.data_ptr(), y.data_ptr(), N, Cn, HxW, group, _ptr(w), _ptr(b), float(eps),
-                         mean.data_ptr(), rstd.data_ptr(), get_num_threads())
+    y = torch.empty(x.shape, dtype=prep.dtype, device=x.device)
+    mean = torch.empty((N, group), dtype=prep.dtype, device=x.device)
+    rstd = torch.empty((N, group), dtype=prep.dtype, device=x.device)
+    kernels_for(xc).group_norm_forward(prep.code, xc.data_ptr(), y.data_ptr(), N, Cn, HxW, group, _ptr(w), _ptr(b),
+                                       float(eps), mean.data_ptr(), rstd.data_ptr(), launch_arg(xc))
     if prep.low is not None:
         y = round_to(y, prep.low)
         sdt = _stat_dtype(x, weight, None)
@@ -368,11 +368,11 @@ def _gn_backward(func, args, kwargs, grad, x, mean, rstd, weight, N, Cn, HxW, gr
     m = prep.vec(mean, N * group, "mean", func, args, kwargs)
     r = prep.vec(rstd, N * group, "rstd", func, args, kwargs)
     w = prep.vec(weight, Cn, "weight", func, args, kwargs)
-    dx = torch.empty(x.shape, dtype=dt) if mask[0] else None
-    dw = torch.empty(Cn, dtype=dt) if mask[1] else None
-    db = torch.empty(Cn, dtype=dt) if mask[2] else None
-    C.group_norm_backward(prep.code, g.data_ptr(), xc.data_ptr(), m.data_ptr(), r.data_ptr(), _ptr(w), N, Cn, HxW,
-                          group, _ptr(dx), _ptr(dw), _ptr(db), get_num_threads())
+    dx = torch.empty(x.shape, dtype=dt, device=x.device) if mask[0] else None
+    dw = torch.empty(Cn, dtype=dt, device=x.device) if mask[1] else None
+    db = torch.empty(Cn, dtype=dt, device=x.device) if mask[2] else None
+    kernels_for(xc).group_norm_backward(prep.code, g.data_ptr(), xc.data_ptr(), m.data_ptr(), r.data_ptr(), _ptr(w),
+                                        N, Cn, HxW, group, _ptr(dx), _ptr(dw), _ptr(db), launch_arg(xc))
     if dx is not None and prep.low is not None:
         dx = round_to(dx, prep.low)
     return (dx, *_in_param_dtype(weight, x, dw, db))

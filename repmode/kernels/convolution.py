@@ -12,7 +12,8 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import C, DTYPE_CODE, FLOAT_WIDENED, call_registered, check_cpu, get_num_threads, unsupported, widened
+from ._common import (DTYPE_CODE, FLOAT_WIDENED, call_registered, check_device, kernels_for, launch_arg, unsupported,
+                      widened)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -40,7 +41,7 @@ class _Conv:
 
     def __init__(self, func, args, kwargs, x: Tensor, w: Tensor, stride, padding, dilation, transposed,
                  output_padding, groups, what="input"):
-        check_cpu(func, args, kwargs, x, w)
+        check_device(func, args, kwargs, x, w)
         code = DTYPE_CODE.get(x.dtype)
         if code is None or w.dtype != x.dtype:
             if w.dtype != x.dtype:
@@ -95,7 +96,7 @@ class _Conv:
 def _bias(func, args, kwargs, bias, x: Tensor, channels: int):
     if bias is None:
         return None
-    check_cpu(func, args, kwargs, bias)
+    check_device(func, args, kwargs, bias, x)
     if bias.dtype != x.dtype:
         raise RuntimeError(f"convolution: bias type ({bias.dtype}) and input type ({x.dtype}) should be the same")
     if bias.shape != (channels,):
@@ -108,13 +109,13 @@ def convolution_kernel(func, args, kwargs, x, w, bias, stride, padding, dilation
     g = _Conv(func, args, kwargs, x, w, stride, padding, dilation, transposed, output_padding, groups)
     b = _bias(func, args, kwargs, bias, x, g.y_shape[1])
     x, w = x.contiguous(), w.contiguous()
-    y = torch.empty(g.y_shape, dtype=x.dtype)
+    y = torch.empty(g.y_shape, dtype=x.dtype, device=x.device)
     if y.numel():
         bp = b.data_ptr() if b is not None else 0
         if g.transposed:
-            C.conv_grad_input(g.code, g.geom, x.data_ptr(), w.data_ptr(), bp, y.data_ptr(), get_num_threads())
+            kernels_for(x).conv_grad_input(g.code, g.geom, x.data_ptr(), w.data_ptr(), bp, y.data_ptr(), launch_arg(x))
         else:
-            C.conv_forward(g.code, g.geom, x.data_ptr(), w.data_ptr(), bp, y.data_ptr(), get_num_threads())
+            kernels_for(x).conv_forward(g.code, g.geom, x.data_ptr(), w.data_ptr(), bp, y.data_ptr(), launch_arg(x))
     return y
 
 
@@ -153,31 +154,31 @@ def convolution_backward(func, args, kwargs):
         args, kwargs, ("grad_output", "input", "weight", "bias_sizes", "stride", "padding", "dilation",
                        "transposed", "output_padding", "groups", "output_mask"))
     g = _Conv(func, args, kwargs, x, w, stride, padding, dilation, transposed, output_padding, groups)
-    check_cpu(func, args, kwargs, gy)
+    check_device(func, args, kwargs, gy, x, w)
     if gy.dtype != x.dtype:
         raise RuntimeError(f"convolution_backward: grad_output type ({gy.dtype}) and input type ({x.dtype}) "
                            "should be the same")
     if tuple(gy.shape) != g.y_shape:
         raise RuntimeError(f"convolution_backward: grad_output of shape {list(gy.shape)}, expected "
                            f"{list(g.y_shape)}")
-    nthreads = get_num_threads()
+    kernels, launch = kernels_for(x), launch_arg(x)  # repmode._C or _C_cuda; threads or stream
     gyc = gy.contiguous()
     gx = gw = gb = None
     if mask[0] or mask[1]:
         xc, wc = x.contiguous(), w.contiguous()
     if mask[0]:
-        gx = torch.empty(g.x_shape, dtype=x.dtype)
+        gx = torch.empty(g.x_shape, dtype=x.dtype, device=x.device)
         if gx.numel():
             if g.transposed:  # d(transposed input) = the forward convolution of gy
-                C.conv_forward(g.code, g.geom, gyc.data_ptr(), wc.data_ptr(), 0, gx.data_ptr(), nthreads)
+                kernels.conv_forward(g.code, g.geom, gyc.data_ptr(), wc.data_ptr(), 0, gx.data_ptr(), launch)
             else:
-                C.conv_grad_input(g.code, g.geom, gyc.data_ptr(), wc.data_ptr(), 0, gx.data_ptr(), nthreads)
+                kernels.conv_grad_input(g.code, g.geom, gyc.data_ptr(), wc.data_ptr(), 0, gx.data_ptr(), launch)
     if mask[1]:
-        gw = torch.empty(w.shape, dtype=w.dtype)
+        gw = torch.empty(w.shape, dtype=w.dtype, device=w.device)
         if gw.numel():
             # transposed: the convolution's input is gy and its output gradient is x
             a, b = (gyc, xc) if g.transposed else (xc, gyc)
-            C.conv_grad_weight(g.code, g.geom, a.data_ptr(), b.data_ptr(), gw.data_ptr(), nthreads)
+            kernels.conv_grad_weight(g.code, g.geom, a.data_ptr(), b.data_ptr(), gw.data_ptr(), launch)
     if mask[2]:
         # canonical Sum order over (n, positions) in row-major order, per channel
         gb = call_registered(aten.sum.dim_IntList, gy, [0, *range(2, gy.dim())])

@@ -9,8 +9,9 @@ import math
 import torch
 
 from ..registry import register_composite, register_kernel, register_passthrough
-from ._common import (FLOAT_WIDENED, LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, call_registered, check_cpu,
-                      get_num_threads, iterator_strides, round_to, run_native, unsupported, write_out)
+from ._common import (FLOAT_WIDENED, LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, call_registered, check_device,
+                      get_num_threads, iterator_strides, kernels_for, launch_arg, round_to, run_native, unsupported,
+                      write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -116,7 +117,9 @@ _INPUT_BEFORE_GRAD = frozenset({aten.threshold_backward.default, aten.threshold_
 def elementwise_general(op, func, args, kwargs, a, b=None, c=None, params=(), out=None, inplace=False):
     if not isinstance(a, Tensor):
         raise unsupported(func, args, kwargs, "the first operand must be a tensor")
-    check_cpu(func, args, kwargs, a, b, c, out)
+    if not a.is_cpu:  # torch lets 0-dim CPU tensors join GPU operands: an exact copy to a's device
+        b, c = (x.to(a.device) if isinstance(x, Tensor) and x.is_cpu and x.dim() == 0 else x for x in (b, c))
+    check_device(func, args, kwargs, a, b, c, out)
     if any(isinstance(x, complex) for x in (b, c, *params)) or a.is_complex():
         raise unsupported(func, args, kwargs, "complex numbers are not supported")
     dtype = _result_dtype(op, a, b, c)
@@ -146,15 +149,15 @@ def elementwise_general(op, func, args, kwargs, a, b=None, c=None, params=(), ou
     if inplace and a.dtype == dtype and not _has_internal_overlap(a):
         res = a
     elif all(not isinstance(x, Tensor) or x.is_contiguous() for x in (a, b, c)):
-        res = torch.empty(shape, dtype=dtype)
+        res = torch.empty(shape, dtype=dtype, device=a.device)
     else:  # the layout torch would give the result (also when it is widened or promoted)
         in_torch_order = (b, a, c) if func in _INPUT_BEFORE_GRAD else (a, b, c)
-        res = torch.empty_strided(shape, iterator_strides(shape, in_torch_order), dtype=dtype)
+        res = torch.empty_strided(shape, iterator_strides(shape, in_torch_order), dtype=dtype, device=a.device)
 
     keep = [_operand(x, shape, dtype) for x in (a, b, c)]  # noqa: F841  (keeps converted operands alive)
     (_, pa, sa, va), (_, pb, sb, vb), (_, pc, sc, vc) = keep
-    C.elementwise(op, code, list(shape), res.data_ptr(), list(res.stride()), pa, sa, va, pb, sb, vb, b is not None,
-                  pc, sc, vc, c is not None, _params(params), get_num_threads())
+    kernels_for(a).elementwise(op, code, list(shape), res.data_ptr(), list(res.stride()), pa, sa, va, pb, sb, vb,
+                               b is not None, pc, sc, vc, c is not None, _params(params), launch_arg(a))
     if inplace:
         if res is not a:
             a.copy_(round_to(res, a.dtype) if a.dtype in LOW_PRECISION and res.dtype != a.dtype else res)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import FLOAT_WIDENED_INT, INT_ONLY, run_native, unsupported
+from ._common import FLOAT_WIDENED_INT, INT_ONLY, check_kernel_device, run_native, unsupported
 
 aten = torch.ops.aten
 
@@ -36,15 +36,14 @@ def integer_only(func, args, kwargs):
 @register_kernel([aten.arange.default, aten.arange.start, aten.arange.start_step], FLOAT_WIDENED_INT)
 def arange(func, args, kwargs):
     start, end, step = (0, args[0], 1) if func is aten.arange.default else (list(args) + [1])[:3]
-    device = kwargs.get("device")
-    if device is not None and torch.device(device).type != "cpu":
-        raise unsupported(func, args, kwargs, "only CPU tensors have repmode kernels in this build")
+    device = check_kernel_device(func, args, kwargs, torch.device(kwargs.get("device") or "cpu"))
     dtype = kwargs.get("dtype")
     integral = all(isinstance(v, int) for v in (start, end, step))
     if dtype is None:
         dtype = torch.int64 if integral else torch.get_default_dtype()
     if not dtype.is_floating_point:
-        return torch.arange(start, end, step, dtype=dtype)  # integers: exact
+        return torch.arange(start, end, step, dtype=dtype, device=device)  # integers: exact
+    # computed on the CPU and copied (exactly) to the device: the same values everywhere
     n = torch.arange(start, end, step, dtype=torch.float64).numel()  # torch's element count
     i = torch.arange(n, dtype=torch.int64).to(torch.float64)  # exact for n < 2^53
-    return (i * float(step) + float(start)).to(dtype)
+    return (i * float(step) + float(start)).to(dtype).to(device)

@@ -12,7 +12,7 @@ import math
 import torch
 
 from ..registry import register_kernel
-from ._common import C, FLOAT_WIDENED, float_code, get_num_threads, unsupported, widened
+from ._common import FLOAT_WIDENED, float_code, kernels_for, launch_arg, unsupported, widened
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -53,14 +53,14 @@ def native_layer_norm(func, args, kwargs):
     w = _param(func, args, kwargs, weight, x, N, "weight")
     b = _param(func, args, kwargs, bias, x, N, "bias")
     xc = x.contiguous()
-    y = torch.empty(x.shape, dtype=x.dtype)
+    y = torch.empty(x.shape, dtype=x.dtype, device=x.device)
     stat_shape = list(x.shape[:axis]) + [1] * (x.dim() - axis)
-    mean = torch.empty(stat_shape, dtype=x.dtype)
-    rstd = torch.empty(stat_shape, dtype=x.dtype)
+    mean = torch.empty(stat_shape, dtype=x.dtype, device=x.device)
+    rstd = torch.empty(stat_shape, dtype=x.dtype, device=x.device)
     if M and N:
-        C.layer_norm_forward(code, xc.data_ptr(), M, N, 0 if w is None else w.data_ptr(),
-                             0 if b is None else b.data_ptr(), float(eps), y.data_ptr(), mean.data_ptr(),
-                             rstd.data_ptr(), get_num_threads(), False)
+        kernels_for(x).layer_norm_forward(code, xc.data_ptr(), M, N, 0 if w is None else w.data_ptr(),
+                                          0 if b is None else b.data_ptr(), float(eps), y.data_ptr(), mean.data_ptr(),
+                                          rstd.data_ptr(), launch_arg(x), False)
     elif M:
         mean.fill_(float("nan"))
         rstd.fill_(float("nan"))
@@ -82,14 +82,14 @@ def native_layer_norm_backward(func, args, kwargs):
     xc = x.contiguous()
     mc = mean.contiguous()
     rc = rstd.contiguous()
-    dx = torch.empty(x.shape, dtype=x.dtype) if output_mask[0] else None
-    dw = torch.empty(weight.shape, dtype=x.dtype) if output_mask[1] and weight is not None else None
-    db = torch.empty(bias.shape, dtype=x.dtype) if output_mask[2] and bias is not None else None
+    dx = torch.empty(x.shape, dtype=x.dtype, device=x.device) if output_mask[0] else None
+    dw = torch.empty(weight.shape, dtype=x.dtype, device=x.device) if output_mask[1] and weight is not None else None
+    db = torch.empty(bias.shape, dtype=x.dtype, device=x.device) if output_mask[2] and bias is not None else None
     if M and N:
-        C.layer_norm_backward(code, g.data_ptr(), xc.data_ptr(), mc.data_ptr(), rc.data_ptr(),
-                              0 if w is None else w.data_ptr(), M, N,
-                              0 if dx is None else dx.data_ptr(), 0 if dw is None else dw.data_ptr(),
-                              0 if db is None else db.data_ptr(), get_num_threads(), False)
+        kernels_for(x).layer_norm_backward(code, g.data_ptr(), xc.data_ptr(), mc.data_ptr(), rc.data_ptr(),
+                                           0 if w is None else w.data_ptr(), M, N,
+                                           0 if dx is None else dx.data_ptr(), 0 if dw is None else dw.data_ptr(),
+                                           0 if db is None else db.data_ptr(), launch_arg(x), False)
     else:
         for t in (dw, db):
             if t is not None:

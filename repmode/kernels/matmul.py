@@ -2,7 +2,7 @@
 at +0.0 (csrc/cpu/gemm.h, docs/semantics.md "Matrix products"). Inputs of any strides are
 read in place; threads and tiles only partition the outputs. bf16/fp16 operands (autocast's
 products) are widened exactly to float32, run through the float32 op, and the result is
-rounded once to their dtype."""
+rounded once to their dtype. CPU and CUDA tensors alike (kernels_for picks repmode._C or _C_cuda)."""
 from __future__ import annotations
 
 import functools
@@ -10,8 +10,8 @@ import functools
 import torch
 
 from ..registry import register_kernel
-from ._common import (C, DTYPE_CODE, FLOAT_WIDENED, LOW_PRECISION, broadcast_shape, check_cpu, float_code,
-                      get_num_threads, unsupported, widened, write_out)
+from ._common import (DTYPE_CODE, FLOAT_WIDENED, LOW_PRECISION, broadcast_shape, check_device, float_code,
+                      kernels_for, launch_arg, unsupported, widened, write_out)
 from .elementwise import ADD, MUL, elementwise, elementwise_general
 
 aten = torch.ops.aten
@@ -51,10 +51,10 @@ def bmm_kernel(func, args, kwargs, a: Tensor, b: Tensor) -> Tensor:
         raise RuntimeError(f"bmm: shapes {list(a.shape)} and {list(b.shape)} cannot be multiplied")
     B, M, K = a.shape
     N = b.shape[2]
-    out = torch.empty((B, M, N), dtype=a.dtype)
+    out = torch.empty((B, M, N), dtype=a.dtype, device=a.device)
     if out.numel():
-        C.gemm(code, B, M, N, K, a.data_ptr(), *a.stride(), b.data_ptr(), *b.stride(),
-               out.data_ptr(), *out.stride(), get_num_threads())
+        kernels_for(a).gemm(code, B, M, N, K, a.data_ptr(), *a.stride(), b.data_ptr(), *b.stride(),
+                            out.data_ptr(), *out.stride(), launch_arg(a))
     return out
 
 
@@ -67,10 +67,10 @@ def mm_kernel(func, args, kwargs, a: Tensor, b: Tensor) -> Tensor:
     code = _code(func, args, kwargs, a, b)
     M, K = a.shape
     N = b.shape[1]
-    out = torch.empty((M, N), dtype=a.dtype)
+    out = torch.empty((M, N), dtype=a.dtype, device=a.device)
     if out.numel():
-        C.gemm(code, 1, M, N, K, a.data_ptr(), 0, *a.stride(), b.data_ptr(), 0, *b.stride(),
-               out.data_ptr(), 0, *out.stride(), get_num_threads())
+        kernels_for(a).gemm(code, 1, M, N, K, a.data_ptr(), 0, *a.stride(), b.data_ptr(), 0, *b.stride(),
+                            out.data_ptr(), 0, *out.stride(), launch_arg(a))
     return out
 
 
@@ -85,14 +85,15 @@ def add_scaled_product(func, args, kwargs, bias: Tensor, product: Tensor, beta, 
         raise RuntimeError(f"the input of shape {list(bias.shape)} cannot be broadcast to {list(product.shape)}")
     if beta != 1:
         bias = elementwise(MUL, func, args, kwargs, bias, beta)
-    if bias.dtype != product.dtype or not bias.is_cpu:
+    if bias.dtype != product.dtype or bias.device != product.device:
         return elementwise_general(ADD, func, args, kwargs, bias.expand(product.shape), product, None, (alpha,))
     # out = bias + alpha * product, written over product (our own fresh tensor): each element is
     # read before it is written, at the same index.
     b = bias.expand(product.shape)
     shape, strides = list(product.shape), list(product.stride())
-    C.elementwise(ADD, DTYPE_CODE[product.dtype], shape, product.data_ptr(), strides, b.data_ptr(), list(b.stride()),
-                  0.0, product.data_ptr(), strides, 0.0, True, 0, [], 0.0, False, [float(alpha)], get_num_threads())
+    kernels_for(product).elementwise(ADD, DTYPE_CODE[product.dtype], shape, product.data_ptr(), strides, b.data_ptr(),
+                                     list(b.stride()), 0.0, product.data_ptr(), strides, 0.0, True, 0, [], 0.0, False,
+                                     [float(alpha)], launch_arg(product))
     return product
 
 
@@ -126,7 +127,7 @@ def _addmm(func, args, kwargs):
     beta = args[3] if len(args) > 3 else kwargs.get("beta", 1)
     alpha = args[4] if len(args) > 4 else kwargs.get("alpha", 1)
     if isinstance(bias, Tensor):
-        check_cpu(func, args, kwargs, bias)
+        check_device(func, args, kwargs, bias, a, b)
         if bias.dtype != a.dtype:
             raise RuntimeError(f"self and mat2 must have the same dtype, but got {bias.dtype} and {a.dtype}")
     return add_scaled_product(func, args, kwargs, bias, mm_kernel(func, args, kwargs, a, b), beta, alpha)
@@ -156,10 +157,10 @@ def mv_kernel(func, args, kwargs, a: Tensor, v: Tensor) -> Tensor:
         raise RuntimeError(f"mv: size mismatch, got input ({list(a.shape)}), vec ({list(v.shape)})")
     code = _code(func, args, kwargs, a, v)
     M, K = a.shape
-    out = torch.empty((M,), dtype=a.dtype)
+    out = torch.empty((M,), dtype=a.dtype, device=a.device)
     if M:
-        C.gemm(code, 1, M, 1, K, a.data_ptr(), 0, *a.stride(), v.data_ptr(), 0, v.stride(0), 0,
-               out.data_ptr(), 0, 1, 1, get_num_threads())
+        kernels_for(a).gemm(code, 1, M, 1, K, a.data_ptr(), 0, *a.stride(), v.data_ptr(), 0, v.stride(0), 0,
+                            out.data_ptr(), 0, 1, 1, launch_arg(a))
     return out
 
 
@@ -168,9 +169,9 @@ def dot_kernel(func, args, kwargs, a: Tensor, b: Tensor) -> Tensor:
         raise RuntimeError(f"inconsistent tensor size, expected tensors {list(a.shape)} and {list(b.shape)} "
                            "to be 1-D with the same number of elements")
     code = _code(func, args, kwargs, a, b)
-    out = torch.empty((), dtype=a.dtype)
-    C.gemm(code, 1, 1, 1, a.shape[0], a.data_ptr(), 0, 0, a.stride(0), b.data_ptr(), 0, b.stride(0), 0,
-           out.data_ptr(), 0, 1, 1, get_num_threads())
+    out = torch.empty((), dtype=a.dtype, device=a.device)
+    kernels_for(a).gemm(code, 1, 1, 1, a.shape[0], a.data_ptr(), 0, 0, a.stride(0), b.data_ptr(), 0, b.stride(0), 0,
+                        out.data_ptr(), 0, 1, 1, launch_arg(a))
     return out
 
 
@@ -216,7 +217,7 @@ def addr(func, args, kwargs):
     v1, v2 = args[1], args[2]
     for t in (args[0], v1, v2):
         if isinstance(t, Tensor):
-            float_code(func, args, kwargs, t)  # float32/float64 on the CPU, else UnsupportedOpError
+            float_code(func, args, kwargs, t)  # float32/float64 on a device with kernels, else UnsupportedOpError
     if v1.dim() != 1 or v2.dim() != 1:
         raise RuntimeError("addr: expected 1-D vectors")
     outer = elementwise(MUL, func, args, kwargs, v1.unsqueeze(1).expand(v1.shape[0], v2.shape[0]),

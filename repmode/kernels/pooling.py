@@ -7,7 +7,8 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import C, FLOAT_WIDENED, float_code, get_num_threads, suggest_memory_format, unsupported, widened, write_out
+from ._common import (FLOAT_WIDENED, check_device, float_code, kernels_for, launch_arg, suggest_memory_format,
+                      unsupported, widened, write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -167,12 +168,12 @@ def _pool(func, args, kwargs, kind, x, nsp, *params, **named) -> _Pool:
 
 
 def _forward(p: _Pool, x: Tensor, with_index: bool):
-    out = torch.empty(p.out_shape, dtype=x.dtype, memory_format=p.fmt)
-    idx = torch.empty(p.out_shape, dtype=torch.int64, memory_format=p.fmt) if with_index else None
+    out = torch.empty(p.out_shape, dtype=x.dtype, memory_format=p.fmt, device=x.device)
+    idx = torch.empty(p.out_shape, dtype=torch.int64, memory_format=p.fmt, device=x.device) if with_index else None
     os = p.layout()[0]
-    C.pool_forward(p.code, p.kind, x.data_ptr(), out.data_ptr(), idx.data_ptr() if with_index else 0,
-                   p.in_sizes, p.out3, p.k, p.s, p.p, p.d, p.count_include_pad, p.divisor,
-                   p.in_strides, os, os if with_index else _NO_STRIDES, get_num_threads(), USE_REFERENCE)
+    kernels_for(x).pool_forward(p.code, p.kind, x.data_ptr(), out.data_ptr(), idx.data_ptr() if with_index else 0,
+                                p.in_sizes, p.out3, p.k, p.s, p.p, p.d, p.count_include_pad, p.divisor,
+                                p.in_strides, os, os if with_index else _NO_STRIDES, launch_arg(x), USE_REFERENCE)
     return out, idx
 
 
@@ -182,8 +183,7 @@ _NO_STRIDES = [0] * 5
 def _backward(func, args, kwargs, p: _Pool, grad: Tensor, x: Tensor, idx: Tensor | None):
     if grad.dtype != x.dtype:
         raise unsupported(func, args, kwargs, "grad_output and input of different dtypes are not supported")
-    if not grad.is_cpu or (idx is not None and not idx.is_cpu):
-        float_code(func, args, kwargs, grad, x, idx)  # raises the device error
+    check_device(func, args, kwargs, grad, x, idx)
     if grad.shape != p.out_shape:
         raise RuntimeError(f"{func}: expected grad_output of shape {list(p.out_shape)}, got {list(grad.shape)}")
     if idx is not None:
@@ -191,11 +191,11 @@ def _backward(func, args, kwargs, p: _Pool, grad: Tensor, x: Tensor, idx: Tensor
             raise RuntimeError(f"{func}: expected indices of dtype int64, got {idx.dtype}")
         if idx.shape != p.out_shape:
             raise RuntimeError(f"{func}: expected indices of shape {list(p.out_shape)}, got {list(idx.shape)}")
-    gi = torch.empty(x.shape, dtype=x.dtype, memory_format=p.fmt)
-    C.pool_backward(p.code, p.kind, grad.data_ptr(), idx.data_ptr() if idx is not None else 0, gi.data_ptr(),
-                    p.in_sizes, p.out3, p.k, p.s, p.p, p.d, p.count_include_pad, p.divisor,
-                    p.layout()[1], p.strides(grad), p.strides(idx) if idx is not None else _NO_STRIDES,
-                    get_num_threads(), USE_REFERENCE)
+    gi = torch.empty(x.shape, dtype=x.dtype, memory_format=p.fmt, device=x.device)
+    kernels_for(x).pool_backward(p.code, p.kind, grad.data_ptr(), idx.data_ptr() if idx is not None else 0,
+                                 gi.data_ptr(), p.in_sizes, p.out3, p.k, p.s, p.p, p.d, p.count_include_pad, p.divisor,
+                                 p.layout()[1], p.strides(grad), p.strides(idx) if idx is not None else _NO_STRIDES,
+                                 launch_arg(x), USE_REFERENCE)
     return gi
 
 

@@ -15,7 +15,8 @@ import torch
 from .. import rng
 from ..mode import layout_name
 from ..registry import DISPATCH, REGISTRY, register_kernel
-from ._common import (C, call_registered, DTYPE_CODE, check_cpu, check_float_half_int, FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, get_num_threads,
+from ._common import (call_registered, DTYPE_CODE, check_device, check_float_half_int, check_kernel_device,
+                      FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, kernels_for, launch_arg,
                       round_to, unsupported, write_out)
 
 aten = torch.ops.aten
@@ -24,19 +25,20 @@ Tensor = torch.Tensor
 UNIFORM, NORMAL, EXPONENTIAL, GEOMETRIC, LOG_NORMAL, CAUCHY = 0, 1, 3, 4, 5, 6
 
 
-def _draw(dist: int, shape, dtype: torch.dtype, p0: float, p1: float, generator=None) -> Tensor:
-    """A new contiguous tensor of ``dist`` draws (float dtypes only)."""
+def _draw(dist: int, shape, dtype: torch.dtype, p0: float, p1: float, generator=None, device=None) -> Tensor:
+    """A new contiguous tensor of ``dist`` draws (float dtypes only) on ``device`` (default the CPU): the
+    same values on every device, element i keyed by (seed, offset, i) only."""
     work = torch.float32 if dtype in LOW_PRECISION else dtype
     if work not in DTYPE_CODE:
         raise TypeError(f"repmode: {dtype} is not a floating dtype for this distribution")
-    out = torch.empty(shape, dtype=work)
+    out = torch.empty(shape, dtype=work, device=device)
     n = out.numel()
     per = 4 if (dist == UNIFORM and work == torch.float32) else 2  # elements_per_block in C++
     blocks = -(-n // per)
     seed, offset = rng.take(blocks, generator)
     if n:
-        used = C.random_fill(dist, DTYPE_CODE[work], out.data_ptr(), n, seed, offset, float(p0), float(p1),
-                             get_num_threads())
+        used = kernels_for(out).random_fill(dist, DTYPE_CODE[work], out.data_ptr(), n, seed, offset, float(p0),
+                                            float(p1), launch_arg(out))
         assert used == blocks, "the stream reservation and the C++ fill disagree on the block count"
     if work == dtype:
         return out
@@ -44,20 +46,21 @@ def _draw(dist: int, shape, dtype: torch.dtype, p0: float, p1: float, generator=
     if dist == UNIFORM and n:
         # rounding once can reach `to` itself (bf16: u >= 1 - 2^-9 rounds to 1.0); the range is
         # [from, to), so those take the largest value of the dtype below `to`
-        top = torch.tensor(p1, dtype=dtype)
+        top = torch.tensor(p1, dtype=dtype, device=out.device)
         reached = narrow >= top
         if bool(reached.any()):
-            narrow.masked_fill_(reached, torch.nextafter(top, torch.tensor(-math.inf, dtype=dtype)).item())
+            narrow.masked_fill_(reached, torch.nextafter(top, torch.full_like(top, -math.inf)).item())
     return narrow
 
 
-def _ints(shape, lo: int, span: int, generator=None) -> Tensor:
-    """int64 draws in [lo, lo + span) (span 2^64: every 64-bit pattern)."""
-    out = torch.empty(shape, dtype=torch.int64)
+def _ints(shape, lo: int, span: int, generator=None, device=None) -> Tensor:
+    """int64 draws in [lo, lo + span) (span 2^64: every 64-bit pattern) on ``device`` (default the CPU)."""
+    out = torch.empty(shape, dtype=torch.int64, device=device)
     n = out.numel()
     seed, offset = rng.take(-(-n // 2), generator)
     if n:
-        C.random_ints(out.data_ptr(), n, seed, offset, int(lo), int(span) & ((1 << 64) - 1), get_num_threads())
+        kernels_for(out).random_ints(out.data_ptr(), n, seed, offset, int(lo), int(span) & ((1 << 64) - 1),
+                                     launch_arg(out))
     return out
 
 
@@ -79,17 +82,22 @@ def _factory_dtype(kwargs, default=None) -> torch.dtype:
     return dtype if dtype is not None else (default or torch.get_default_dtype())
 
 
-def _check_factory(func, args, kwargs) -> None:
+def _factory_device(kwargs) -> torch.device:
     device = kwargs.get("device")
-    if device is not None and torch.device(device).type != "cpu":
-        raise unsupported(func, args, kwargs, "only CPU tensors have repmode kernels in this build")
+    return torch.device("cpu") if device is None else torch.device(device)
+
+
+def _check_factory(func, args, kwargs) -> None:
+    """A factory's device must have repmode kernels (the CPU, or CUDA when repmode._C_cuda is built)."""
+    check_kernel_device(func, args, kwargs, _factory_device(kwargs))
     if kwargs.get("layout") not in (None, torch.strided):
         raise unsupported(func, args, kwargs, "only strided tensors are supported")
 
 
 def _check_like(func, args, kwargs, x: Tensor) -> None:
-    """The tensor whose shape (and dtype) a random op copies: a dense CPU tensor of a claimed dtype."""
-    check_cpu(func, args, kwargs, x)
+    """The tensor whose shape (and dtype) a random op copies: a dense tensor of a claimed dtype on a device
+    with kernels."""
+    check_device(func, args, kwargs, x)
     kind = layout_name(x)
     if kind is not None:
         raise unsupported(func, args, kwargs, f"only dense strided tensors are supported, not {kind} ones")
@@ -100,7 +108,7 @@ def _check_like(func, args, kwargs, x: Tensor) -> None:
 @register_kernel(aten.uniform_.default, FLOAT_WIDENED)
 def uniform_(func, args, kwargs):
     self, lo, hi = (list(args) + [0.0, 1.0])[:3]
-    return _into(self, _draw(UNIFORM, self.shape, self.dtype, lo, hi, kwargs.get("generator")))
+    return _into(self, _draw(UNIFORM, self.shape, self.dtype, lo, hi, kwargs.get("generator"), self.device))
 
 
 @register_kernel(aten.normal_.default, FLOAT_WIDENED)
@@ -108,7 +116,7 @@ def normal_(func, args, kwargs):
     self, mean, std = (list(args) + [0.0, 1.0])[:3]
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return _into(self, _draw(NORMAL, self.shape, self.dtype, mean, std, kwargs.get("generator")))
+    return _into(self, _draw(NORMAL, self.shape, self.dtype, mean, std, kwargs.get("generator"), self.device))
 
 
 @register_kernel(aten.exponential_.default, FLOAT_WIDENED)
@@ -116,7 +124,7 @@ def exponential_(func, args, kwargs):
     self, lambd = (list(args) + [1.0])[:2]
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={lambd}")
-    return _into(self, _draw(EXPONENTIAL, self.shape, self.dtype, lambd, 0.0, kwargs.get("generator")))
+    return _into(self, _draw(EXPONENTIAL, self.shape, self.dtype, lambd, 0.0, kwargs.get("generator"), self.device))
 
 
 @register_kernel(aten.geometric_.default, FLOAT_WIDENED_INT)
@@ -125,7 +133,7 @@ def geometric_(func, args, kwargs):
     if not 0 < p <= 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1], but got p={p}")
     work = self.dtype if self.is_floating_point() else torch.float64
-    return _into(self, _draw(GEOMETRIC, self.shape, work, p, 0.0, kwargs.get("generator")))
+    return _into(self, _draw(GEOMETRIC, self.shape, work, p, 0.0, kwargs.get("generator"), self.device))
 
 
 @register_kernel(aten.log_normal_.default, FLOAT_WIDENED)
@@ -133,25 +141,25 @@ def log_normal_(func, args, kwargs):
     self, mean, std = (list(args) + [1.0, 2.0])[:3]
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={std}")
-    return _into(self, _draw(LOG_NORMAL, self.shape, self.dtype, mean, std, kwargs.get("generator")))
+    return _into(self, _draw(LOG_NORMAL, self.shape, self.dtype, mean, std, kwargs.get("generator"), self.device))
 
 
 @register_kernel(aten.cauchy_.default, FLOAT_WIDENED)
 def cauchy_(func, args, kwargs):
     self, median, sigma = (list(args) + [0.0, 1.0])[:3]
-    return _into(self, _draw(CAUCHY, self.shape, self.dtype, median, sigma, kwargs.get("generator")))
+    return _into(self, _draw(CAUCHY, self.shape, self.dtype, median, sigma, kwargs.get("generator"), self.device))
 
 
 @register_kernel([aten.rand.default, aten.rand.generator], FLOAT_WIDENED)
 def rand(func, args, kwargs):
     _check_factory(func, args, kwargs)
-    return _draw(UNIFORM, args[0], _factory_dtype(kwargs), 0.0, 1.0, kwargs.get("generator"))
+    return _draw(UNIFORM, args[0], _factory_dtype(kwargs), 0.0, 1.0, kwargs.get("generator"), _factory_device(kwargs))
 
 
 @register_kernel([aten.randn.default, aten.randn.generator], FLOAT_WIDENED)
 def randn(func, args, kwargs):
     _check_factory(func, args, kwargs)
-    return _draw(NORMAL, args[0], _factory_dtype(kwargs), 0.0, 1.0, kwargs.get("generator"))
+    return _draw(NORMAL, args[0], _factory_dtype(kwargs), 0.0, 1.0, kwargs.get("generator"), _factory_device(kwargs))
 
 
 @register_kernel([aten.rand_like.default, aten.randn_like.default], FLOAT_WIDENED)
@@ -160,7 +168,8 @@ def rand_like(func, args, kwargs):
     x = args[0]
     _check_like(func, args, kwargs, x)  # the result goes on x's device
     dist = UNIFORM if func is aten.rand_like.default else NORMAL
-    return _like(x, kwargs, _draw(dist, x.shape, _factory_dtype(kwargs, x.dtype), 0.0, 1.0, kwargs.get("generator")))
+    values = _draw(dist, x.shape, _factory_dtype(kwargs, x.dtype), 0.0, 1.0, kwargs.get("generator"), x.device)
+    return _like(x, kwargs, values)
 
 
 # ---------------------------------------------------------------- integers and permutations
@@ -175,10 +184,10 @@ def _dtype_span(dtype: torch.dtype) -> int:
     return torch.iinfo(dtype).max + 1
 
 
-def _ints_as(shape, lo: int, span: int, dtype: torch.dtype, generator) -> Tensor:
+def _ints_as(shape, lo: int, span: int, dtype: torch.dtype, generator, device=None) -> Tensor:
     if span <= 0:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got an empty range")
-    return _ints(shape, lo, span, generator).to(dtype)
+    return _ints(shape, lo, span, generator, device).to(dtype)
 
 
 _random_from = getattr(aten.random_, "from")  # `from` is a Python keyword
@@ -195,7 +204,7 @@ def random_(func, args, kwargs):
     else:
         lo, hi = int(args[1]), args[2]
         span = (_dtype_span(self.dtype) if hi is None else int(hi)) - lo
-    return _into(self, _ints_as(self.shape, lo, span, self.dtype, generator))
+    return _into(self, _ints_as(self.shape, lo, span, self.dtype, generator, self.device))
 
 
 @register_kernel([aten.randint.default, aten.randint.low, aten.randint.generator, aten.randint.low_generator],
@@ -208,14 +217,15 @@ def randint(func, args, kwargs):
         lo, hi, size = 0, args[0], args[1]
     if hi <= lo:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
-    return _ints_as(size, lo, hi - lo, kwargs.get("dtype") or torch.int64, kwargs.get("generator"))
+    return _ints_as(size, lo, hi - lo, kwargs.get("dtype") or torch.int64, kwargs.get("generator"),
+                    _factory_device(kwargs))
 
 
 @register_kernel([aten.randperm.default, aten.randperm.generator], FLOAT_HALF_INT)
 def randperm(func, args, kwargs):
     _check_factory(func, args, kwargs)
     n = int(args[0])
-    keys = _ints((n,), 0, 1 << 64, kwargs.get("generator"))
+    keys = _ints((n,), 0, 1 << 64, kwargs.get("generator"), _factory_device(kwargs))
     # the permutation that sorts 64-bit keys, ties by position (a stable sort of integers: exact)
     perm = torch.sort(keys, stable=True).indices
     return perm.to(kwargs.get("dtype") or torch.int64)
@@ -223,9 +233,9 @@ def randperm(func, args, kwargs):
 
 # ---------------------------------------------------------------- bernoulli and dropout
 
-def _bernoulli_mask(shape, p, generator) -> Tensor:
-    """u < p with u float64 uniform in [0, 1) (53 bits), p a number or a float64 tensor."""
-    u = _draw(UNIFORM, shape, torch.float64, 0.0, 1.0, generator)
+def _bernoulli_mask(shape, p, generator, device) -> Tensor:
+    """u < p with u float64 uniform in [0, 1) (53 bits) on ``device``, p a number or a float64 tensor."""
+    u = _draw(UNIFORM, shape, torch.float64, 0.0, 1.0, generator, device)
     return u < p
 
 
@@ -246,7 +256,7 @@ def bernoulli_(func, args, kwargs):
     if isinstance(p, Tensor):
         p = p.to(torch.float64).expand(self.shape)
     _check_p(p)
-    return _into(self, _bernoulli_mask(self.shape, p, kwargs.get("generator")))
+    return _into(self, _bernoulli_mask(self.shape, p, kwargs.get("generator"), self.device))
 
 
 @register_kernel([aten.bernoulli.default, aten.bernoulli.p], FLOAT_HALF_INT)
@@ -256,13 +266,14 @@ def bernoulli(func, args, kwargs):
     check_float_half_int(func, args, kwargs, x)
     p = x.to(torch.float64) if func is aten.bernoulli.default else args[1]
     _check_p(p)
-    return _bernoulli_mask(x.shape, p, kwargs.get("generator")).to(x.dtype)
+    return _bernoulli_mask(x.shape, p, kwargs.get("generator"), x.device).to(x.dtype)
 
 
 def _scaled_by_mask(x: Tensor, mask: Tensor, scale: float) -> Tensor:
     """x * (scale where mask else 0): one IEEE multiply per element with scale rounded to x's
     dtype, the value torch's (x * mask) * scale gives (x * 0 keeps NaN and signs)."""
-    factor = torch.where(mask, torch.tensor(scale, dtype=torch.float64).to(x.dtype), torch.zeros((), dtype=x.dtype))
+    factor = torch.where(mask, torch.tensor(scale, dtype=torch.float64).to(x.dtype).to(x.device),
+                         torch.zeros((), dtype=x.dtype, device=x.device))
     return call_registered(aten.mul.Tensor, x, factor)  # repmode's multiply: canonical NaNs
 
 
@@ -274,7 +285,7 @@ def native_dropout(func, args, kwargs):
     if not 0 <= p <= 1:
         raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p}")
     keep = 1.0 - p
-    mask = _like(x, {}, _bernoulli_mask(x.shape, keep, kwargs.get("generator")))  # x's layout, as native
+    mask = _like(x, {}, _bernoulli_mask(x.shape, keep, kwargs.get("generator"), x.device))  # x's layout, as native
     scale = 0.0 if keep == 0 else 1.0 / keep
     return _scaled_by_mask(x, mask, scale), mask
 
@@ -301,7 +312,8 @@ def normal_tensor(func, args, kwargs):
         raise RuntimeError(f"normal expects floating-point mean and std, got {dtype}")
     if bool((torch.as_tensor(std) < 0).any()):
         raise RuntimeError("normal expects all elements of std >= 0.0")
-    z = _draw(NORMAL, shape, torch.float64, 0.0, 1.0, kwargs.get("generator"))
+    device = check_device(func, args, kwargs, *tensors)
+    z = _draw(NORMAL, shape, torch.float64, 0.0, 1.0, kwargs.get("generator"), device)
     # contiguous operands: native torch's result is a fresh contiguous tensor whatever mean's layout
     wide = [t.to(torch.float64).contiguous() if isinstance(t, Tensor) else float(t) for t in (mean, std)]
     return round_to(wide[0] + wide[1] * z, dtype)
@@ -313,7 +325,7 @@ def normal_float_float(func, args, kwargs):
     mean, std, size = args[0], args[1], args[2]
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {std}")
-    return _draw(NORMAL, size, _factory_dtype(kwargs), mean, std, kwargs.get("generator"))
+    return _draw(NORMAL, size, _factory_dtype(kwargs), mean, std, kwargs.get("generator"), _factory_device(kwargs))
 
 
 # ---------------------------------------------------------------- multinomial
@@ -323,7 +335,8 @@ def _sequential_cumsum(rows: Tensor) -> Tensor:
     (repmode's cumsum order)."""
     out = torch.empty_like(rows)
     m, n = rows.shape
-    C.cumulative(DTYPE_CODE[torch.float64], rows.data_ptr(), out.data_ptr(), m, n, 1, False, get_num_threads())
+    kernels_for(rows).cumulative(DTYPE_CODE[torch.float64], rows.data_ptr(), out.data_ptr(), m, n, 1, False,
+                                 launch_arg(rows))
     return out
 
 
@@ -336,6 +349,7 @@ def multinomial(func, args, kwargs):
     probs, k = args[0], int(args[1])
     replacement = args[2] if len(args) > 2 else kwargs.get("replacement", False)
     generator = kwargs.get("generator")
+    check_device(func, args, kwargs, probs)
     if probs.dim() not in (1, 2) or not probs.is_floating_point():
         raise RuntimeError("multinomial expects a 1-D or 2-D floating-point probability tensor")
     rows = probs.reshape(-1, probs.shape[-1]).to(torch.float64).contiguous()
@@ -349,13 +363,13 @@ def multinomial(func, args, kwargs):
     m, n = rows.shape
     if replacement:
         cum = _sequential_cumsum(rows)
-        u = _draw(UNIFORM, (m, k), torch.float64, 0.0, 1.0, generator)
+        u = _draw(UNIFORM, (m, k), torch.float64, 0.0, 1.0, generator, rows.device)
         x = u * cum[:, -1:]
         idx = torch.searchsorted(cum, x, right=True)
         last = n - 1 - torch.argmax((rows.flip(1) > 0).to(torch.int64), dim=1, keepdim=True)
         idx = torch.minimum(idx, last)
     else:
-        clocks = _draw(EXPONENTIAL, (m, n), torch.float64, 1.0, 0.0, generator) / rows
+        clocks = _draw(EXPONENTIAL, (m, n), torch.float64, 1.0, 0.0, generator, rows.device) / rows
         idx = torch.sort(clocks, dim=1, stable=True).indices[:, :k]
     return idx.reshape(*probs.shape[:-1], k).contiguous()  # a fresh contiguous result, as native torch's
 
@@ -385,7 +399,8 @@ def randint_like(func, args, kwargs):
     lo, hi = (0, args[1]) if func in (aten.randint_like.default, aten.randint_like.generator) else (args[1], args[2])
     if hi <= lo:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={lo} >= to={hi}")
-    return _like(x, kwargs, _ints_as(x.shape, lo, hi - lo, kwargs.get("dtype") or x.dtype, kwargs.get("generator")))
+    values = _ints_as(x.shape, lo, hi - lo, kwargs.get("dtype") or x.dtype, kwargs.get("generator"), x.device)
+    return _like(x, kwargs, values)
 
 
 @register_kernel(aten.bernoulli.Tensor, FLOAT_HALF_INT)
@@ -395,7 +410,7 @@ def bernoulli_tensor_p(func, args, kwargs):
     check_float_half_int(func, args, kwargs, x, p)
     p = p.to(torch.float64).expand(x.shape)
     _check_p(p)
-    return _bernoulli_mask(x.shape, p, kwargs.get("generator")).to(x.dtype)
+    return _bernoulli_mask(x.shape, p, kwargs.get("generator"), x.device).to(x.dtype)
 
 
 # out= forms: the functional overload's result written into `out` the way torch does.

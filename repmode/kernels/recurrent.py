@@ -12,7 +12,8 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import C, DTYPE_CODE, FLOATS, FLOAT_ONLY, call_registered, check_cpu, get_num_threads, unsupported
+from ._common import (DTYPE_CODE, FLOATS, FLOAT_ONLY, call_registered, check_device, kernels_for, launch_arg,
+                      unsupported)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -40,7 +41,7 @@ def _mul(a, b):
 
 
 def _check(func, args, kwargs, x, weights, hx, cx, mode, batch_sizes):
-    check_cpu(func, args, kwargs, x, *weights, hx, cx)
+    check_device(func, args, kwargs, x, *weights, hx, cx)
     if mode != _LSTM_MODE:
         raise unsupported(func, args, kwargs, f"only the LSTM mode ({_LSTM_MODE}) is implemented, got {mode}")
     if len(batch_sizes):
@@ -90,8 +91,8 @@ def _forward_step_fused(a, rec, c, w, h_out, H):
     a, a_rs = _rows(a)
     rec, r_rs = _rows(rec)
     c, c_rs = _rows(c)
-    C.lstm_forward_step(DTYPE_CODE[a.dtype], B, H, a.data_ptr(), a_rs, rec.data_ptr(), r_rs, c.data_ptr(), c_rs,
-                        w.data_ptr(), h_out.data_ptr(), get_num_threads())
+    kernels_for(a).lstm_forward_step(DTYPE_CODE[a.dtype], B, H, a.data_ptr(), a_rs, rec.data_ptr(), r_rs,
+                                     c.data_ptr(), c_rs, w.data_ptr(), h_out.data_ptr(), launch_arg(a))
     return h_out, w[:, 4 * H:5 * H]
 
 
@@ -105,7 +106,7 @@ def _backward_step_ops(go_t, dh, dc, w, c_prev, d, H, B, dtype):
     elif dh is not None:
         dht = dh
     else:
-        dht = torch.zeros((B, H), dtype=dtype)
+        dht = torch.zeros((B, H), dtype=dtype, device=w.device)
     d_o = _mul(dht, tc)
     dct = call_registered(aten.tanh_backward.default, _mul(dht, o), tc)
     dct = dct if dc is None else _add(dc, dct)                  # (recurrent dc) + through tanh(c)
@@ -123,10 +124,11 @@ def _backward_step_fused(go_t, dh, dc, w, c_prev, d, H, B, dtype):
     dh = None if dh is None else dh.contiguous()
     dc = None if dc is None else dc.contiguous()
     c_prev, c_rs = _rows(c_prev)
-    dc_out = torch.empty((B, H), dtype=dtype)
-    C.lstm_backward_step(DTYPE_CODE[dtype], B, H, go_ptr, go_rs, go_cs, 0 if dh is None else dh.data_ptr(),
-                         0 if dc is None else dc.data_ptr(), w.data_ptr(), c_prev.data_ptr(), c_rs, d.data_ptr(),
-                         dc_out.data_ptr(), get_num_threads())
+    dc_out = torch.empty((B, H), dtype=dtype, device=w.device)
+    kernels_for(w).lstm_backward_step(DTYPE_CODE[dtype], B, H, go_ptr, go_rs, go_cs,
+                                      0 if dh is None else dh.data_ptr(), 0 if dc is None else dc.data_ptr(),
+                                      w.data_ptr(), c_prev.data_ptr(), c_rs, d.data_ptr(), dc_out.data_ptr(),
+                                      launch_arg(w))
     return dc_out
 
 
@@ -142,8 +144,8 @@ def lstm_layer(func, args, kwargs):
     xs = xt.reshape(T * B, In)
     proj = _addmm(b_ih, xs, w_ih.t()) if has_biases else _mm(xs, w_ih.t())
     proj = proj.view(T, B, 4 * H)
-    out = torch.empty((T, B, H), dtype=x.dtype)
-    ws = torch.empty((T, B, _WS_SLOTS * H), dtype=x.dtype)
+    out = torch.empty((T, B, H), dtype=x.dtype, device=x.device)
+    ws = torch.empty((T, B, _WS_SLOTS * H), dtype=x.dtype, device=x.device)
     h, c = hx.reshape(B, H), cx.reshape(B, H)        # torch passes (B, H) or (1, B, H)
     w_hh_t = w_hh.t()
     step = _forward_step_fused if FUSED_CELL else _forward_step_ops
@@ -170,7 +172,7 @@ def lstm_layer_backward(func, args, kwargs):
     dh = None if grad_hy is None else grad_hy.reshape(B, H)
     dc = None if grad_cy is None else grad_cy.reshape(B, H)
     hx, cx = hx.reshape(B, H), cx.reshape(B, H)
-    dgates = torch.empty((T, B, 4 * H), dtype=x.dtype)
+    dgates = torch.empty((T, B, 4 * H), dtype=x.dtype, device=x.device)
     order = list(_steps(T, reverse))
     step = _backward_step_fused if FUSED_CELL else _backward_step_ops
     for n, t in enumerate(reversed(order)):
@@ -184,7 +186,7 @@ def lstm_layer_backward(func, args, kwargs):
     dflat = dgates.view(T * B, 4 * H)
     grad_x = _mm(dflat, w_ih).view(T, B, In)
     grad_w_ih = _mm(dflat.t(), xt.reshape(T * B, In))              # chain over rows (t, b), t increasing
-    h_prev = torch.empty((T, B, H), dtype=x.dtype)                  # the h each step read
+    h_prev = torch.empty((T, B, H), dtype=x.dtype, device=x.device)  # the h each step read
     if T:
         if reverse:
             h_prev[T - 1].copy_(hx)

@@ -10,8 +10,8 @@ import math
 import torch
 
 from ..registry import register_kernel
-from ._common import (C, DTYPE_CODE, FLOAT_INT, FLOAT_ONLY, FLOAT_WIDENED, FLOAT_WIDENED_INT, check_cpu, float_code,
-                      get_num_threads, normalize_dims, run_native, split_at_dim, widened, write_out)
+from ._common import (DTYPE_CODE, FLOAT_INT, FLOAT_ONLY, FLOAT_WIDENED, FLOAT_WIDENED_INT, check_device, float_code,
+                      kernels_for, launch_arg, normalize_dims, run_native, split_at_dim, widened, write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -41,7 +41,7 @@ class Rows:
 def _float_input(func, args, kwargs, x: Tensor, dtype=None):
     """(code, x converted to dtype) or UnsupportedOpError."""
     if dtype is not None and dtype != x.dtype:
-        check_cpu(func, args, kwargs, x)
+        check_device(func, args, kwargs, x)
         x = x.to(dtype)
     return float_code(func, args, kwargs, x), x
 
@@ -79,7 +79,7 @@ def _require_nonempty(x: Tensor, dims, what: str):
 
 def reduce_sum(func, args, kwargs, x: Tensor, dims, keepdim: bool, mean: bool, dtype=None) -> Tensor:
     """Canonical sum (or mean = sum / N) of ``x`` over ``dims``."""
-    check_cpu(func, args, kwargs, x)
+    check_device(func, args, kwargs, x)
     if dtype is not None and dtype != x.dtype:
         x = x.to(dtype)
     if x.dtype not in DTYPE_CODE and not x.dtype.is_floating_point and not x.dtype.is_complex and not mean:
@@ -87,9 +87,9 @@ def reduce_sum(func, args, kwargs, x: Tensor, dims, keepdim: bool, mean: bool, d
         return run_native(func, args, kwargs)
     code, x = _float_input(func, args, kwargs, x)
     rows = Rows(x, dims)
-    out = torch.empty(rows.out_shape, dtype=x.dtype)
+    out = torch.empty(rows.out_shape, dtype=x.dtype, device=x.device)
     if rows.M > 0:
-        C.sum_rows(code, *rows.args(), out.data_ptr(), 1, mean, get_num_threads())
+        kernels_for(x).sum_rows(code, *rows.args(), out.data_ptr(), 1, mean, launch_arg(x))
     return rows.shape(out, keepdim)
 
 
@@ -143,11 +143,11 @@ def _var_mean(func, args, kwargs, take_sqrt: bool, with_mean: bool):
     correction = 1.0 if correction is None else float(correction)
     code, x = _float_input(func, args, kwargs, x)
     rows = Rows(x, dims)
-    var = torch.empty(rows.out_shape, dtype=x.dtype)
-    mean = torch.empty(rows.out_shape, dtype=x.dtype) if with_mean else None
+    var = torch.empty(rows.out_shape, dtype=x.dtype, device=x.device)
+    mean = torch.empty(rows.out_shape, dtype=x.dtype, device=x.device) if with_mean else None
     if rows.M > 0:
-        C.var_mean_rows(code, *rows.args(), correction, var.data_ptr(), 0 if mean is None else mean.data_ptr(),
-                        take_sqrt, get_num_threads())
+        kernels_for(x).var_mean_rows(code, *rows.args(), correction, var.data_ptr(),
+                                     0 if mean is None else mean.data_ptr(), take_sqrt, launch_arg(x))
     if with_mean:
         return rows.shape(var, keepdim), rows.shape(mean, keepdim)
     return rows.shape(var, keepdim)
@@ -180,15 +180,15 @@ def std_mean(func, args, kwargs):
 # ---- prod -------------------------------------------------------------------------------------
 
 def _prod(func, args, kwargs, x, dims, keepdim, dtype):
-    check_cpu(func, args, kwargs, x)
+    check_device(func, args, kwargs, x)
     if not x.dtype.is_floating_point and not x.dtype.is_complex and (
             dtype is None or not (dtype.is_floating_point or dtype.is_complex)):
         return run_native(func, args, kwargs)  # integer products are exact (wrap-around) and order-free
     code, x = _float_input(func, args, kwargs, x, dtype)
     rows = Rows(x, dims)
-    out = torch.empty(rows.out_shape, dtype=x.dtype)
+    out = torch.empty(rows.out_shape, dtype=x.dtype, device=x.device)
     if rows.M > 0:
-        C.prod_rows(code, *rows.args(), out.data_ptr(), get_num_threads())
+        kernels_for(x).prod_rows(code, *rows.args(), out.data_ptr(), launch_arg(x))
     return rows.shape(out, keepdim)
 
 
@@ -208,17 +208,17 @@ def prod_dim(func, args, kwargs):
 # ---- max, min and their indices -------------------------------------------------------------
 
 def _extreme(func, args, kwargs, x, dims, keepdim, is_max, want_values, want_indices, what):
-    check_cpu(func, args, kwargs, x)
+    check_device(func, args, kwargs, x)
     if not x.dtype.is_floating_point and not x.dtype.is_complex:
         return run_native(func, args, kwargs)  # integer max/min are exact and order-free
     code, x = _float_input(func, args, kwargs, x)
     _require_nonempty(x, dims, what)
     rows = Rows(x, dims)
-    values = torch.empty(rows.out_shape, dtype=x.dtype) if want_values else None
-    indices = torch.empty(rows.out_shape, dtype=torch.int64) if want_indices else None
+    values = torch.empty(rows.out_shape, dtype=x.dtype, device=x.device) if want_values else None
+    indices = torch.empty(rows.out_shape, dtype=torch.int64, device=x.device) if want_indices else None
     if rows.M > 0:
-        C.extreme_rows(code, *rows.args(), is_max, values.data_ptr() if want_values else 0,
-                       indices.data_ptr() if want_indices else 0, get_num_threads())
+        kernels_for(x).extreme_rows(code, *rows.args(), is_max, values.data_ptr() if want_values else 0,
+                                    indices.data_ptr() if want_indices else 0, launch_arg(x))
     results = []
     if want_values:
         results.append(rows.shape(values, keepdim))
@@ -277,9 +277,9 @@ def logsumexp(func, args, kwargs):
         x = x.to(torch.get_default_dtype())
     code, x = _float_input(func, args, kwargs, x)
     rows = Rows(x, dims)
-    out = torch.empty(rows.out_shape, dtype=x.dtype)
+    out = torch.empty(rows.out_shape, dtype=x.dtype, device=x.device)
     if rows.M > 0:
-        C.logsumexp_rows(code, *rows.args(), out.data_ptr(), get_num_threads())
+        kernels_for(x).logsumexp_rows(code, *rows.args(), out.data_ptr(), launch_arg(x))
     return rows.shape(out, keepdim)
 
 
@@ -295,9 +295,9 @@ def vector_norm(func, args, kwargs):
     if ord < 0 or math.isinf(ord):
         _require_nonempty(x, dims, "linalg.vector_norm")
     rows = Rows(x, dims)
-    out = torch.empty(rows.out_shape, dtype=x.dtype)
+    out = torch.empty(rows.out_shape, dtype=x.dtype, device=x.device)
     if rows.M > 0:
-        C.norm_rows(code, *rows.args(), ord, out.data_ptr(), get_num_threads())
+        kernels_for(x).norm_rows(code, *rows.args(), ord, out.data_ptr(), launch_arg(x))
     return rows.shape(out, keepdim)
 
 
@@ -307,7 +307,7 @@ def _cumulative(func, args, kwargs, product: bool):
     x = args[0]
     dim = _arg(args, kwargs, 1, "dim")
     dtype = _arg(args, kwargs, 2, "dtype")
-    check_cpu(func, args, kwargs, x)
+    check_device(func, args, kwargs, x)
     integral = lambda d: not d.is_floating_point and not d.is_complex  # noqa: E731
     if integral(x.dtype) and (dtype is None or integral(dtype)):
         return run_native(func, args, kwargs)  # integer running sums/products are exact
@@ -316,7 +316,7 @@ def _cumulative(func, args, kwargs, product: bool):
     outer, n, inner = split_at_dim(xc, dim)
     out = torch.empty_like(xc)
     if xc.numel():
-        C.cumulative(code, xc.data_ptr(), out.data_ptr(), outer, n, inner, product, get_num_threads())
+        kernels_for(x).cumulative(code, xc.data_ptr(), out.data_ptr(), outer, n, inner, product, launch_arg(x))
     return out
 
 

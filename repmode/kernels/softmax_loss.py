@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import C, FLOAT_WIDENED, LOW_PRECISION, float_code, round_to, get_num_threads, split_at_dim, unsupported, widened
+from ._common import (FLOAT_WIDENED, LOW_PRECISION, float_code, kernels_for, launch_arg, round_to, split_at_dim,
+                      stream_only, unsupported, widened)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -23,7 +24,7 @@ def log_softmax(func, args, kwargs):
     xc = x.contiguous()
     out = torch.empty_like(xc)
     outer, n, inner = split_at_dim(xc, dim)
-    C.log_softmax(code, xc.data_ptr(), out.data_ptr(), outer, n, inner, get_num_threads())
+    kernels_for(xc).log_softmax(code, xc.data_ptr(), out.data_ptr(), outer, n, inner, launch_arg(xc))
     return out
 
 
@@ -42,13 +43,14 @@ def _row_backward(kernel, func, args, kwargs):
     out = torch.empty_like(g)
     outer, n, inner = split_at_dim(g, dim)
     if g.numel():
-        kernel(code, g.data_ptr(), y.data_ptr(), out.data_ptr(), outer, n, inner, get_num_threads())
+        run = getattr(kernels_for(g), kernel)  # repmode._C or _C_cuda
+        run(code, g.data_ptr(), y.data_ptr(), out.data_ptr(), outer, n, inner, launch_arg(g))
     return out
 
 
 @register_kernel(aten._log_softmax_backward_data.default, FLOAT_WIDENED)
 def log_softmax_backward(func, args, kwargs):
-    return _row_backward(C.log_softmax_backward, func, args, kwargs)
+    return _row_backward("log_softmax_backward", func, args, kwargs)
 
 
 def _softmax_forward(func, args, kwargs, x, dim, safe):
@@ -57,7 +59,7 @@ def _softmax_forward(func, args, kwargs, x, dim, safe):
     out = torch.empty_like(xc)
     outer, n, inner = split_at_dim(xc, dim)
     if xc.numel():
-        C.softmax(code, xc.data_ptr(), out.data_ptr(), outer, n, inner, safe, get_num_threads())
+        kernels_for(xc).softmax(code, xc.data_ptr(), out.data_ptr(), outer, n, inner, safe, launch_arg(xc))
     return out
 
 
@@ -86,7 +88,7 @@ def _arg_dtype(args, kwargs):
 
 @register_kernel(aten._softmax_backward_data.default, FLOAT_WIDENED)
 def softmax_backward(func, args, kwargs):
-    return _row_backward(C.softmax_backward, func, args, kwargs)
+    return _row_backward("softmax_backward", func, args, kwargs)
 
 
 def _nll_inputs(func, args, kwargs, x, target, weight):
@@ -115,14 +117,14 @@ def nll_loss_forward(func, args, kwargs):
     x, target, weight, reduction, ignore_index = args
     code, x2, t1, w = _nll_inputs(func, args, kwargs, x, target, weight)
     N, Cn = x2.shape
-    total_weight = torch.empty((), dtype=x.dtype)
+    total_weight = torch.empty((), dtype=x.dtype, device=x.device)
     if reduction == 0:
-        out = torch.empty((N,) if x.dim() == 2 else (), dtype=x.dtype)
+        out = torch.empty((N,) if x.dim() == 2 else (), dtype=x.dtype, device=x.device)
     else:
-        out = torch.empty((), dtype=x.dtype)
-    C.nll_loss_forward(code, x2.data_ptr(), N, Cn, *x2.stride(), t1.data_ptr(), t1.stride(0),
-                       0 if w is None else w.data_ptr(), reduction, ignore_index, out.data_ptr(),
-                       1, total_weight.data_ptr())
+        out = torch.empty((), dtype=x.dtype, device=x.device)
+    kernels_for(x).nll_loss_forward(code, x2.data_ptr(), N, Cn, *x2.stride(), t1.data_ptr(), t1.stride(0),
+                                    0 if w is None else w.data_ptr(), reduction, ignore_index, out.data_ptr(),
+                                    1, total_weight.data_ptr(), *stream_only(x))
     return out, total_weight
 
 
@@ -134,9 +136,10 @@ def nll_loss_backward(func, args, kwargs):
     N, Cn = x2.shape
     g = grad.reshape(-1).contiguous().to(x.dtype)
     tw = total_weight.to(x.dtype).contiguous()
-    grad_input = torch.zeros((N, Cn), dtype=x.dtype)
+    grad_input = torch.zeros((N, Cn), dtype=x.dtype, device=x.device)
     if N == 0:  # the C++ routine reads grad[0] first, which an empty 'none' gradient lacks
         return grad_input.reshape(x.shape)
-    C.nll_loss_backward(code, grad_input.data_ptr(), N, Cn, g.data_ptr(), 1, t1.data_ptr(), t1.stride(0),
-                        0 if w is None else w.data_ptr(), reduction, ignore_index, tw.data_ptr())
+    kernels_for(x).nll_loss_backward(code, grad_input.data_ptr(), N, Cn, g.data_ptr(), 1, t1.data_ptr(), t1.stride(0),
+                                     0 if w is None else w.data_ptr(), reduction, ignore_index, tw.data_ptr(),
+                                     *stream_only(x))
     return grad_input.reshape(x.shape)
