@@ -53,6 +53,14 @@ REPMODE_HD T norm_running_update(T r, double stat, double momentum) {
 template <typename T>
 REPMODE_HD double norm_unbiased_var(T q, int64_t M) { return double(q) / double(M - 1); }
 
+// round(v * w): group norm's incoming gradient g = dy * w, batch norm's scale invstd * w.
+template <typename T>
+REPMODE_HD T norm_times_weight(T v, T w) { return v * w; }
+
+// round(g * xhat): the terms of the second gradient sum (and of the weight gradient).
+template <typename T>
+REPMODE_HD T norm_g_xhat(T g, T xhat) { return g * xhat; }
+
 // Input gradient with batch statistics. g is the incoming gradient (group norm: round(dy * w)),
 // k1 = round(Sg / M), k2 = round(Sgx / M) with Sg the canonical sum of g and Sgx the canonical
 // sum of round(g * xhat); scale = round(invstd * w) (batch norm) or rstd (group norm):
@@ -82,7 +90,7 @@ REPMODE_HD void norm_group_stats(int64_t M, const Load& load, T eps, T* mean, T*
 template <typename T, typename LoadG, typename LoadXhat>
 REPMODE_HD void norm_grad_sums(int64_t M, const LoadG& g, const LoadXhat& xhat, T* sg, T* sgx) {
   *sg = canonical_sum<T>(M, g);
-  *sgx = canonical_sum<T>(M, [&](int64_t j) { return g(j) * xhat(j); });
+  *sgx = canonical_sum<T>(M, [&](int64_t j) { return norm_g_xhat<T>(g(j), xhat(j)); });
 }
 
 }  // namespace repmode

@@ -11,6 +11,12 @@
 
 namespace repmode {
 
+// mean = S / n, S a canonical sum over the row (also the backward's a = A / n, b = B / n).
+template <typename T>
+REPMODE_HD T ln_mean(T sum, int64_t n) {
+  return sum / T(n);
+}
+
 // (x - mean)^2: two roundings.
 template <typename T>
 REPMODE_HD T ln_sq_dev(T x, T mean) {
@@ -30,6 +36,13 @@ REPMODE_HD T ln_xhat(T x, T mean, T rstd) {
   return (x - mean) * rstd;
 }
 
+// g * xhat: one rounding after xhat (the backward's B terms with g = gw_j; the weight
+// gradient's terms with g the incoming gradient).
+template <typename T>
+REPMODE_HD T ln_g_xhat(T g, T x, T mean, T rstd) {
+  return g * ln_xhat(x, mean, rstd);
+}
+
 // y = xhat, then y * w (if weight), then y + b (if bias): one rounding each.
 template <typename T>
 REPMODE_HD T ln_output(T xhat, const T* w, const T* b, int64_t j) {
@@ -42,7 +55,7 @@ REPMODE_HD T ln_output(T xhat, const T* w, const T* b, int64_t j) {
 // mean = S / n (S the canonical sum of the row), rstd as above.
 template <typename T, typename Load>
 REPMODE_HD void layer_norm_stats(int64_t n, const Load& x, T eps, T* mean, T* rstd) {
-  const T m = canonical_sum<T>(n, x) / T(n);
+  const T m = ln_mean(canonical_sum<T>(n, x), n);
   const T q = canonical_sum<T>(n, [&](int64_t j) { return ln_sq_dev(x(j), m); });
   *mean = m;
   *rstd = ln_rstd(q, n, eps);
@@ -74,9 +87,9 @@ template <typename T, typename LoadG, typename LoadX, typename Store>
 REPMODE_HD void layer_norm_backward_row(int64_t n, const LoadG& g, const LoadX& x, T mean, T rstd, const T* w,
                                         const Store& out) {
   const T A = canonical_sum<T>(n, [&](int64_t j) { return ln_gw(g(j), w, j); });
-  const T B = canonical_sum<T>(n, [&](int64_t j) { return ln_gw(g(j), w, j) * ln_xhat(x(j), mean, rstd); });
-  const T a = A / T(n);
-  const T b = B / T(n);
+  const T B = canonical_sum<T>(n, [&](int64_t j) { return ln_g_xhat(ln_gw(g(j), w, j), x(j), mean, rstd); });
+  const T a = ln_mean(A, n);
+  const T b = ln_mean(B, n);
   for (int64_t j = 0; j < n; ++j) out(j, ln_dx(ln_gw(g(j), w, j), ln_xhat(x(j), mean, rstd), a, b, rstd));
 }
 
@@ -85,7 +98,7 @@ REPMODE_HD void layer_norm_backward_row(int64_t n, const LoadG& g, const LoadX& 
 template <typename T, typename LoadG, typename LoadX, typename LoadMean, typename LoadRstd>
 REPMODE_HD T layer_norm_grad_weight(int64_t rows, int64_t j, const LoadG& g, const LoadX& x, const LoadMean& mean,
                                     const LoadRstd& rstd) {
-  return canon(canonical_sum<T>(rows, [&](int64_t i) { return g(i, j) * ln_xhat(x(i, j), mean(i), rstd(i)); }));
+  return canon(canonical_sum<T>(rows, [&](int64_t i) { return ln_g_xhat(g(i, j), x(i, j), mean(i), rstd(i)); }));
 }
 
 }  // namespace repmode

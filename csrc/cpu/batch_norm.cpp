@@ -364,11 +364,11 @@ void batch_norm_backward(const T* dy, const T* x, int64_t N, int64_t C, int64_t 
   T* gx = sdx.data();
   const bool sums = dw || db || (dx && train);
   auto load_dy = [&](int64_t o, int64_t) { return dy[o]; };
-  auto dy_xhat = [&](int64_t o, int64_t c) { return dy[o] * norm_xhat<T>(x[o], mp[c], ip[c]); };
+  auto dy_xhat = [&](int64_t o, int64_t c) { return norm_g_xhat<T>(dy[o], norm_xhat<T>(x[o], mp[c], ip[c])); };
   auto channel_consts = [&](int64_t c) {
     if (dw) dw[c] = canon(gx[c]);
     if (db) db[c] = canon(gy[c]);
-    sp[c] = ip[c] * wp[c];
+    sp[c] = norm_times_weight<T>(ip[c], wp[c]);
     a[c] = norm_mean<T>(gy[c], M);
     bb[c] = norm_mean<T>(gx[c], M);
   };
@@ -379,7 +379,9 @@ void batch_norm_backward(const T* dy, const T* x, int64_t N, int64_t C, int64_t 
   if (!channels_last && whole_groups(C, M, nthreads)) {
     auto base = [&](int64_t c, int64_t n) { return (n * C + c) * S; };
     auto seg_dy = [&](int64_t o, int64_t, int64_t) { return dy[o]; };
-    auto seg_dyx = [&](int64_t o, int64_t c, int64_t) { return dy[o] * norm_xhat<T>(x[o], mp[c], ip[c]); };
+    auto seg_dyx = [&](int64_t o, int64_t c, int64_t) {
+      return norm_g_xhat<T>(dy[o], norm_xhat<T>(x[o], mp[c], ip[c]));
+    };
     rows_parallel(C, nthreads, 4 * M, [&](int64_t c0, int64_t c1) {
       Scratch<T> sc(chunks, 1);
       for (int64_t c = c0; c < c1; ++c) {
@@ -502,9 +504,9 @@ void group_norm_backward(const T* dy, const T* x, const T* mean, const T* rstd, 
     T* a = sg.data();
     T* bb = sgx.data();
     auto base = [&](int64_t r, int64_t i) { return r * D + i * HxW; };
-    auto g_term = [&](int64_t o, int64_t r, int64_t i) { return dy[o] * wp[(r % G) * Cg + i]; };
+    auto g_term = [&](int64_t o, int64_t r, int64_t i) { return norm_times_weight<T>(dy[o], wp[(r % G) * Cg + i]); };
     auto gx_term = [&](int64_t o, int64_t r, int64_t i) {
-      return (dy[o] * wp[(r % G) * Cg + i]) * norm_xhat<T>(x[o], mean[r], rstd[r]);
+      return norm_g_xhat<T>(norm_times_weight<T>(dy[o], wp[(r % G) * Cg + i]), norm_xhat<T>(x[o], mean[r], rstd[r]));
     };
     auto write_group = [&](int64_t r) {
       const T m = mean[r], is = rstd[r], ka = a[r], kb = bb[r];
@@ -515,7 +517,7 @@ void group_norm_backward(const T* dy, const T* x, const T* mean, const T* rstd, 
         const T* gr = dy + o;
         T* dr = dx + o;
         for (int64_t s = 0; s < HxW; ++s)
-          dr[s] = norm_dx_batch_stats<T>(gr[s] * wc, norm_xhat<T>(xr[s], m, is), ka, kb, is);
+          dr[s] = norm_dx_batch_stats<T>(norm_times_weight<T>(gr[s], wc), norm_xhat<T>(xr[s], m, is), ka, kb, is);
       }
     };
     if (whole_groups(R, D, nthreads)) {
@@ -547,7 +549,7 @@ void group_norm_backward(const T* dy, const T* x, const T* mean, const T* rstd, 
         [&](int64_t o, int64_t, int64_t) { return dy[o]; },
         [&](int64_t o, int64_t c, int64_t n) {
           const int64_t r = n * G + c / Cg;
-          return dy[o] * norm_xhat<T>(x[o], mean[r], rstd[r]);
+          return norm_g_xhat<T>(dy[o], norm_xhat<T>(x[o], mean[r], rstd[r]));
         },
         sdy.data(), sdx.data(), nthreads);
     for (int64_t c = 0; c < C; ++c) {
@@ -601,7 +603,7 @@ void batch_norm_backward_reference(const T* dy, const T* x, int64_t N, int64_t C
                       [&](int64_t j) { return norm_xhat<T>(x[at(j)], m, is); }, &sg, &sgx);
     if (dw) dw[c] = canon(sgx);
     if (db) db[c] = canon(sg);
-    const T scale = is * (w ? w[c] : T(1.0));
+    const T scale = norm_times_weight<T>(is, w ? w[c] : T(1.0));
     if (!dx) continue;
     const T k1 = norm_mean<T>(sg, M), k2 = norm_mean<T>(sgx, M);
     for (int64_t j = 0; j < M; ++j) {
@@ -638,7 +640,7 @@ void group_norm_backward_reference(const T* dy, const T* x, const T* mean, const
     for (int64_t r = 0; r < N * G; ++r) {
       const int64_t o0 = r * D;
       auto chan = [&](int64_t j) { return (r % G) * Cg + j / HxW; };
-      auto g = [&](int64_t j) { return dy[o0 + j] * wc(chan(j)); };
+      auto g = [&](int64_t j) { return norm_times_weight<T>(dy[o0 + j], wc(chan(j))); };
       auto xhat = [&](int64_t j) { return norm_xhat<T>(x[o0 + j], mean[r], rstd[r]); };
       T sg, sgx;
       norm_grad_sums<T>(D, g, xhat, &sg, &sgx);

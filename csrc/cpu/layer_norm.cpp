@@ -33,7 +33,7 @@ REPMODE_INLINE void forward_rows_body(const T* x, int64_t i0, int64_t i1, int64_
   for (int64_t i = i0; i < i1; ++i) {
     const T* xr = x + i * N;
     T* yr = y + i * N;
-    const T m = contiguous_sum(xr, N) / T(N);
+    const T m = ln_mean(contiguous_sum(xr, N), N);
     for (int64_t j = 0; j < N; ++j) buf[j] = ln_sq_dev(xr[j], m);
     const T r = ln_rstd(contiguous_sum(buf, N), N, e);
     for (int64_t j = 0; j < N; ++j) yr[j] = ln_output(ln_xhat(xr[j], m, r), w, b, j);
@@ -118,8 +118,9 @@ template <typename T>
 REPMODE_INLINE void param_grads_body(const T* g, const T* x, const T* mean, const T* rstd, int64_t M, int64_t N,
                                      int64_t j0, int64_t j1, T* dw, T* db) {
   if (dw)
-    column_sums(M, j0, j1, [&](int64_t i, int64_t j) { return g[i * N + j] * ln_xhat(x[i * N + j], mean[i], rstd[i]); },
-                dw);
+    column_sums(
+        M, j0, j1, [&](int64_t i, int64_t j) { return ln_g_xhat(g[i * N + j], x[i * N + j], mean[i], rstd[i]); },
+        dw);
   if (db) column_sums(M, j0, j1, [&](int64_t i, int64_t j) { return g[i * N + j]; }, db);
 }
 
@@ -144,9 +145,9 @@ REPMODE_INLINE void dx_rows_body(const T* g, const T* x, const T* mean, const T*
     const T m = mean[i];
     const T r = rstd[i];
     for (int64_t j = 0; j < N; ++j) gw[j] = ln_gw(gr[j], w, j);
-    for (int64_t j = 0; j < N; ++j) gx[j] = gw[j] * ln_xhat(xr[j], m, r);
-    const T a = contiguous_sum(gw, N) / T(N);
-    const T b = contiguous_sum(gx, N) / T(N);
+    for (int64_t j = 0; j < N; ++j) gx[j] = ln_g_xhat(gw[j], xr[j], m, r);
+    const T a = ln_mean(contiguous_sum(gw, N), N);
+    const T b = ln_mean(contiguous_sum(gx, N), N);
     T* out = dx + i * N;
     for (int64_t j = 0; j < N; ++j) out[j] = ln_dx(gw[j], ln_xhat(xr[j], m, r), a, b, r);
   }
