@@ -40,13 +40,15 @@ def autocast(amp: str | None):
 
 
 def train(model, optimizer, x_train, y_train, epochs: int, batch_size: int = 64,
-          clip_grad_norm: float | None = None, scheduler_factory=None, amp: str | None = None):
+          clip_grad_norm: float | None = None, scheduler_factory=None, amp: str | None = None,
+          device: str = "cpu"):
     batches = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x_train, y_train), batch_size=batch_size,
                                           shuffle=True, generator=torch.Generator().manual_seed(0))
     scheduler = scheduler_factory(optimizer, epochs * len(batches)) if scheduler_factory else None
     model.train()
     for _ in range(epochs):
         for xb, yb in batches:
+            xb, yb = xb.to(device), yb.to(device)
             optimizer.zero_grad()
             with autocast(amp):
                 loss = torch.nn.functional.cross_entropy(model(xb), yb)
@@ -71,21 +73,25 @@ def run(description: str, make_model: Callable[[], torch.nn.Module],
     parser.add_argument("--epochs", type=int, default=default_epochs)
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads before training")
     parser.add_argument("--amp", choices=["bf16"], default=None, help="mixed precision: torch.autocast on the CPU")
+    parser.add_argument("--device", default="cpu",
+                        help="train on this device (cuda needs repmode's CUDA build; the digests are the CPU's)")
     args = parser.parse_args()
+    if args.amp and args.device != "cpu":
+        parser.error("--amp is for the CPU")
     if args.threads:
         torch.set_num_threads(args.threads)
 
     x_train, y_train, x_test, y_test = load_data()
 
     with repmode.enabled(strict=True, seed=0):
-        model = make_model()  # inside the mode: the initial parameters come from repmode's stream
+        model = make_model().to(args.device)  # inside the mode: the initial parameters come from repmode's stream
         print(f"initial parameters: {repmode.digest(model)}")
         train(model, make_optimizer(model), x_train, y_train, args.epochs,
-              clip_grad_norm=clip_grad_norm, scheduler_factory=scheduler_factory, amp=args.amp)
+              clip_grad_norm=clip_grad_norm, scheduler_factory=scheduler_factory, amp=args.amp, device=args.device)
         model.eval()
         with torch.no_grad(), autocast(args.amp):
-            logits = model(x_test).float()
-            accuracy = (logits.argmax(dim=1) == y_test).float().mean().item()
+            logits = model(x_test.to(args.device)).float()
+            accuracy = (logits.argmax(dim=1) == y_test.to(args.device)).float().mean().item()
 
     print(f"trained parameters: {repmode.digest(model)}")
     print(f"test logits:        {repmode.digest(logits)}")

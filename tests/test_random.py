@@ -300,3 +300,21 @@ def test_narrow_uniform_stays_below_its_upper_bound(dtype):
     below_one = torch.nextafter(torch.tensor(1.0, dtype=dtype), torch.tensor(0.0, dtype=dtype))
     assert float(x.max()) == float(below_one) and bool((x >= 0).all())
     assert bool((y < 3.0).all()) and bool((y >= -2.0).all())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("draw", [
+    lambda t: t.normal_(float("nan"), 1.0),
+    lambda t: t.uniform_(float("-inf"), float("inf")),
+    lambda t: t.log_normal_(float("nan"), 2.0),
+    lambda t: t.cauchy_(float("nan"), 1.0),
+], ids=["normal", "uniform (inf - inf)", "log_normal", "cauchy"])
+def test_nan_draws_are_the_canonical_nan(draw, dtype):
+    """A NaN parameter (or an inf - inf inside the formula) makes NaN draws; they are written as
+    repmode's canonical NaN, not the hardware's default NaN (negative on x86, positive on GPUs)."""
+    with repmode.enabled(seed=3):
+        out = draw(torch.empty(37, dtype=dtype))
+    nan = torch.isnan(out)
+    assert nan.any()
+    as_int, canonical = (torch.int32, 0x7FC00000) if dtype == torch.float32 else (torch.int64, 0x7FF8000000000000)
+    assert (out[nan].view(as_int) == canonical).all()

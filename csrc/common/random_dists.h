@@ -36,10 +36,11 @@ REPMODE_HD float unit_float(uint32_t w) { return float(w >> 8) * 0x1p-24f; }
 REPMODE_HD uint64_t top53(uint32_t a, uint32_t b) { return ((uint64_t(a) << 32) | b) >> 11; }
 REPMODE_HD double unit_double(uint32_t a, uint32_t b) { return double(top53(a, b)) * 0x1p-53; }
 
-// from + u (to - from), evaluated in float64 (two roundings), then rounded once to T.
+// from + u (to - from), evaluated in float64 (two roundings), then rounded once to T. Every
+// formula here gives a NaN (from NaN or infinite parameters) as the canonical NaN.
 template <typename T>
 REPMODE_HD T affine_uniform(double u, double from, double to) {
-  return T(from + u * (to - from));
+  return canon(T(from + u * (to - from)));
 }
 
 // The uniform(from, to) elements of block b (4 for float32, 2 for float64).
@@ -65,8 +66,8 @@ REPMODE_HD double box_muller_radius(const PhiloxBlock& b) { return box_muller_ra
 REPMODE_HD void box_muller_angle(const PhiloxBlock& b, double* s, double* c) { sincos_turns(box_muller_u2(b), s, c); }
 template <typename T>
 REPMODE_HD void normal_pair(double r, double s, double c, double mean, double stddev, T* out) {
-  out[0] = T(mean + stddev * (r * c));
-  out[1] = T(mean + stddev * (r * s));
+  out[0] = canon(T(mean + stddev * (r * c)));
+  out[1] = canon(T(mean + stddev * (r * s)));
 }
 
 template <typename T>
@@ -113,10 +114,10 @@ REPMODE_HD void dist_from_block(RandomDist dist, const PhiloxBlock& b, double p0
   } else if (dist == RandomDist::log_normal) {  // exp of the float64 normal pair
     double z[2];
     normal_from_block<double>(b, p0, p1, z);
-    out[0] = T(repmode_exp(z[0]));
-    out[1] = T(repmode_exp(z[1]));
+    out[0] = canon(T(repmode_exp(z[0])));
+    out[1] = canon(T(repmode_exp(z[1])));
   } else {
-    for (int k = 0; k < 2; ++k) out[k] = one_from_words<T>(dist, b.w[2 * k], b.w[2 * k + 1], p0, p1);
+    for (int k = 0; k < 2; ++k) out[k] = canon(one_from_words<T>(dist, b.w[2 * k], b.w[2 * k + 1], p0, p1));
   }
 }
 

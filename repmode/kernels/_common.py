@@ -86,14 +86,6 @@ def _no_kernels_for(device: torch.device) -> str:
             "CPU kernels only (the CUDA backend is built with REPMODE_CUDA=1; see docs/cuda.md). ")
 
 
-def check_cpu(func, args, kwargs, *tensors) -> None:
-    """UnsupportedOpError unless every tensor is on the CPU: for families without CUDA kernels."""
-    for t in tensors:
-        if isinstance(t, torch.Tensor) and not t.is_cpu:
-            raise unsupported(func, args, kwargs, _no_kernels_for(t.device) +
-                              "Move the computation to the CPU (.cpu()) to run it reproducibly.")
-
-
 _CPU = torch.device("cpu")
 
 

@@ -25,7 +25,7 @@ def add_in_order(flat: torch.Tensor, dest: torch.Tensor, values: torch.Tensor) -
     d = dest[order]
     starts = torch.ones_like(d, dtype=torch.bool)
     starts[1:] = d[1:] != d[:-1]
-    pos = torch.arange(d.numel())
+    pos = torch.arange(d.numel(), device=d.device)
     rank = pos - torch.where(starts, pos, torch.zeros_like(pos)).cummax(0).values
     by_round = order[torch.sort(rank, stable=True).indices]
     sizes = torch.bincount(rank).tolist()
@@ -42,7 +42,8 @@ def _dest_ids(shape, strides, dim: int, index: torch.Tensor) -> torch.Tensor:
     ids = index.to(torch.int64) * strides[dim]
     for d in range(index.dim()):
         if d != dim:
-            coord = torch.arange(index.shape[d]).reshape([-1 if e == d else 1 for e in range(index.dim())])
+            coord = torch.arange(index.shape[d], device=index.device)
+            coord = coord.reshape([-1 if e == d else 1 for e in range(index.dim())])
             ids = ids + coord * strides[d]
     return ids.reshape(-1)
 

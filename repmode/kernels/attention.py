@@ -14,7 +14,7 @@ import torch
 
 from ..registry import register_composite
 from ..errors import UnsupportedOpError
-from ._common import FLOAT_ONLY, call_registered, check_cpu, unsupported
+from ._common import FLOAT_ONLY, call_registered, check_device, unsupported
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -28,7 +28,7 @@ def _check_inputs(func, args, kwargs, *tensors):
             raise UnsupportedOpError(
                 f"repmode does not support {func} on nested tensors (nn.TransformerEncoder builds them in eval "
                 "when given a src_key_padding_mask: pass enable_nested_tensor=False)")
-    check_cpu(func, args, kwargs, *tensors)
+    check_device(func, args, kwargs, *tensors)
     dtype = tensors[0].dtype
     if dtype not in (torch.float32, torch.float64):
         raise unsupported(func, args, kwargs, f"dtype {dtype} is not supported yet (float32 and float64 are)")
@@ -59,7 +59,8 @@ def _scaled_qk(q: Tensor, k: Tensor, scale: float) -> tuple[Tensor, Tensor]:
 def _additive_mask(mask: Tensor, dtype) -> Tensor:
     """sdpa's convention: a bool mask is True where attention IS allowed → 0, elsewhere −inf."""
     if mask.dtype == torch.bool:
-        return torch.where(mask, torch.zeros((), dtype=dtype), torch.full((), NEG_INF, dtype=dtype))
+        return torch.where(mask, torch.zeros((), dtype=dtype, device=mask.device),
+                           torch.full((), NEG_INF, dtype=dtype, device=mask.device))
     return mask
 
 
@@ -72,7 +73,8 @@ def _scores(q: Tensor, k: Tensor, attn_mask, is_causal: bool, scale: float, scal
     qs, ks = _scaled_qk(q, k, scale) if scaled is None else scaled
     s = call_registered(aten.bmm.default, _batched(qs), _batched(ks).transpose(1, 2)).view(*lead, L, S)
     if is_causal:
-        s = call_registered(aten.add.Tensor, s, _additive_mask(torch.ones(L, S, dtype=torch.bool).tril(), s.dtype))
+        causal = torch.ones(L, S, dtype=torch.bool, device=s.device).tril()
+        s = call_registered(aten.add.Tensor, s, _additive_mask(causal, s.dtype))
     if attn_mask is not None:
         s = call_registered(aten.add.Tensor, s, _additive_mask(attn_mask, s.dtype))
     return s
@@ -156,7 +158,7 @@ def _linear(x: Tensor, w: Tensor, b) -> Tensor:
 def _float_mask(mask: Tensor, dtype) -> Tensor:
     """MultiheadAttention's convention: a bool mask is True where attention is NOT allowed."""
     if mask.dtype == torch.bool:
-        return torch.zeros(mask.shape, dtype=dtype).masked_fill_(mask, NEG_INF)
+        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill_(mask, NEG_INF)
     return mask
 
 

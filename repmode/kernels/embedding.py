@@ -31,11 +31,11 @@ def embedding_dense_backward(func, args, kwargs):
     dim = grad.shape[-1]
     rows = grad.reshape(-1, dim)
     flat = indices.reshape(-1)
-    out = torch.zeros((num_weights, dim), dtype=grad.dtype)
+    out = torch.zeros((num_weights, dim), dtype=grad.dtype, device=grad.device)
     if flat.numel() == 0:
         return out
     keep = flat != padding_idx
     # row r: ((+0 + g[p1]) + g[p2]) + ... over increasing positions (accumulate.py's order)
-    add_in_order(out.view(-1), (flat[keep].reshape(-1, 1) * dim + torch.arange(dim)).reshape(-1),
+    add_in_order(out.view(-1), (flat[keep].reshape(-1, 1) * dim + torch.arange(dim, device=grad.device)).reshape(-1),
                  rows[keep].reshape(-1))
     return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import FLOAT_HALF_INT, check_cpu, check_float_half_int, unsupported
+from ._common import FLOAT_HALF_INT, check_device, check_float_half_int, unsupported
 from .accumulate import add_in_order
 
 aten = torch.ops.aten
@@ -25,7 +25,7 @@ Tensor = torch.Tensor
 def _destinations(self: Tensor, indices) -> Tensor:
     """Linear (row-major, contiguous) ids of the destinations, in the shape of ``self[indices]``
     (a ``None`` entry of an aten indices list is a full slice)."""
-    ids = torch.arange(self.numel(), dtype=torch.int64).view(self.shape)
+    ids = torch.arange(self.numel(), dtype=torch.int64, device=self.device).view(self.shape)
     key = tuple(slice(None) if ix is None else ix for ix in indices)
     return ids[key]
 
@@ -65,7 +65,7 @@ def _values_for(func, args, kwargs, self: Tensor, dest: Tensor, values: Tensor) 
 
 def _accumulate(func, args, kwargs, self: Tensor, dest: Tensor, values: Tensor, in_place: bool) -> Tensor:
     """self.flat[dest[j]] += values[j] for j = 0, 1, ... in that order."""
-    check_cpu(func, args, kwargs, self, values)
+    check_device(func, args, kwargs, self, values)
     flat_values = _values_for(func, args, kwargs, self, dest, values)
     dest = dest.reshape(-1)
     if self.dtype == torch.bool:
@@ -99,7 +99,7 @@ def _index_put(func, args, kwargs, in_place: bool):
     accumulate = args[3] if len(args) > 3 else kwargs.get("accumulate", False)
     dest = _destinations(self, indices)
     if not accumulate:
-        check_cpu(func, args, kwargs, self, values)
+        check_device(func, args, kwargs, self, values)
         flat_values = _values_for(func, args, kwargs, self, dest, values)
         dest = dest.reshape(-1)
         _check_collisions(func, args, kwargs, dest, flat_values)
@@ -135,7 +135,7 @@ def _put(func, args, kwargs, in_place: bool):
     dest = torch.remainder(index.reshape(-1).to(torch.int64), max(n, 1))   # negative: counted from the end
     src = source.reshape(-1)
     if not accumulate:
-        check_cpu(func, args, kwargs, self, source)
+        check_device(func, args, kwargs, self, source)
         if src.dtype != self.dtype:
             raise RuntimeError(f"put_(): self and source expected to have the same dtype, got {self.dtype} and "
                                f"{src.dtype}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_composite
-from ._common import FLOAT_WIDENED, call_registered, check_cpu, unsupported
+from ._common import FLOAT_WIDENED, call_registered, check_device, unsupported
 
 aten = torch.ops.aten
 
@@ -16,7 +16,7 @@ aten = torch.ops.aten
 def _positions_as_rows(func, args, kwargs, x, target):
     """(N, C, H, W) input and (N, H, W) target as (N·H·W, C) rows and N·H·W targets, rows in
     row-major (n, h, w) order."""
-    check_cpu(func, args, kwargs, x, target)
+    check_device(func, args, kwargs, x, target)
     if x.dim() != 4:
         raise unsupported(func, args, kwargs, f"expected a 4-D input (N, C, H, W), got {x.dim()}-D")
     if target.dim() != 3:
