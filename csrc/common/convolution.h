@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "defs.h"
 #include "math.h"  // repmode_fma
@@ -26,6 +29,30 @@ struct ConvGeom {
   // Columns of the lowered product: (ci, k0, k1, k2) row-major within a group.
   REPMODE_HD int64_t kdim() const { return cig() * kvol(); }
 };
+
+// The geometry from the 22 integers the bindings take: N, Ci, Co, G, then in[3], out[3],
+// kernel[3], stride[3], padding[3], dilation[3] (host only; `who` prefixes the errors).
+inline ConvGeom conv_geom_of(const std::vector<int64_t>& v, const char* who) {
+  if (v.size() != 22) throw std::invalid_argument(std::string(who) + ": convolution geometry needs 22 integers");
+  ConvGeom g{};
+  g.N = v[0];
+  g.Ci = v[1];
+  g.Co = v[2];
+  g.G = v[3];
+  for (int d = 0; d < 3; ++d) {
+    g.in[d] = v[4 + d];
+    g.out[d] = v[7 + d];
+    g.k[d] = v[10 + d];
+    g.stride[d] = v[13 + d];
+    g.pad[d] = v[16 + d];
+    g.dil[d] = v[19 + d];
+    if (g.stride[d] < 1 || g.dil[d] < 1 || g.k[d] < 1)
+      throw std::invalid_argument(std::string(who) + ": convolution stride, dilation and kernel must be >= 1");
+  }
+  if (g.G < 1 || g.Ci % g.G != 0 || g.Co % g.G != 0)
+    throw std::invalid_argument(std::string(who) + ": convolution channels must be divisible by groups");
+  return g;
+}
 
 // The input position read by output position (o0, o1, o2) at kernel offset (k0, k1, k2),
 // or -1 where it falls into the zero padding.
@@ -107,6 +134,15 @@ REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int6
   return canon(acc);
 }
 
+// The input gradient as the op writes it: conv_grad_input_at, plus bias[ci] once at the end
+// when there is a bias (the transposed convolution's forward).
+template <typename T>
+REPMODE_HD T conv_grad_input_out(const ConvGeom& g, const T* gy, const T* w, const T* bias, int64_t n,
+                                 int64_t ci, int64_t ipos) {
+  const T v = conv_grad_input_at<T>(g, gy, w, n, ci, ipos);
+  return bias ? canon(T(v + bias[ci])) : v;
+}
+
 // The weight-gradient partial of image n: fma chain from +0.0 over the output positions in
 // row-major order of gy[n, co, pos] · x_padded[n, ci, pos·stride − pad + f·dil] (padding
 // positions are zero terms), NaN made canonical.
@@ -127,14 +163,22 @@ REPMODE_HD T conv_grad_weight_partial(const ConvGeom& g, const T* x, const T* gy
   return canon(acc);
 }
 
+// One step of the weight gradient's sum over images: image 0's partial starts it, the partial
+// of image n >= 1 is added. (Devices that keep the running sum between rounds of images store
+// it exactly and apply canon() only after the last image.)
+template <typename T>
+REPMODE_HD T conv_grad_weight_step(T acc, T part, int64_t n) {
+  return n == 0 ? part : T(acc + part);
+}
+
 // Weight gradient: gw = P_0, then gw = gw + P_n for n = 1 .. N-1 in increasing n
 // (N = 0 gives +0.0).
 template <typename T>
 REPMODE_HD T conv_grad_weight_at(const ConvGeom& g, const T* x, const T* gy, int64_t co,
                                  int64_t cl, int64_t f) {
-  if (g.N == 0) return T(0);
-  T acc = conv_grad_weight_partial(g, x, gy, 0, co, cl, f);
-  for (int64_t n = 1; n < g.N; ++n) acc = acc + conv_grad_weight_partial(g, x, gy, n, co, cl, f);
+  T acc = T(0);
+  for (int64_t n = 0; n < g.N; ++n)
+    acc = conv_grad_weight_step(acc, conv_grad_weight_partial(g, x, gy, n, co, cl, f), n);
   return canon(acc);
 }
 

@@ -498,11 +498,8 @@ void conv_reference(int what, const ConvGeom& g, const T* a, const T* b, const T
   } else if (what == 1) {
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t ci = 0; ci < g.Ci; ++ci)
-        for (int64_t p = 0; p < g.in_len(); ++p) {
-          T v = conv_grad_input_at<T>(g, a, b, n, ci, p);
-          if (bias) v = canon(T(v + bias[ci]));
-          out[(n * g.Ci + ci) * g.in_len() + p] = v;
-        }
+        for (int64_t p = 0; p < g.in_len(); ++p)
+          out[(n * g.Ci + ci) * g.in_len() + p] = conv_grad_input_out<T>(g, a, b, bias, n, ci, p);
   } else {
     for (int64_t co = 0; co < g.Co; ++co)
       for (int64_t c = 0; c < g.cig(); ++c)
