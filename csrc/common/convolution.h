@@ -73,6 +73,23 @@ REPMODE_HD void conv_unflatten(const int64_t* size, int64_t flat, int64_t* idx) 
   idx[0] = flat / size[1];
 }
 
+// A bias term: added once to a finished (canonical) output, NaN made canonical.
+template <typename T>
+REPMODE_HD T conv_add_bias(T v, T b) {
+  return canon(T(v + b));
+}
+
+// An entry of the lowered matrix of one input channel xc: the input that kernel offset f reads at
+// output position pos, +0.0 in the padding (the zero term of the chain).
+template <typename T>
+REPMODE_HD T conv_lowered_at(const ConvGeom& g, const T* xc, int64_t f, int64_t pos) {
+  int64_t o[3], kk[3];
+  conv_unflatten(g.out, pos, o);
+  conv_unflatten(g.k, f, kk);
+  const int64_t ip = conv_input_pos(g, o, kk);
+  return ip < 0 ? T(0) : xc[ip];
+}
+
 // Forward: y[n, co, pos] = one fma chain from +0.0 over the group's input channels ci, then
 // the kernel offsets in row-major order, of x_padded · w (a padding position is a zero term
 // of the chain); then one addition of bias[co] when there is a bias.
@@ -93,7 +110,7 @@ REPMODE_HD T conv_forward_at(const ConvGeom& g, const T* x, const T* w, const T*
     }
   }
   acc = canon(acc);
-  return bias ? canon(T(acc + bias[co])) : acc;
+  return bias ? conv_add_bias(acc, bias[co]) : acc;
 }
 
 // The output position that reads input position i at kernel offset kk, or -1 if none.
@@ -109,6 +126,22 @@ REPMODE_HD int64_t conv_output_pos(const ConvGeom& g, const int64_t* i, const in
   return p;
 }
 
+// The input gradient's outer sum for input position ipos: acc = +0.0; for each kernel offset f
+// in row-major order whose output position op exists, acc = acc + part(f, op); then canon().
+template <typename T, class Part>
+REPMODE_HD T conv_grad_input_gather(const ConvGeom& g, int64_t ipos, const Part& part) {
+  int64_t i[3], kk[3];
+  conv_unflatten(g.in, ipos, i);
+  T acc = T(0);
+  for (int64_t f = 0; f < g.kvol(); ++f) {
+    conv_unflatten(g.k, f, kk);
+    const int64_t op = conv_output_pos(g, i, kk);
+    if (op < 0) continue;
+    acc = acc + part(f, op);
+  }
+  return canon(acc);
+}
+
 // Input gradient: gx[n, ci, ipos] starts at +0.0; for each kernel offset f in row-major
 // order whose output position o exists, the partial P_f = fma chain from +0.0 over the
 // group's output channels co (increasing) of w[co, ci, f] · gy[n, co, o] (NaN made
@@ -116,22 +149,15 @@ REPMODE_HD int64_t conv_output_pos(const ConvGeom& g, const int64_t* i, const in
 template <typename T>
 REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int64_t n,
                                 int64_t ci, int64_t ipos) {
-  int64_t i[3], kk[3];
-  conv_unflatten(g.in, ipos, i);
   const int64_t grp = ci / g.cig(), cl = ci % g.cig(), kvol = g.kvol();
-  T acc = T(0);
-  for (int64_t f = 0; f < kvol; ++f) {
-    conv_unflatten(g.k, f, kk);
-    const int64_t op = conv_output_pos(g, i, kk);
-    if (op < 0) continue;
+  return conv_grad_input_gather<T>(g, ipos, [&](int64_t f, int64_t op) {
     T part = T(0);
     for (int64_t c = 0; c < g.cog(); ++c) {
       const int64_t co = grp * g.cog() + c;
       part = repmode_fma(w[(co * g.cig() + cl) * kvol + f], gy[(n * g.Co + co) * g.out_len() + op], part);
     }
-    acc = acc + canon(part);
-  }
-  return canon(acc);
+    return canon(part);
+  });
 }
 
 // The input gradient as the op writes it: conv_grad_input_at, plus bias[ci] once at the end
@@ -140,7 +166,7 @@ template <typename T>
 REPMODE_HD T conv_grad_input_out(const ConvGeom& g, const T* gy, const T* w, const T* bias, int64_t n,
                                  int64_t ci, int64_t ipos) {
   const T v = conv_grad_input_at<T>(g, gy, w, n, ci, ipos);
-  return bias ? canon(T(v + bias[ci])) : v;
+  return bias ? conv_add_bias(v, bias[ci]) : v;
 }
 
 // The weight-gradient partial of image n: fma chain from +0.0 over the output positions in

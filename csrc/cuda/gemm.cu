@@ -14,6 +14,7 @@
 
 #include "../common/defs.h"
 #include "../common/math.h"  // repmode_fma
+#include "gemm.cuh"
 #include "launchers.h"
 #include "runtime.cuh"
 
@@ -233,8 +234,10 @@ void launch(const GemmArgs<T>& p, cudaStream_t stream) {
 
 inline bool aligned16(const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; }
 
+}  // namespace
+
 template <typename T>
-void run_gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
+void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
               const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn,
               cudaStream_t stream) {
   if (batch <= 0 || M <= 0 || N <= 0) return;
@@ -256,7 +259,12 @@ void run_gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_
   launch<T, S, false, false>(p, stream);
 }
 
-}  // namespace
+template void gemm_async<float>(int64_t, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, int64_t,
+                                const float*, int64_t, int64_t, int64_t, float*, int64_t, int64_t, int64_t,
+                                cudaStream_t);
+template void gemm_async<double>(int64_t, int64_t, int64_t, int64_t, const double*, int64_t, int64_t, int64_t,
+                                 const double*, int64_t, int64_t, int64_t, double*, int64_t, int64_t, int64_t,
+                                 cudaStream_t);
 
 // Partition: one block per BM x BN output tile (per batch item; a grid-stride loop over tiles),
 // one thread per TM x TN register tile; k is never split. Bits: each output is the CPU's fma
@@ -267,7 +275,7 @@ void gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A
   StreamScope scope(stream);
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    run_gemm<T>(batch, M, N, K, ptr<const T>(A), sAb, sAm, sAk, ptr<const T>(B), sBb, sBk, sBn, ptr<T>(C), sCb,
+    gemm_async<T>(batch, M, N, K, ptr<const T>(A), sAb, sAm, sAk, ptr<const T>(B), sBb, sBk, sBn, ptr<T>(C), sCb,
                 sCm, sCn, scope.get());
   });
 }

@@ -35,6 +35,11 @@ CONV_CASES = [
     (2, 3, 4, 1, (5, 6, 7), (3, 2, 3), (1, 2, 1), (1, 1, 1), (1, 1, 1)),  # 3-d
     (2, 2, 4, 2, (6, 5, 4), (2, 2, 2), (2, 2, 2), (0, 0, 0), (1, 2, 1)),  # 3-d groups, dilation
     (0, 3, 4, 1, (5, 5), (3, 3), (1, 1), (1, 1), (1, 1)),              # no images
+    # at least 8 output channels per group and 8-term chains: the forward goes through the GEMM
+    (2, 16, 32, 1, (9, 11), (3, 3), (1, 1), (1, 1), (1, 1)),
+    (3, 16, 32, 2, (13,), (3,), (2,), (1,), (1,)),
+    (1, 8, 16, 1, (4, 5, 6), (2, 2, 2), (1, 2, 1), (1, 0, 1), (1, 1, 2)),
+    (2, 8, 129, 1, (3, 3), (3, 3), (1, 1), (0, 0), (1, 1)),            # a 1 x 1 output, 129 channels
 ]
 
 
@@ -108,9 +113,24 @@ def test_conv_grad_weight_long_sums(dtype):
 
 
 def test_conv_grad_weight_several_scratch_rounds():
-    """64 x 64 x 3 x 3 weights over 460 images: more partials than one scratch round holds (2^24)."""
-    case = (460, 64, 64, 1, (4, 4), (3, 3), (1, 1), (1, 1), (1, 1))
-    geom, x, w, gy, _, _ = conv_tensors(case, torch.float32, seed=5)
+    """More partials than one scratch round holds (2^24): 64 x 64 x 3 x 3 weights over 460 images
+    (through the GEMM), 56 x 8 x 3 x 3 weights in groups of 7 output channels over 4200 images
+    (the per-thread chains)."""
+    for case in ((460, 64, 64, 1, (4, 4), (3, 3), (1, 1), (1, 1), (1, 1)),
+                 (4200, 64, 56, 8, (4, 4), (3, 3), (1, 1), (1, 1), (1, 1))):
+        geom, x, w, gy, _, _ = conv_tensors(case, torch.float32, seed=5)
+        cpu, gpu = both("conv_grad_weight", 0, geom, [x, gy], w.shape, torch.float32)
+        assert_bitwise_equal(gpu, cpu, "conv_grad_weight")
+
+
+def test_conv_several_column_rounds():
+    """26 images of 16 x 9 x 9216 lowered columns: more than one scratch round holds (2^25)."""
+    case = (26, 16, 8, 1, (96, 96), (3, 3), (1, 1), (1, 1), (1, 1))
+    geom, x, w, gy, bco, bci = conv_tensors(case, torch.float32, seed=6)
+    cpu, gpu = both("conv_forward", 0, geom, [x, w], gy.shape, torch.float32, bco)
+    assert_bitwise_equal(gpu, cpu, "conv_forward")
+    cpu, gpu = both("conv_grad_input", 0, geom, [gy, w], x.shape, torch.float32, bci)
+    assert_bitwise_equal(gpu, cpu, "conv_grad_input")
     cpu, gpu = both("conv_grad_weight", 0, geom, [x, gy], w.shape, torch.float32)
     assert_bitwise_equal(gpu, cpu, "conv_grad_weight")
 
