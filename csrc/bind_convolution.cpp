@@ -1,8 +1,6 @@
 // Python bindings of the convolution family (csrc/cpu/convolution.h). The geometry comes as
 // 22 integers: N, Ci, Co, G, then in[3], out[3], kernel[3], stride[3], padding[3],
 // dilation[3] (1-d and 2-d convolutions padded to 3-d with leading size-1 dims).
-#include <stdexcept>
-
 #include "bind_util.h"
 #include "cpu/convolution.h"
 
@@ -11,27 +9,7 @@ namespace py = pybind11;
 namespace repmode::bind {
 namespace {
 
-ConvGeom geom_of(const Ints& v) {
-  if (v.size() != 22) throw std::invalid_argument("repmode._C: convolution geometry needs 22 integers");
-  ConvGeom g{};
-  g.N = v[0];
-  g.Ci = v[1];
-  g.Co = v[2];
-  g.G = v[3];
-  for (int d = 0; d < 3; ++d) {
-    g.in[d] = v[4 + d];
-    g.out[d] = v[7 + d];
-    g.k[d] = v[10 + d];
-    g.stride[d] = v[13 + d];
-    g.pad[d] = v[16 + d];
-    g.dil[d] = v[19 + d];
-    if (g.stride[d] < 1 || g.dil[d] < 1 || g.k[d] < 1)
-      throw std::invalid_argument("repmode._C: convolution stride, dilation and kernel must be >= 1");
-  }
-  if (g.G < 1 || g.Ci % g.G != 0 || g.Co % g.G != 0)
-    throw std::invalid_argument("repmode._C: convolution channels must be divisible by groups");
-  return g;
-}
+ConvGeom geom_of(const Ints& v) { return conv_geom_of(v, "repmode._C"); }
 
 }  // namespace
 

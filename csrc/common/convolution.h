@@ -8,6 +8,9 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "defs.h"
 #include "math.h"  // repmode_fma
@@ -27,6 +30,30 @@ struct ConvGeom {
   REPMODE_HD int64_t kdim() const { return cig() * kvol(); }
 };
 
+// The geometry from the 22 integers the bindings take: N, Ci, Co, G, then in[3], out[3],
+// kernel[3], stride[3], padding[3], dilation[3] (host only; `who` prefixes the errors).
+inline ConvGeom conv_geom_of(const std::vector<int64_t>& v, const char* who) {
+  if (v.size() != 22) throw std::invalid_argument(std::string(who) + ": convolution geometry needs 22 integers");
+  ConvGeom g{};
+  g.N = v[0];
+  g.Ci = v[1];
+  g.Co = v[2];
+  g.G = v[3];
+  for (int d = 0; d < 3; ++d) {
+    g.in[d] = v[4 + d];
+    g.out[d] = v[7 + d];
+    g.k[d] = v[10 + d];
+    g.stride[d] = v[13 + d];
+    g.pad[d] = v[16 + d];
+    g.dil[d] = v[19 + d];
+    if (g.stride[d] < 1 || g.dil[d] < 1 || g.k[d] < 1)
+      throw std::invalid_argument(std::string(who) + ": convolution stride, dilation and kernel must be >= 1");
+  }
+  if (g.G < 1 || g.Ci % g.G != 0 || g.Co % g.G != 0)
+    throw std::invalid_argument(std::string(who) + ": convolution channels must be divisible by groups");
+  return g;
+}
+
 // The input position read by output position (o0, o1, o2) at kernel offset (k0, k1, k2),
 // or -1 where it falls into the zero padding.
 REPMODE_HD int64_t conv_input_pos(const ConvGeom& g, const int64_t* o, const int64_t* kk) {
@@ -44,6 +71,23 @@ REPMODE_HD void conv_unflatten(const int64_t* size, int64_t flat, int64_t* idx) 
   flat /= size[2];
   idx[1] = flat % size[1];
   idx[0] = flat / size[1];
+}
+
+// A bias term: added once to a finished (canonical) output, NaN made canonical.
+template <typename T>
+REPMODE_HD T conv_add_bias(T v, T b) {
+  return canon(T(v + b));
+}
+
+// An entry of the lowered matrix of one input channel xc: the input that kernel offset f reads at
+// output position pos, +0.0 in the padding (the zero term of the chain).
+template <typename T>
+REPMODE_HD T conv_lowered_at(const ConvGeom& g, const T* xc, int64_t f, int64_t pos) {
+  int64_t o[3], kk[3];
+  conv_unflatten(g.out, pos, o);
+  conv_unflatten(g.k, f, kk);
+  const int64_t ip = conv_input_pos(g, o, kk);
+  return ip < 0 ? T(0) : xc[ip];
 }
 
 // Forward: y[n, co, pos] = one fma chain from +0.0 over the group's input channels ci, then
@@ -66,7 +110,7 @@ REPMODE_HD T conv_forward_at(const ConvGeom& g, const T* x, const T* w, const T*
     }
   }
   acc = canon(acc);
-  return bias ? canon(T(acc + bias[co])) : acc;
+  return bias ? conv_add_bias(acc, bias[co]) : acc;
 }
 
 // The output position that reads input position i at kernel offset kk, or -1 if none.
@@ -82,6 +126,22 @@ REPMODE_HD int64_t conv_output_pos(const ConvGeom& g, const int64_t* i, const in
   return p;
 }
 
+// The input gradient's outer sum for input position ipos: acc = +0.0; for each kernel offset f
+// in row-major order whose output position op exists, acc = acc + part(f, op); then canon().
+template <typename T, class Part>
+REPMODE_HD T conv_grad_input_gather(const ConvGeom& g, int64_t ipos, const Part& part) {
+  int64_t i[3], kk[3];
+  conv_unflatten(g.in, ipos, i);
+  T acc = T(0);
+  for (int64_t f = 0; f < g.kvol(); ++f) {
+    conv_unflatten(g.k, f, kk);
+    const int64_t op = conv_output_pos(g, i, kk);
+    if (op < 0) continue;
+    acc = acc + part(f, op);
+  }
+  return canon(acc);
+}
+
 // Input gradient: gx[n, ci, ipos] starts at +0.0; for each kernel offset f in row-major
 // order whose output position o exists, the partial P_f = fma chain from +0.0 over the
 // group's output channels co (increasing) of w[co, ci, f] · gy[n, co, o] (NaN made
@@ -89,22 +149,24 @@ REPMODE_HD int64_t conv_output_pos(const ConvGeom& g, const int64_t* i, const in
 template <typename T>
 REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int64_t n,
                                 int64_t ci, int64_t ipos) {
-  int64_t i[3], kk[3];
-  conv_unflatten(g.in, ipos, i);
   const int64_t grp = ci / g.cig(), cl = ci % g.cig(), kvol = g.kvol();
-  T acc = T(0);
-  for (int64_t f = 0; f < kvol; ++f) {
-    conv_unflatten(g.k, f, kk);
-    const int64_t op = conv_output_pos(g, i, kk);
-    if (op < 0) continue;
+  return conv_grad_input_gather<T>(g, ipos, [&](int64_t f, int64_t op) {
     T part = T(0);
     for (int64_t c = 0; c < g.cog(); ++c) {
       const int64_t co = grp * g.cog() + c;
       part = repmode_fma(w[(co * g.cig() + cl) * kvol + f], gy[(n * g.Co + co) * g.out_len() + op], part);
     }
-    acc = acc + canon(part);
-  }
-  return canon(acc);
+    return canon(part);
+  });
+}
+
+// The input gradient as the op writes it: conv_grad_input_at, plus bias[ci] once at the end
+// when there is a bias (the transposed convolution's forward).
+template <typename T>
+REPMODE_HD T conv_grad_input_out(const ConvGeom& g, const T* gy, const T* w, const T* bias, int64_t n,
+                                 int64_t ci, int64_t ipos) {
+  const T v = conv_grad_input_at<T>(g, gy, w, n, ci, ipos);
+  return bias ? conv_add_bias(v, bias[ci]) : v;
 }
 
 // The weight-gradient partial of image n: fma chain from +0.0 over the output positions in
@@ -127,14 +189,22 @@ REPMODE_HD T conv_grad_weight_partial(const ConvGeom& g, const T* x, const T* gy
   return canon(acc);
 }
 
+// One step of the weight gradient's sum over images: image 0's partial starts it, the partial
+// of image n >= 1 is added. (Devices that keep the running sum between rounds of images store
+// it exactly and apply canon() only after the last image.)
+template <typename T>
+REPMODE_HD T conv_grad_weight_step(T acc, T part, int64_t n) {
+  return n == 0 ? part : T(acc + part);
+}
+
 // Weight gradient: gw = P_0, then gw = gw + P_n for n = 1 .. N-1 in increasing n
 // (N = 0 gives +0.0).
 template <typename T>
 REPMODE_HD T conv_grad_weight_at(const ConvGeom& g, const T* x, const T* gy, int64_t co,
                                  int64_t cl, int64_t f) {
-  if (g.N == 0) return T(0);
-  T acc = conv_grad_weight_partial(g, x, gy, 0, co, cl, f);
-  for (int64_t n = 1; n < g.N; ++n) acc = acc + conv_grad_weight_partial(g, x, gy, n, co, cl, f);
+  T acc = T(0);
+  for (int64_t n = 0; n < g.N; ++n)
+    acc = conv_grad_weight_step(acc, conv_grad_weight_partial(g, x, gy, n, co, cl, f), n);
   return canon(acc);
 }
 

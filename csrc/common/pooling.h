@@ -18,6 +18,11 @@
 // of operations is the one above.
 #pragma once
 
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
 #include "defs.h"
 
 namespace repmode {
@@ -80,6 +85,74 @@ REPMODE_HD int64_t pool_divisor(const PoolSpan& a, const PoolSpan& b, const Pool
   return a.count * b.count * c.count;
 }
 
+// The span rule of a kind: adaptive max pooling uses the adaptive windows.
+REPMODE_HD int pool_span_kind(int kind) { return kind == kPoolAdaptiveMax ? kPoolAdaptiveAvg : kind; }
+
+// The divisor of an average output of a kind: count_include_pad and divisor_override apply to
+// sliding average pooling only.
+REPMODE_HD int64_t pool_window_divisor(int kind, const PoolSpan& a, const PoolSpan& b, const PoolSpan& c,
+                                       bool count_include_pad, int64_t divisor_override) {
+  return pool_divisor(a, b, c, kind == kPoolAvg && count_include_pad, kind == kPoolAvg ? divisor_override : 0);
+}
+
+// Sizes, strides (in elements, order n, c, d, h, w) and arguments of one pooling call.
+struct PoolGeom {
+  int kind = 0;  // repmode::PoolKind
+  int64_t N = 1, C = 1, D = 1, H = 1, W = 1;      // input
+  int64_t OD = 1, OH = 1, OW = 1;                  // output
+  int64_t k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, p[3] = {0, 0, 0}, dil[3] = {1, 1, 1};
+  bool count_include_pad = true;
+  int64_t divisor_override = 0;  // 0: none
+  int64_t xs[5] = {0, 0, 0, 0, 0};  // input (forward) / grad_input (backward) strides
+  int64_t os[5] = {0, 0, 0, 0, 0};  // output (forward) / grad_output (backward) strides
+  int64_t is[5] = {0, 0, 0, 0, 0};  // index strides (max kinds)
+};
+
+// The geometry from the bindings' arguments: in_sizes = (N, C, D, H, W), out_sizes = (OD, OH, OW),
+// k, s, p, dil 3 each, strides 5 each (host only; `who` prefixes the error).
+inline PoolGeom pool_geom_of(int kind, const std::vector<int64_t>& in_sizes, const std::vector<int64_t>& out_sizes,
+                             const std::vector<int64_t>& k, const std::vector<int64_t>& s,
+                             const std::vector<int64_t>& p, const std::vector<int64_t>& dil, bool count_include_pad,
+                             int64_t divisor_override, const std::vector<int64_t>& xs,
+                             const std::vector<int64_t>& os, const std::vector<int64_t>& is, const char* who) {
+  if (in_sizes.size() != 5 || out_sizes.size() != 3 || k.size() != 3 || s.size() != 3 || p.size() != 3 ||
+      dil.size() != 3 || xs.size() != 5 || os.size() != 5 || is.size() != 5)
+    throw std::invalid_argument(std::string(who) + ": bad geometry lengths");
+  PoolGeom g;
+  g.kind = kind;
+  g.N = in_sizes[0];
+  g.C = in_sizes[1];
+  g.D = in_sizes[2];
+  g.H = in_sizes[3];
+  g.W = in_sizes[4];
+  g.OD = out_sizes[0];
+  g.OH = out_sizes[1];
+  g.OW = out_sizes[2];
+  for (int i = 0; i < 3; ++i) {
+    g.k[i] = k[i];
+    g.s[i] = s[i];
+    g.p[i] = p[i];
+    g.dil[i] = dil[i];
+  }
+  for (int i = 0; i < 5; ++i) {
+    g.xs[i] = xs[i];
+    g.os[i] = os[i];
+    g.is[i] = is[i];
+  }
+  g.count_include_pad = count_include_pad;
+  g.divisor_override = divisor_override;
+  return g;
+}
+
+REPMODE_HD bool pool_is_max(int kind) { return kind == kPoolMax || kind == kPoolAdaptiveMax; }
+
+// The span of output o along axis a (0 = D, 1 = H, 2 = W) of a call.
+REPMODE_HD PoolSpan pool_span_of(const PoolGeom& g, int a, int64_t o) {
+  const int64_t O = a == 0 ? g.OD : (a == 1 ? g.OH : g.OW);
+  const int64_t I = a == 0 ? g.D : (a == 1 ? g.H : g.W);
+  return pool_span(pool_span_kind(g.kind), o, O, I, g.k[a], g.s[a], g.p[a], g.dil[a]);
+}
+
 template <typename T> REPMODE_HD T pool_neg_inf();
 template <> REPMODE_HD float pool_neg_inf<float>() { return float_from_bits(0xff800000u); }
 template <> REPMODE_HD double pool_neg_inf<double>() { return double_from_bits(0xfff0000000000000ull); }
@@ -123,9 +196,32 @@ REPMODE_HD T pool_avg_window(const PoolSpan& sd, const PoolSpan& sh, const PoolS
   return canon(s / T(divisor));
 }
 
+// One step of the backward accumulation into a grad_input element (from +0.0): the term of the
+// next output, in increasing output order.
+template <typename T> REPMODE_HD T pool_grad_add(T acc, T term) { return canon(T(acc + term)); }
+
 // The term an average output's gradient adds to each input of its window.
 template <typename T> REPMODE_HD T pool_avg_grad_term(T grad_output, int64_t divisor) {
   return grad_output / T(divisor);
+}
+
+// One forward output (n, c, od, oh, ow) of a call: the max (and its index, when index is not
+// null) or the average of its window, written at the call's strides.
+template <typename T>
+REPMODE_HD void pool_forward_at(const PoolGeom& g, const T* x, T* out, int64_t* index, int64_t n, int64_t c,
+                                int64_t od, int64_t oh, int64_t ow) {
+  const T* xp = x + n * g.xs[0] + c * g.xs[1];
+  auto load = [&](int64_t d, int64_t h, int64_t w) { return xp[d * g.xs[2] + h * g.xs[3] + w * g.xs[4]]; };
+  const PoolSpan a = pool_span_of(g, 0, od), b = pool_span_of(g, 1, oh), cc = pool_span_of(g, 2, ow);
+  T& o = out[n * g.os[0] + c * g.os[1] + od * g.os[2] + oh * g.os[3] + ow * g.os[4]];
+  if (pool_is_max(g.kind)) {
+    int64_t best;
+    o = pool_max_window<T>(a, b, cc, g.H, g.W, load, &best);
+    if (index) index[n * g.is[0] + c * g.is[1] + od * g.is[2] + oh * g.is[3] + ow * g.is[4]] = best;
+  } else {
+    o = pool_avg_window<T>(a, b, cc, pool_window_divisor(g.kind, a, b, cc, g.count_include_pad, g.divisor_override),
+                           load);
+  }
 }
 
 }  // namespace repmode

@@ -236,7 +236,7 @@ void conv_forward_small(const ConvGeom& g, const T* x, const T* w, const T* bias
             T* r = y + ((n0 + i) * g.Co + grp * cog + c) * L;
             if (bias) {
               const T b = bias[grp * cog + c];
-              for (int64_t j = 0; j < L; ++j) r[j] = canon(T(src[j] + b));
+              for (int64_t j = 0; j < L; ++j) r[j] = conv_add_bias(src[j], b);
             } else {
               for (int64_t j = 0; j < L; ++j) r[j] = src[j];
             }
@@ -275,7 +275,7 @@ void conv_grad_input_small(const ConvGeom& g, const T* gy, const T* w, const T* 
             T* r = gxt + c * lin;
             if (bias) {
               const T b = bias[grp * cig + c];
-              for (int64_t e = 0; e < lin; ++e) r[e] = canon(T(canon(r[e]) + b));
+              for (int64_t e = 0; e < lin; ++e) r[e] = conv_add_bias(canon(r[e]), b);
             } else {
               for (int64_t e = 0; e < lin; ++e) r[e] = canon(r[e]);
             }
@@ -322,7 +322,7 @@ void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y
     if (bias)
       for (int64_t c = 0; c < cog; ++c) {
         const T b = bias[grp * cog + c];
-        for (int64_t j = 0; j < m; ++j) yt[c * L + j] = canon(T(yt[c * L + j] + b));
+        for (int64_t j = 0; j < m; ++j) yt[c * L + j] = conv_add_bias(yt[c * L + j], b);
       }
   });
 }
@@ -360,7 +360,7 @@ void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, 
       const T b = bias ? bias[grp * cig + c] : T(0);
       T* r = gxt + c * lin;
       if (bias)
-        for (int64_t i = 0; i < lin; ++i) r[i] = canon(T(canon(r[i]) + b));
+        for (int64_t i = 0; i < lin; ++i) r[i] = conv_add_bias(canon(r[i]), b);
       else
         for (int64_t i = 0; i < lin; ++i) r[i] = canon(r[i]);
     }
@@ -498,11 +498,8 @@ void conv_reference(int what, const ConvGeom& g, const T* a, const T* b, const T
   } else if (what == 1) {
     for (int64_t n = 0; n < g.N; ++n)
       for (int64_t ci = 0; ci < g.Ci; ++ci)
-        for (int64_t p = 0; p < g.in_len(); ++p) {
-          T v = conv_grad_input_at<T>(g, a, b, n, ci, p);
-          if (bias) v = canon(T(v + bias[ci]));
-          out[(n * g.Ci + ci) * g.in_len() + p] = v;
-        }
+        for (int64_t p = 0; p < g.in_len(); ++p)
+          out[(n * g.Ci + ci) * g.in_len() + p] = conv_grad_input_out<T>(g, a, b, bias, n, ci, p);
   } else {
     for (int64_t co = 0; co < g.Co; ++co)
       for (int64_t c = 0; c < g.cig(); ++c)

@@ -26,17 +26,16 @@ struct Spans {
 
 Spans make_spans(const PoolGeom& g) {
   Spans sp;
-  const int kind = g.kind == kPoolAdaptiveMax ? kPoolAdaptiveAvg : g.kind;
   sp.d.resize(g.OD);
   sp.h.resize(g.OH);
   sp.w.resize(g.OW);
-  for (int64_t o = 0; o < g.OD; ++o) sp.d[o] = pool_span(kind, o, g.OD, g.D, g.k[0], g.s[0], g.p[0], g.dil[0]);
-  for (int64_t o = 0; o < g.OH; ++o) sp.h[o] = pool_span(kind, o, g.OH, g.H, g.k[1], g.s[1], g.p[1], g.dil[1]);
-  for (int64_t o = 0; o < g.OW; ++o) sp.w[o] = pool_span(kind, o, g.OW, g.W, g.k[2], g.s[2], g.p[2], g.dil[2]);
+  for (int64_t o = 0; o < g.OD; ++o) sp.d[o] = pool_span_of(g, 0, o);
+  for (int64_t o = 0; o < g.OH; ++o) sp.h[o] = pool_span_of(g, 1, o);
+  for (int64_t o = 0; o < g.OW; ++o) sp.w[o] = pool_span_of(g, 2, o);
   return sp;
 }
 
-bool is_max(const PoolGeom& g) { return g.kind == kPoolMax || g.kind == kPoolAdaptiveMax; }
+bool is_max(const PoolGeom& g) { return pool_is_max(g.kind); }
 
 // Element offset (grad_input strides) of each flat plane index (d * H + h) * W + w.
 std::vector<int64_t> plane_offsets(const PoolGeom& g) {
@@ -49,7 +48,7 @@ std::vector<int64_t> plane_offsets(const PoolGeom& g) {
 }
 
 int64_t window_divisor(const PoolGeom& g, const PoolSpan& a, const PoolSpan& b, const PoolSpan& c) {
-  return pool_divisor(a, b, c, g.kind == kPoolAvg && g.count_include_pad, g.kind == kPoolAvg ? g.divisor_override : 0);
+  return pool_window_divisor(g.kind, a, b, c, g.count_include_pad, g.divisor_override);
 }
 
 [[noreturn]] void bad_index() {
@@ -281,7 +280,7 @@ void backward_planes(const T* go, const int64_t* index, T* gi, const PoolGeom& g
           const int64_t i = ip[o];
           ok &= (i >= 0) & (i < plane);
           const int64_t j = i >= 0 && i < plane ? i : 0;
-          gp[j] = canon(gp[j] + (i == j ? op[o] : T(0.0)));
+          gp[j] = pool_grad_add(gp[j], i == j ? op[o] : T(0.0));
         }
         if (!ok) bad = true;
       } else if (mx) {
@@ -296,7 +295,7 @@ void backward_planes(const T* go, const int64_t* index, T* gi, const PoolGeom& g
               }
               const T v = op[od * g.os[2] + oh * g.os[3] + ow * g.os[4]];
               T& dst = gp[dense ? i : off[i]];
-              dst = canon(dst + v);
+              dst = pool_grad_add(dst, v);
             }
       } else {
         for (int64_t od = 0; od < g.OD; ++od)
@@ -312,7 +311,7 @@ void backward_planes(const T* go, const int64_t* index, T* gi, const PoolGeom& g
                 for (int64_t k = 0; k < b.count; ++k)
                   for (int64_t l = 0; l < cc.count; ++l) {
                     T& dst = at(a.start + i, b.start + k, cc.start + l);
-                    dst = canon(dst + delta);
+                    dst = pool_grad_add(dst, delta);
                   }
             }
       }
@@ -361,7 +360,7 @@ void backward_lanes(const T* go, const int64_t* index, T* gi, const PoolGeom& g,
                 const bool in = (i >= 0) & (i < plane);
                 ok &= in;
                 T* dst = gn + offs[in ? i : 0] + j;
-                *dst = canon(*dst + (in ? v[j] : T(0.0)));
+                *dst = pool_grad_add(*dst, in ? v[j] : T(0.0));
               }
               if (!ok) bad = true;
             } else {
@@ -376,7 +375,7 @@ void backward_lanes(const T* go, const int64_t* index, T* gi, const PoolGeom& g,
                 for (int64_t k = 0; k < b.count; ++k)
                   for (int64_t l = 0; l < cc.count; ++l) {
                     T* dst = at(a.start + i, b.start + k, cc.start + l);
-                    for (int64_t j = 0; j < nl; ++j) dst[j] = canon(dst[j] + delta[j]);
+                    for (int64_t j = 0; j < nl; ++j) dst[j] = pool_grad_add(dst[j], delta[j]);
                   }
             }
           }
@@ -414,33 +413,15 @@ void pool_backward(const T* grad_output, const int64_t* index, T* grad_input, co
 // ---------------------------------------------------------------- plain references
 template <typename T>
 void pool_forward_reference(const T* x, T* out, int64_t* index, const PoolGeom& g) {
-  const int kind = g.kind == kPoolAdaptiveMax ? kPoolAdaptiveAvg : g.kind;
-  const bool mx = is_max(g);
   for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t c = 0; c < g.C; ++c) {
-      const T* xp = x + n * g.xs[0] + c * g.xs[1];
-      auto load = [&](int64_t d, int64_t h, int64_t w) { return xp[d * g.xs[2] + h * g.xs[3] + w * g.xs[4]]; };
+    for (int64_t c = 0; c < g.C; ++c)
       for (int64_t od = 0; od < g.OD; ++od)
         for (int64_t oh = 0; oh < g.OH; ++oh)
-          for (int64_t ow = 0; ow < g.OW; ++ow) {
-            const PoolSpan a = pool_span(kind, od, g.OD, g.D, g.k[0], g.s[0], g.p[0], g.dil[0]);
-            const PoolSpan b = pool_span(kind, oh, g.OH, g.H, g.k[1], g.s[1], g.p[1], g.dil[1]);
-            const PoolSpan cc = pool_span(kind, ow, g.OW, g.W, g.k[2], g.s[2], g.p[2], g.dil[2]);
-            T& o = out[n * g.os[0] + c * g.os[1] + od * g.os[2] + oh * g.os[3] + ow * g.os[4]];
-            if (mx) {
-              int64_t best;
-              o = pool_max_window<T>(a, b, cc, g.H, g.W, load, &best);
-              if (index) index[n * g.is[0] + c * g.is[1] + od * g.is[2] + oh * g.is[3] + ow * g.is[4]] = best;
-            } else {
-              o = pool_avg_window<T>(a, b, cc, window_divisor(g, a, b, cc), load);
-            }
-          }
-    }
+          for (int64_t ow = 0; ow < g.OW; ++ow) pool_forward_at<T>(g, x, out, index, n, c, od, oh, ow);
 }
 
 template <typename T>
 void pool_backward_reference(const T* grad_output, const int64_t* index, T* grad_input, const PoolGeom& g) {
-  const int kind = g.kind == kPoolAdaptiveMax ? kPoolAdaptiveAvg : g.kind;
   const bool mx = is_max(g);
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t c = 0; c < g.C; ++c) {
@@ -457,18 +438,16 @@ void pool_backward_reference(const T* grad_output, const int64_t* index, T* grad
               const int64_t i = index[n * g.is[0] + c * g.is[1] + od * g.is[2] + oh * g.is[3] + ow * g.is[4]];
               if (i < 0 || i >= g.D * g.H * g.W) bad_index();
               T& dst = at(i / (g.H * g.W), (i / g.W) % g.H, i % g.W);
-              dst = canon(dst + v);
+              dst = pool_grad_add(dst, v);
             } else {
-              const PoolSpan a = pool_span(kind, od, g.OD, g.D, g.k[0], g.s[0], g.p[0], g.dil[0]);
-              const PoolSpan b = pool_span(kind, oh, g.OH, g.H, g.k[1], g.s[1], g.p[1], g.dil[1]);
-              const PoolSpan cc = pool_span(kind, ow, g.OW, g.W, g.k[2], g.s[2], g.p[2], g.dil[2]);
+              const PoolSpan a = pool_span_of(g, 0, od), b = pool_span_of(g, 1, oh), cc = pool_span_of(g, 2, ow);
               if (a.count <= 0 || b.count <= 0 || cc.count <= 0) continue;
               const T delta = pool_avg_grad_term(v, window_divisor(g, a, b, cc));
               for (int64_t i = 0; i < a.count; ++i)
                 for (int64_t k = 0; k < b.count; ++k)
                   for (int64_t l = 0; l < cc.count; ++l) {
                     T& dst = at(a.start + i, b.start + k, cc.start + l);
-                    dst = canon(dst + delta);
+                    dst = pool_grad_add(dst, delta);
                   }
             }
           }

@@ -5,20 +5,11 @@
 
 #include <cstdint>
 
+#include "../common/pooling.h"
+
 namespace repmode::cpu {
 
-// Sizes, strides (in elements, order n, c, d, h, w) and arguments of one pooling call.
-struct PoolGeom {
-  int kind = 0;  // repmode::PoolKind
-  int64_t N = 1, C = 1, D = 1, H = 1, W = 1;      // input
-  int64_t OD = 1, OH = 1, OW = 1;                  // output
-  int64_t k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, p[3] = {0, 0, 0}, dil[3] = {1, 1, 1};
-  bool count_include_pad = true;
-  int64_t divisor_override = 0;  // 0: none
-  int64_t xs[5] = {0, 0, 0, 0, 0};  // input (forward) / grad_input (backward) strides
-  int64_t os[5] = {0, 0, 0, 0, 0};  // output (forward) / grad_output (backward) strides
-  int64_t is[5] = {0, 0, 0, 0, 0};  // index strides (max kinds)
-};
+using repmode::PoolGeom;  // csrc/common/pooling.h
 
 // out (and, for max kinds, index) from x.
 template <typename T>
