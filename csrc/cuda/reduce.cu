@@ -118,13 +118,15 @@ struct PickedOut {  // the +-inf norms: the picked |x|
 
 }  // namespace
 
-// One walk (sum_each_row) over all rows: a warp per chunk, scratch levels when N > 4096.
+// One walk (sum_each_row) over all rows: a warp per chunk (a thread per chunk for columns),
+// scratch levels when N > 4096.
 void sum_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out, int64_t s_out,
               bool mean, uintptr_t stream) {
   StreamScope scope(stream);
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    sum_each_row<T>(scope.get(), M, N, Terms<T>{ptr<const T>(x), sM, sN}, SumOut<T>{ptr<T>(out), s_out, N, mean});
+    sum_each_row<T>(scope.get(), M, N, Terms<T>{ptr<const T>(x), sM, sN}, SumOut<T>{ptr<T>(out), s_out, N, mean},
+                    columns_layout(M, sM, sN));
   });
 }
 
@@ -138,9 +140,10 @@ void var_mean_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int
     using T = decltype(zero);
     const Terms<T> terms{ptr<const T>(x), sM, sN};
     StreamBuffer<T> mu(M, scope.get());
-    sum_each_row<T>(scope.get(), M, N, terms, StoreMean<T>{mu.get(), N});
+    const bool cols = columns_layout(M, sM, sN);
+    sum_each_row<T>(scope.get(), M, N, terms, StoreMean<T>{mu.get(), N}, cols);
     sum_each_row<T>(scope.get(), M, N, SquaredDeviation<T>{terms, mu.get()},
-                    VarOut<T>{ptr<T>(var), ptr<T>(mean), mu.get(), N, correction, take_sqrt});
+                    VarOut<T>{ptr<T>(var), ptr<T>(mean), mu.get(), N, correction, take_sqrt}, cols);
   });
 }
 
@@ -150,7 +153,8 @@ void prod_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t
   StreamScope scope(stream);
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    prod_each_row<T>(scope.get(), M, N, Terms<T>{ptr<const T>(x), sM, sN}, ProdOut<T>{ptr<T>(out)});
+    prod_each_row<T>(scope.get(), M, N, Terms<T>{ptr<const T>(x), sM, sN}, ProdOut<T>{ptr<T>(out)},
+                     columns_layout(M, sM, sN));
   });
 }
 
@@ -164,7 +168,7 @@ void extreme_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int6
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     pick_each_row<T>(scope.get(), ExtremeTakes{is_max}, M, N, IndexedTerms<T>{{ptr<const T>(x), sM, sN}},
-                     ExtremeOut<T>{ptr<T>(values), ptr<int64_t>(indices)});
+                     ExtremeOut<T>{ptr<T>(values), ptr<int64_t>(indices)}, columns_layout(M, sM, sN));
   });
 }
 
@@ -182,8 +186,10 @@ void logsumexp_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, in
     }
     const Terms<T> terms{ptr<const T>(x), sM, sN};
     StreamBuffer<T> mx(M, scope.get());
-    pick_each_row<T>(scope.get(), ExtremeTakes{true}, M, N, IndexedTerms<T>{terms}, StoreValue<T>{mx.get()});
-    sum_each_row<T>(scope.get(), M, N, ShiftedExp<T>{terms, mx.get()}, LogSumExpOut<T>{ptr<T>(out), mx.get()});
+    const bool cols = columns_layout(M, sM, sN);
+    pick_each_row<T>(scope.get(), ExtremeTakes{true}, M, N, IndexedTerms<T>{terms}, StoreValue<T>{mx.get()}, cols);
+    sum_each_row<T>(scope.get(), M, N, ShiftedExp<T>{terms, mx.get()}, LogSumExpOut<T>{ptr<T>(out), mx.get()},
+                    cols);
   });
 }
 
@@ -196,12 +202,14 @@ void norm_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     const Terms<T> terms{ptr<const T>(x), sM, sN};
+    const bool cols = columns_layout(M, sM, sN);
     if (!norm_is_extreme(ord)) {
-      sum_each_row<T>(scope.get(), M, N, NormTerms<T>{terms, ord}, NormOut<T>{ptr<T>(out), ord});
+      sum_each_row<T>(scope.get(), M, N, NormTerms<T>{terms, ord}, NormOut<T>{ptr<T>(out), ord}, cols);
     } else if (N <= 0) {  // the formula's value of an empty row
       for_each_index(scope.get(), M, Fill<T>{ptr<T>(out), row_norm<T>(0, NoTerms<T>{}, ord)});
     } else {
-      pick_each_row<T>(scope.get(), ExtremeTakes{ord > 0}, M, N, AbsTerms<T>{terms}, PickedOut<T>{ptr<T>(out)});
+      pick_each_row<T>(scope.get(), ExtremeTakes{ord > 0}, M, N, AbsTerms<T>{terms}, PickedOut<T>{ptr<T>(out)},
+                       cols);
     }
   });
 }

@@ -8,7 +8,8 @@
 // (cudaMallocAsync on the stream, M * chunks values), and the next level runs the same kernel
 // over those values, until one value per row is left: the levels of finish_from_chunks. So a
 // few long rows spread over the whole GPU, many short rows give one warp each, and the bits are
-// canonical_sum's (or canonical_prod's) whatever the grid.
+// canonical_sum's (or canonical_prod's) whatever the grid. Column-like layouts run level 1 with a
+// thread per chunk instead (chunk_level_by_thread), for coalesced loads; same lanes, same tree.
 //
 // Arg-reductions (first extreme index, row_max) use the same walk with (value, index)
 // candidates: the combine keeps the earlier candidate unless the shared scan predicate
@@ -107,21 +108,66 @@ __global__ void chunk_level(Op op, int64_t M, int64_t n, int64_t C, Leaf leaf, t
   }
 }
 
+// Level 1 when a row's terms lie far apart but neighbouring rows' terms lie side by side
+// (columns, sM == 1; softmax rows along n with inner > 1): one thread per task c * M + m runs the
+// 32 lanes of chunk_sum itself (lane l adds terms l, l+32, ...; then lane_tree's halving tree),
+// so a warp loads 32 neighbouring rows' terms together. The same values as chunk_level.
+template <typename Op, typename Leaf, typename Fin>
+__global__ void chunk_level_by_thread(Op op, int64_t M, int64_t n, int64_t C, Leaf leaf, typename Op::V* out,
+                                      Fin fin) {
+  using V = typename Op::V;
+  for (int64_t task = global_thread(); task < M * C; task += grid_stride()) {
+    const int64_t m = task % M;
+    const int64_t c = task / M;
+    const int64_t begin = c * kSumChunk;
+    const int64_t len = n - begin < kSumChunk ? n - begin : kSumChunk;
+    V v[kWarp];
+#pragma unroll
+    for (int l = 0; l < kWarp; ++l) v[l] = op.identity();
+    // Not unrolled: the term (an exp, a pow) would be inlined 32 times; v lives in local memory.
+    for (int64_t i = 0; i < len; ++i) v[i % kWarp] = op.apply(v[i % kWarp], leaf(m, begin + i));
+#pragma unroll
+    for (int h = kWarp / 2; h >= 1; h /= 2)
+#pragma unroll
+      for (int l = 0; l < h; ++l) v[l] = op.apply(v[l], v[l + h]);
+    if (out)
+      out[m * C + c] = v[0];
+    else
+      fin(m, v[0]);
+  }
+}
+
 template <typename V, typename Fin>
 __global__ void empty_rows(int64_t M, V empty, Fin fin) {
   for (int64_t m = global_thread(); m < M; m += grid_stride()) fin(m, empty);
 }
 
 template <typename Op, typename Leaf, typename Fin>
-void launch_level(cudaStream_t s, Op op, int64_t M, int64_t n, int64_t C, Leaf leaf, typename Op::V* out, Fin fin) {
-  chunk_level<<<blocks_for(M * C * kWarp), kBlock, 0, s>>>(op, M, n, C, leaf, out, fin);
-  check_launch("chunk_level");
+void launch_level(cudaStream_t s, Op op, int64_t M, int64_t n, int64_t C, Leaf leaf, typename Op::V* out, Fin fin,
+                  bool by_thread = false) {
+  if (by_thread) {
+    chunk_level_by_thread<<<blocks_for(M * C), kBlock, 0, s>>>(op, M, n, C, leaf, out, fin);
+    check_launch("chunk_level_by_thread");
+  } else {
+    chunk_level<<<blocks_for(M * C * kWarp), kBlock, 0, s>>>(op, M, n, C, leaf, out, fin);
+    check_launch("chunk_level");
+  }
+}
+
+// Whether level 1 should run a thread per chunk (chunk_level_by_thread): enough rows, and the
+// rows' starts closer together than a row's consecutive terms.
+inline bool columns_layout(int64_t M, int64_t row_stride, int64_t term_stride) {
+  const int64_t a = row_stride < 0 ? -row_stride : row_stride;
+  const int64_t b = term_stride < 0 ? -term_stride : term_stride;
+  return M >= kWarp && b != 1 && a < b;
 }
 
 // fin(m, r) receives row m's reduction r: the canonical tree over leaf(m, 0..N) with op, or
-// `empty` for N == 0 (the caller passes the common formula's value of an empty row).
+// `empty` for N == 0 (the caller passes the common formula's value of an empty row). by_thread:
+// level 1 runs a thread per chunk (see columns_layout); the higher levels always a warp per chunk.
 template <typename Op, typename Leaf, typename Fin>
-void reduce_rows(cudaStream_t s, Op op, int64_t M, int64_t N, Leaf leaf, Fin fin, typename Op::V empty) {
+void reduce_rows(cudaStream_t s, Op op, int64_t M, int64_t N, Leaf leaf, Fin fin, typename Op::V empty,
+                 bool by_thread) {
   using V = typename Op::V;
   if (M <= 0) return;
   if (N <= 0) {
@@ -131,14 +177,14 @@ void reduce_rows(cudaStream_t s, Op op, int64_t M, int64_t N, Leaf leaf, Fin fin
   }
   int64_t C = chunk_count(N);
   if (C == 1) {
-    launch_level(s, op, M, N, 1, leaf, static_cast<V*>(nullptr), fin);
+    launch_level(s, op, M, N, 1, leaf, static_cast<V*>(nullptr), fin, by_thread);
     return;
   }
   V* a = nullptr;
   V* b = nullptr;
   check(cudaMallocAsync(reinterpret_cast<void**>(&a), sizeof(V) * M * C, s), "cudaMallocAsync");
   check(cudaMallocAsync(reinterpret_cast<void**>(&b), sizeof(V) * M * chunk_count(C), s), "cudaMallocAsync");
-  launch_level(s, op, M, N, C, leaf, a, fin);
+  launch_level(s, op, M, N, C, leaf, a, fin, by_thread);
   for (int64_t n = C;; n = C) {  // the levels of finish_from_chunks; sizes only shrink
     C = chunk_count(n);
     launch_level(s, op, M, n, C, ScratchLeaf<V>{a, n}, C == 1 ? static_cast<V*>(nullptr) : b, fin);
@@ -157,17 +203,17 @@ struct NoTerms {
 
 // Canonical sum / product of each row.
 template <typename T, typename Leaf, typename Fin>
-void sum_each_row(cudaStream_t s, int64_t M, int64_t N, Leaf leaf, Fin fin) {
-  reduce_rows(s, TreeOp<T, AddOp>{}, M, N, leaf, fin, canonical_sum<T>(0, NoTerms<T>{}));
+void sum_each_row(cudaStream_t s, int64_t M, int64_t N, Leaf leaf, Fin fin, bool by_thread = false) {
+  reduce_rows(s, TreeOp<T, AddOp>{}, M, N, leaf, fin, canonical_sum<T>(0, NoTerms<T>{}), by_thread);
 }
 template <typename T, typename Leaf, typename Fin>
-void prod_each_row(cudaStream_t s, int64_t M, int64_t N, Leaf leaf, Fin fin) {
-  reduce_rows(s, TreeOp<T, MulOp>{}, M, N, leaf, fin, canonical_prod<T>(0, NoTerms<T>{}));
+void prod_each_row(cudaStream_t s, int64_t M, int64_t N, Leaf leaf, Fin fin, bool by_thread = false) {
+  reduce_rows(s, TreeOp<T, MulOp>{}, M, N, leaf, fin, canonical_prod<T>(0, NoTerms<T>{}), by_thread);
 }
 // The scan's candidate of each row (N > 0); leaf returns Cand{value, j}.
 template <typename T, typename Takes, typename Leaf, typename Fin>
-void pick_each_row(cudaStream_t s, Takes takes, int64_t M, int64_t N, Leaf leaf, Fin fin) {
-  reduce_rows(s, ArgOp<T, Takes>{takes}, M, N, leaf, fin, Cand<T>{T(0), -1});
+void pick_each_row(cudaStream_t s, Takes takes, int64_t M, int64_t N, Leaf leaf, Fin fin, bool by_thread = false) {
+  reduce_rows(s, ArgOp<T, Takes>{takes}, M, N, leaf, fin, Cand<T>{T(0), -1}, by_thread);
 }
 
 // Common row sinks and element writers.

@@ -176,12 +176,13 @@ void forward_rows(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t 
     using T = decltype(zero);
     const Layout L{n, inner};
     const AlongN<T> xs{ptr<const T>(x), L};
+    const bool cols = columns_layout(rows, 1, inner);  // neighbouring rows (i, i+1) sit side by side
     StreamBuffer<T> mx(rows, s), sum(rows, s);
-    pick_each_row<T>(s, MaxTakes{}, rows, n, IndexedAlongN<T>{xs}, StoreValue<T>{mx.get()});
+    pick_each_row<T>(s, MaxTakes{}, rows, n, IndexedAlongN<T>{xs}, StoreValue<T>{mx.get()}, cols);
     if (log)
-      sum_each_row<T>(s, rows, n, ExpTerms<T>{xs, mx.get(), log}, StoreLog<T>{sum.get()});
+      sum_each_row<T>(s, rows, n, ExpTerms<T>{xs, mx.get(), log}, StoreLog<T>{sum.get()}, cols);
     else
-      sum_each_row<T>(s, rows, n, ExpTerms<T>{xs, mx.get(), log}, StoreSum<T>{sum.get()});
+      sum_each_row<T>(s, rows, n, ExpTerms<T>{xs, mx.get(), log}, StoreSum<T>{sum.get()}, cols);
     for_each_index(s, rows * n, ForwardOut<T>{xs.x, ptr<T>(out), mx.get(), sum.get(), L, safe, log});
   });
 }
@@ -198,7 +199,8 @@ void backward_rows(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_
     const T* gp = ptr<const T>(grad);
     const T* yp = ptr<const T>(y);
     StreamBuffer<T> G(rows, s);
-    sum_each_row<T>(s, rows, n, BackwardTerms<T>{{gp, L}, {yp, L}, log}, StoreSum<T>{G.get()});
+    sum_each_row<T>(s, rows, n, BackwardTerms<T>{{gp, L}, {yp, L}, log}, StoreSum<T>{G.get()},
+                    columns_layout(rows, 1, inner));
     for_each_index(s, rows * n, BackwardOut<T>{gp, yp, ptr<T>(out), G.get(), L, log});
   });
 }

@@ -2,7 +2,8 @@
 var_mean_rows, prod_rows, extreme_rows, logsumexp_rows and norm_rows over M rows of N terms
 (strides sM, sN). The sizes hit the kernel's edges: a warp per 4096-term chunk (31/32/33 lanes,
 4095/4096/4097 terms), the scratch levels (4096*32+1, 4096*300+7, 4096*4096+5 terms), many short
-rows, transposed and strided rows, and empty rows."""
+rows, transposed and strided rows (with 32 or more rows: a thread per chunk at level 1), and empty
+rows."""
 from __future__ import annotations
 
 import math
@@ -58,7 +59,7 @@ def test_sum_huge_row(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("M,N", [(1000, 7), (5000, 33), (257, 4096), (3, 4096 * 5 + 3), (40, 4097), (7, 0),
-                                 (300, 1), (0, 10)])
+                                 (300, 1), (0, 10), (31, 100), (32, 100), (100, 4096 * 2 + 1)])
 @pytest.mark.parametrize("mean", [False, True])
 def test_sum_many_rows_layouts(dtype, M, N, mean):
     for what, x in layouts(M, N, dtype, seed=M + N):
@@ -107,7 +108,8 @@ def ties(M: int, N: int, dtype, seed: int, with_nan: bool):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("M,N", [(1, 1), (1, 31), (1, 32), (1, 33), (1, 4095), (1, 4096), (1, 4097),
-                                 (1, 4096 * 32 + 1), (1, 4096 * 300 + 7), (2000, 9), (33, 4097), (5, 0)])
+                                 (1, 4096 * 32 + 1), (1, 4096 * 300 + 7), (2000, 9), (33, 4097), (5, 0),
+                                 (64, 4096 * 2 + 3)])
 @pytest.mark.parametrize("is_max", [True, False])
 def test_extreme_random(dtype, M, N, is_max):
     for what, x in layouts(M, N, dtype, seed=N):
