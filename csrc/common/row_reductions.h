@@ -3,6 +3,7 @@
 // the canonical sum order, so it gives the same bits on every device.
 #pragma once
 
+#include "batch_norm.h"
 #include "defs.h"
 #include "log_softmax.h"
 #include "math.h"
@@ -13,13 +14,7 @@ namespace repmode {
 // var and mean: mean = S / n (S the canonical sum); var = canonical sum of (x - mean)^2
 // divided by max(0, n - correction). Both passes use the canonical order. The pieces below are
 // the formula's steps, shared by devices that run the two passes apart (csrc/cuda/reduce.cu).
-template <typename T>
-REPMODE_HD T var_mean_mean(T sum, int64_t n) { return sum / T(n); }
-template <typename T>
-REPMODE_HD T var_mean_term(T x, T mean) {
-  const T d = x - mean;
-  return d * d;
-}
+// The mean and the squared deviations are batch_norm.h's norm_mean and norm_sq_term.
 template <typename T>
 REPMODE_HD T var_mean_var(T ss, int64_t n, double correction) {
   const double dof = double(n) - correction;
@@ -31,8 +26,8 @@ REPMODE_HD T var_or_std(T var, bool take_sqrt) { return take_sqrt ? canon(sqrt_o
 
 template <typename T, typename Load>
 REPMODE_HD void row_var_mean(int64_t n, const Load& load, double correction, T* var, T* mean) {
-  const T m = var_mean_mean(canonical_sum<T>(n, load), n);
-  const T ss = canonical_sum<T>(n, [&](int64_t j) { return var_mean_term(load(j), m); });
+  const T m = norm_mean(canonical_sum<T>(n, load), n);
+  const T ss = canonical_sum<T>(n, [&](int64_t j) { return norm_sq_term(load(j), m); });
   *mean = canon(m);
   *var = var_mean_var(ss, n, correction);
 }
@@ -98,7 +93,7 @@ REPMODE_HD T row_logsumexp(int64_t n, const Load& load) {
 // of |x|, +0 / +inf for an empty row), 0 (count of nonzeros), any other p ((sum |x|^p)^(1/p)).
 // The sums use the canonical order; the terms and the final step are the functions below.
 template <typename T>
-REPMODE_HD T norm_abs(T v) { return v < T(0) ? -v : v + T(0); }
+REPMODE_HD T vector_norm_abs(T v) { return v < T(0) ? -v : v + T(0); }
 
 // |x|^p for the general-p norm: exp(p * log|x|) evaluated in float64 with repmode's routines,
 // then rounded once to T. Reproducible everywhere; not correctly rounded.
@@ -109,20 +104,20 @@ REPMODE_HD T pow_abs(T x, double p) {
   return T(repmode_exp(p * repmode_log(a)));
 }
 
-REPMODE_HD bool norm_is_extreme(double ord) { return ord == 1.0 / 0.0 || ord == -1.0 / 0.0; }
+REPMODE_HD bool vector_norm_is_extreme(double ord) { return ord == 1.0 / 0.0 || ord == -1.0 / 0.0; }
 
 // The summed term of x for a non-extreme ord.
 template <typename T>
-REPMODE_HD T norm_term(T v, double ord) {
+REPMODE_HD T vector_norm_term(T v, double ord) {
   if (ord == 2.0) return v * v;
-  if (ord == 1.0) return norm_abs(v);
+  if (ord == 1.0) return vector_norm_abs(v);
   if (ord == 0.0) return v != T(0) ? T(1) : T(0);
   return pow_abs<T>(v, ord);
 }
 
 // The norm from the canonical sum s of the terms (non-extreme ord); not yet canon().
 template <typename T>
-REPMODE_HD T norm_from_sum(T s, double ord) {
+REPMODE_HD T vector_norm_from_sum(T s, double ord) {
   if (ord == 2.0) return sqrt_of(s);
   if (ord == 1.0 || ord == 0.0) return s;
   return pow_abs<T>(s, 1.0 / ord);
@@ -131,12 +126,12 @@ REPMODE_HD T norm_from_sum(T s, double ord) {
 template <typename T, typename Load>
 REPMODE_HD T row_norm(int64_t n, const Load& load, double ord) {
   const double inf = 1.0 / 0.0;
-  auto abs_at = [&](int64_t j) { return norm_abs(load(j)); };
+  auto abs_at = [&](int64_t j) { return vector_norm_abs(load(j)); };
   T r;
-  if (norm_is_extreme(ord)) {
+  if (vector_norm_is_extreme(ord)) {
     r = n == 0 ? T(ord == inf ? 0.0 : inf) : abs_at(row_arg_extreme<T>(n, abs_at, ord == inf));
   } else {
-    r = norm_from_sum(canonical_sum<T>(n, [&](int64_t j) { return norm_term(load(j), ord); }), ord);
+    r = vector_norm_from_sum(canonical_sum<T>(n, [&](int64_t j) { return vector_norm_term(load(j), ord); }), ord);
   }
   return canon(r);
 }

@@ -36,14 +36,14 @@ template <typename T>
 struct StoreMean {  // var_mean's first pass: the row mean, kept unrounded to canon
   T* mean;
   int64_t n;
-  __device__ void operator()(int64_t m, T s) const { mean[m] = var_mean_mean(s, n); }
+  __device__ void operator()(int64_t m, T s) const { mean[m] = norm_mean(s, n); }
 };
 
 template <typename T>
 struct SquaredDeviation {
   Terms<T> x;
   const T* mean;
-  __device__ T operator()(int64_t m, int64_t j) const { return var_mean_term(x(m, j), mean[m]); }
+  __device__ T operator()(int64_t m, int64_t j) const { return norm_sq_term(x(m, j), mean[m]); }
 };
 
 template <typename T>
@@ -93,21 +93,21 @@ struct LogSumExpOut {
 template <typename T>
 struct AbsTerms {  // (|x_mj|, j) for the +-inf norms
   Terms<T> x;
-  __device__ Cand<T> operator()(int64_t m, int64_t j) const { return Cand<T>{norm_abs(x(m, j)), j}; }
+  __device__ Cand<T> operator()(int64_t m, int64_t j) const { return Cand<T>{vector_norm_abs(x(m, j)), j}; }
 };
 
 template <typename T>
 struct NormTerms {
   Terms<T> x;
   double ord;
-  __device__ T operator()(int64_t m, int64_t j) const { return norm_term(x(m, j), ord); }
+  __device__ T operator()(int64_t m, int64_t j) const { return vector_norm_term(x(m, j), ord); }
 };
 
 template <typename T>
 struct NormOut {
   T* out;
   double ord;
-  __device__ void operator()(int64_t m, T s) const { out[m] = canon(norm_from_sum(s, ord)); }
+  __device__ void operator()(int64_t m, T s) const { out[m] = canon(vector_norm_from_sum(s, ord)); }
 };
 
 template <typename T>
@@ -126,7 +126,7 @@ void sum_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t 
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     sum_each_row<T>(scope.get(), M, N, Terms<T>{ptr<const T>(x), sM, sN}, SumOut<T>{ptr<T>(out), s_out, N, mean},
-                    columns_layout(M, sM, sN));
+                    columns_layout(M, N, sM, sN));
   });
 }
 
@@ -140,7 +140,7 @@ void var_mean_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int
     using T = decltype(zero);
     const Terms<T> terms{ptr<const T>(x), sM, sN};
     StreamBuffer<T> mu(M, scope.get());
-    const bool cols = columns_layout(M, sM, sN);
+    const bool cols = columns_layout(M, N, sM, sN);
     sum_each_row<T>(scope.get(), M, N, terms, StoreMean<T>{mu.get(), N}, cols);
     sum_each_row<T>(scope.get(), M, N, SquaredDeviation<T>{terms, mu.get()},
                     VarOut<T>{ptr<T>(var), ptr<T>(mean), mu.get(), N, correction, take_sqrt}, cols);
@@ -154,7 +154,7 @@ void prod_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     prod_each_row<T>(scope.get(), M, N, Terms<T>{ptr<const T>(x), sM, sN}, ProdOut<T>{ptr<T>(out)},
-                     columns_layout(M, sM, sN));
+                     columns_layout(M, N, sM, sN));
   });
 }
 
@@ -168,7 +168,7 @@ void extreme_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int6
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     pick_each_row<T>(scope.get(), ExtremeTakes{is_max}, M, N, IndexedTerms<T>{{ptr<const T>(x), sM, sN}},
-                     ExtremeOut<T>{ptr<T>(values), ptr<int64_t>(indices)}, columns_layout(M, sM, sN));
+                     ExtremeOut<T>{ptr<T>(values), ptr<int64_t>(indices)}, columns_layout(M, N, sM, sN));
   });
 }
 
@@ -186,7 +186,7 @@ void logsumexp_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, in
     }
     const Terms<T> terms{ptr<const T>(x), sM, sN};
     StreamBuffer<T> mx(M, scope.get());
-    const bool cols = columns_layout(M, sM, sN);
+    const bool cols = columns_layout(M, N, sM, sN);
     pick_each_row<T>(scope.get(), ExtremeTakes{true}, M, N, IndexedTerms<T>{terms}, StoreValue<T>{mx.get()}, cols);
     sum_each_row<T>(scope.get(), M, N, ShiftedExp<T>{terms, mx.get()}, LogSumExpOut<T>{ptr<T>(out), mx.get()},
                     cols);
@@ -194,7 +194,7 @@ void logsumexp_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, in
 }
 
 // row_norm: +-inf ords are one candidate walk over |x| (the first extreme, as the CPU's scan);
-// the other ords one canonical sum of norm_term, finished by norm_from_sum.
+// the other ords one canonical sum of vector_norm_term, finished by vector_norm_from_sum.
 void norm_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, double ord, uintptr_t out,
                uintptr_t stream) {
   StreamScope scope(stream);
@@ -202,8 +202,8 @@ void norm_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     const Terms<T> terms{ptr<const T>(x), sM, sN};
-    const bool cols = columns_layout(M, sM, sN);
-    if (!norm_is_extreme(ord)) {
+    const bool cols = columns_layout(M, N, sM, sN);
+    if (!vector_norm_is_extreme(ord)) {
       sum_each_row<T>(scope.get(), M, N, NormTerms<T>{terms, ord}, NormOut<T>{ptr<T>(out), ord}, cols);
     } else if (N <= 0) {  // the formula's value of an empty row
       for_each_index(scope.get(), M, Fill<T>{ptr<T>(out), row_norm<T>(0, NoTerms<T>{}, ord)});

@@ -154,12 +154,14 @@ void launch_level(cudaStream_t s, Op op, int64_t M, int64_t n, int64_t C, Leaf l
   }
 }
 
-// Whether level 1 should run a thread per chunk (chunk_level_by_thread): enough rows, and the
-// rows' starts closer together than a row's consecutive terms.
-inline bool columns_layout(int64_t M, int64_t row_stride, int64_t term_stride) {
+// Whether level 1 should run a thread per chunk (chunk_level_by_thread): the rows' starts closer
+// together than a row's consecutive terms, and enough chunks to fill the GPU with threads (below
+// that a warp per chunk keeps more loads in flight). The threshold is a guess, not measured.
+constexpr int64_t kMinThreadTasks = 2048;
+inline bool columns_layout(int64_t M, int64_t N, int64_t row_stride, int64_t term_stride) {
   const int64_t a = row_stride < 0 ? -row_stride : row_stride;
   const int64_t b = term_stride < 0 ? -term_stride : term_stride;
-  return M >= kWarp && b != 1 && a < b;
+  return b != 1 && a < b && M * chunk_count(N) >= kMinThreadTasks;
 }
 
 // fin(m, r) receives row m's reduction r: the canonical tree over leaf(m, 0..N) with op, or

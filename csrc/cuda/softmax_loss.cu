@@ -165,43 +165,59 @@ struct NllBackward {
   }
 };
 
+// The rows of an (outer, n, inner) tensor and how level 1 walks them.
+struct RowsAlongN {
+  Layout L;
+  int64_t rows;
+  bool cols;  // neighbouring rows (i, i+1) sit side by side: a thread per chunk
+  RowsAlongN(int64_t outer, int64_t n, int64_t inner)
+      : L{n, inner}, rows(outer * inner), cols(columns_layout(rows, n, 1, inner)) {}
+  bool empty() const { return rows <= 0 || L.n <= 0; }
+};
+
 // Three passes, as softmax_row / log_softmax_row: the row maxima (candidate walk, row_max's
 // element), the canonical sums of exp(x - m) (sum walk; log_softmax keeps their log), then one
 // thread per output.
-void forward_rows(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, bool safe,
-                  bool log, cudaStream_t s) {
-  const int64_t rows = outer * inner;
-  if (rows <= 0 || n <= 0) return;
-  by_dtype(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    const Layout L{n, inner};
-    const AlongN<T> xs{ptr<const T>(x), L};
-    const bool cols = columns_layout(rows, 1, inner);  // neighbouring rows (i, i+1) sit side by side
-    StreamBuffer<T> mx(rows, s), sum(rows, s);
-    pick_each_row<T>(s, MaxTakes{}, rows, n, IndexedAlongN<T>{xs}, StoreValue<T>{mx.get()}, cols);
-    if (log)
-      sum_each_row<T>(s, rows, n, ExpTerms<T>{xs, mx.get(), log}, StoreLog<T>{sum.get()}, cols);
-    else
-      sum_each_row<T>(s, rows, n, ExpTerms<T>{xs, mx.get(), log}, StoreSum<T>{sum.get()}, cols);
-    for_each_index(s, rows * n, ForwardOut<T>{xs.x, ptr<T>(out), mx.get(), sum.get(), L, safe, log});
-  });
+template <typename T>
+void forward_rows(const T* x, T* out, const RowsAlongN& R, bool safe, bool log, cudaStream_t s) {
+  const AlongN<T> xs{x, R.L};
+  StreamBuffer<T> mx(R.rows, s), sum(R.rows, s);
+  pick_each_row<T>(s, MaxTakes{}, R.rows, R.L.n, IndexedAlongN<T>{xs}, StoreValue<T>{mx.get()}, R.cols);
+  if (log)
+    sum_each_row<T>(s, R.rows, R.L.n, ExpTerms<T>{xs, mx.get(), log}, StoreLog<T>{sum.get()}, R.cols);
+  else
+    sum_each_row<T>(s, R.rows, R.L.n, ExpTerms<T>{xs, mx.get(), log}, StoreSum<T>{sum.get()}, R.cols);
+  for_each_index(s, R.rows * R.L.n, ForwardOut<T>{x, out, mx.get(), sum.get(), R.L, safe, log});
 }
 
 // Two passes, as softmax_backward_row / log_softmax_backward_row: G per row (sum walk), then one
 // thread per output.
-void backward_rows(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n, int64_t inner,
-                   bool log, cudaStream_t s) {
-  const int64_t rows = outer * inner;
-  if (rows <= 0 || n <= 0) return;
+template <typename T>
+void backward_rows(const T* g, const T* y, T* out, const RowsAlongN& R, bool log, cudaStream_t s) {
+  StreamBuffer<T> G(R.rows, s);
+  sum_each_row<T>(s, R.rows, R.L.n, BackwardTerms<T>{{g, R.L}, {y, R.L}, log}, StoreSum<T>{G.get()}, R.cols);
+  for_each_index(s, R.rows * R.L.n, BackwardOut<T>{g, y, out, G.get(), R.L, log});
+}
+
+void forward(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, bool safe, bool log,
+             uintptr_t stream) {
+  StreamScope scope(stream);
+  const RowsAlongN R(outer, n, inner);
+  if (R.empty()) return;
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    const Layout L{n, inner};
-    const T* gp = ptr<const T>(grad);
-    const T* yp = ptr<const T>(y);
-    StreamBuffer<T> G(rows, s);
-    sum_each_row<T>(s, rows, n, BackwardTerms<T>{{gp, L}, {yp, L}, log}, StoreSum<T>{G.get()},
-                    columns_layout(rows, 1, inner));
-    for_each_index(s, rows * n, BackwardOut<T>{gp, yp, ptr<T>(out), G.get(), L, log});
+    forward_rows(ptr<const T>(x), ptr<T>(out), R, safe, log, scope.get());
+  });
+}
+
+void backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n, int64_t inner,
+              bool log, uintptr_t stream) {
+  StreamScope scope(stream);
+  const RowsAlongN R(outer, n, inner);
+  if (R.empty()) return;
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    backward_rows(ptr<const T>(grad), ptr<const T>(y), ptr<T>(out), R, log, scope.get());
   });
 }
 
@@ -209,25 +225,21 @@ void backward_rows(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_
 
 void softmax(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, bool safe,
              uintptr_t stream) {
-  StreamScope scope(stream);
-  forward_rows(dtype, x, out, outer, n, inner, safe, false, scope.get());
+  forward(dtype, x, out, outer, n, inner, safe, false, stream);
 }
 
 void log_softmax(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, uintptr_t stream) {
-  StreamScope scope(stream);
-  forward_rows(dtype, x, out, outer, n, inner, false, true, scope.get());
+  forward(dtype, x, out, outer, n, inner, false, true, stream);
 }
 
 void softmax_backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n,
                       int64_t inner, uintptr_t stream) {
-  StreamScope scope(stream);
-  backward_rows(dtype, grad, y, out, outer, n, inner, false, scope.get());
+  backward(dtype, grad, y, out, outer, n, inner, false, stream);
 }
 
 void log_softmax_backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n,
                           int64_t inner, uintptr_t stream) {
-  StreamScope scope(stream);
-  backward_rows(dtype, grad, y, out, outer, n, inner, true, scope.get());
+  backward(dtype, grad, y, out, outer, n, inner, true, stream);
 }
 
 // 'none': one thread per row i (thread 0 also writes total_weight = 0). 'mean'/'sum': one sum

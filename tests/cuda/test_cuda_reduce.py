@@ -2,8 +2,8 @@
 var_mean_rows, prod_rows, extreme_rows, logsumexp_rows and norm_rows over M rows of N terms
 (strides sM, sN). The sizes hit the kernel's edges: a warp per 4096-term chunk (31/32/33 lanes,
 4095/4096/4097 terms), the scratch levels (4096*32+1, 4096*300+7, 4096*4096+5 terms), many short
-rows, transposed and strided rows (with 32 or more rows: a thread per chunk at level 1), and empty
-rows."""
+rows, transposed and strided rows (with 2048 or more chunks: a thread per chunk at level 1), and
+empty rows."""
 from __future__ import annotations
 
 import math
@@ -59,7 +59,7 @@ def test_sum_huge_row(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("M,N", [(1000, 7), (5000, 33), (257, 4096), (3, 4096 * 5 + 3), (40, 4097), (7, 0),
-                                 (300, 1), (0, 10), (31, 100), (32, 100), (100, 4096 * 2 + 1)])
+                                 (300, 1), (0, 10), (2047, 3), (2048, 3), (100, 4096 * 2 + 1), (1100, 4097)])
 @pytest.mark.parametrize("mean", [False, True])
 def test_sum_many_rows_layouts(dtype, M, N, mean):
     for what, x in layouts(M, N, dtype, seed=M + N):
@@ -72,7 +72,7 @@ def test_sum_many_rows_layouts(dtype, M, N, mean):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("M,N", [(1, 0), (1, 1), (1, 33), (1, 4097), (1, 4096 * 32 + 1), (2, 4096 * 300 + 7),
-                                 (1000, 31), (64, 4096), (9, 5000)])
+                                 (1000, 31), (64, 4096), (9, 5000), (3000, 20), (1100, 4097)])
 @pytest.mark.parametrize("correction", [0.0, 1.0, 40.0])
 def test_var_mean(dtype, M, N, correction):
     for what, x in layouts(M, N, dtype, seed=N, specials=N < 2000):
@@ -88,7 +88,8 @@ def test_var_mean(dtype, M, N, correction):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("M,N", [(1, 0), (1, 1), (1, 31), (1, 32), (1, 33), (1, 4095), (1, 4096), (1, 4097),
-                                 (1, 4096 * 32 + 1), (1, 4096 * 300 + 7), (500, 40), (4, 9000), (6, 0)])
+                                 (1, 4096 * 32 + 1), (1, 4096 * 300 + 7), (500, 40), (4, 9000), (6, 0),
+                                 (2100, 50)])
 def test_prod(dtype, M, N):
     # products that stay finite for a while; specials still mixed in
     for what, x in layouts(M, N, dtype, seed=N, transform=lambda t: 1.0 + 1e-3 * t):
@@ -109,7 +110,7 @@ def ties(M: int, N: int, dtype, seed: int, with_nan: bool):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("M,N", [(1, 1), (1, 31), (1, 32), (1, 33), (1, 4095), (1, 4096), (1, 4097),
                                  (1, 4096 * 32 + 1), (1, 4096 * 300 + 7), (2000, 9), (33, 4097), (5, 0),
-                                 (64, 4096 * 2 + 3)])
+                                 (64, 4096 * 2 + 3), (1100, 4100)])
 @pytest.mark.parametrize("is_max", [True, False])
 def test_extreme_random(dtype, M, N, is_max):
     for what, x in layouts(M, N, dtype, seed=N):
@@ -152,7 +153,8 @@ def test_extreme_nan_late_in_long_row(dtype):
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("M,N", [(1, 0), (1, 1), (1, 31), (1, 32), (1, 33), (1, 4095), (1, 4096), (1, 4097),
-                                 (1, 4096 * 32 + 1), (1, 4096 * 300 + 7), (1000, 20), (17, 4097), (4, 0)])
+                                 (1, 4096 * 32 + 1), (1, 4096 * 300 + 7), (1000, 20), (17, 4097), (4, 0),
+                                 (2100, 30)])
 def test_logsumexp(dtype, M, N):
     for what, x in layouts(M, N, dtype, seed=N, specials=N < 4096):
         run_both("logsumexp_rows", [x], [out_like(M, dtype)],
@@ -176,7 +178,7 @@ ORDS = [0.0, 1.0, 2.0, math.inf, -math.inf, 3.0, 0.5, -1.5]
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("M,N", [(1, 0), (1, 1), (1, 33), (1, 4096), (1, 4097), (1, 4096 * 32 + 1),
-                                 (1, 4096 * 300 + 7), (800, 31), (12, 9000), (3, 0)])
+                                 (1, 4096 * 300 + 7), (800, 31), (12, 9000), (3, 0), (2500, 17)])
 @pytest.mark.parametrize("ord", ORDS)
 def test_norm(dtype, M, N, ord):
     for what, x in layouts(M, N, dtype, seed=N, specials=N < 4096):
