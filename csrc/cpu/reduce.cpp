@@ -8,6 +8,7 @@
 
 #include "../common/defs.h"
 #include "../common/reduce_order.h"
+#include "../common/row_reductions.h"
 #include "isa.h"
 #include "parallel.h"
 #include "sum_chunk.h"
@@ -44,9 +45,7 @@ void contiguous_chunks(const T* p, int64_t n, int64_t c0, int64_t c1, T* vals) {
 
 template <typename T>
 T finish(T* vals, int64_t chunks, int64_t n, bool divide_by_n) {
-  T s = n == 0 ? T(0.0) : finish_from_chunks(vals, chunks);
-  if (divide_by_n) s = s / T(n);
-  return canon(s);
+  return sum_or_mean(n == 0 ? T(0.0) : finish_from_chunks(vals, chunks), n, divide_by_n);
 }
 
 template <typename T>
@@ -153,9 +152,7 @@ void sum_rows_reference(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN
                         int64_t s_out, bool divide_by_n) {
   for (int64_t m = 0; m < M; ++m) {
     const T* p = x + m * sM;
-    T s = canonical_sum<T>(N, [&](int64_t j) { return p[j * sN]; });
-    if (divide_by_n) s = s / T(N);
-    out[m * s_out] = canon(s);
+    out[m * s_out] = sum_or_mean(canonical_sum<T>(N, [&](int64_t j) { return p[j * sN]; }), N, divide_by_n);
   }
 }
 

@@ -13,15 +13,6 @@ namespace {
 
 inline int64_t row_base(int64_t r, int64_t n, int64_t inner) { return (r / inner) * n * inner + r % inner; }
 
-// |x|^p for the general-p norm: exp(p * log|x|) evaluated in float64 with repmode's routines,
-// then rounded once to T. Reproducible everywhere; not correctly rounded.
-template <typename T>
-REPMODE_INLINE T pow_abs(T x, double p) {
-  const double a = x < T(0) ? -double(x) : double(x);
-  if (a == 0.0) return T(p > 0 ? 0.0 : (p == 0 ? 1.0 : 1.0 / 0.0));
-  return T(repmode_exp(p * repmode_log(a)));
-}
-
 }  // namespace
 
 template <typename T>
@@ -32,7 +23,7 @@ void var_mean_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, dou
       const T* p = x + m * sM;
       T v, mu;
       row_var_mean<T>(N, [&](int64_t j) { return p[j * sN]; }, correction, &v, &mu);
-      var[m] = take_sqrt ? canon(sqrt_of(v)) : v;
+      var[m] = var_or_std(v, take_sqrt);
       if (mean) mean[m] = mu;
     }
   });
@@ -69,8 +60,7 @@ template <typename T>
 REPMODE_INLINE T logsumexp_contiguous_row(const T* x, int64_t n) {
   if (n == 0) return T(-1.0) / T(0.0);
   const T m = contiguous_row_max(x, n);
-  const T shift = (m - m == T(0.0)) ? m : T(0.0);
-  return canon(log_of(exp_shifted_sum(x, shift, static_cast<T*>(nullptr), n)) + m);
+  return logsumexp_result(exp_shifted_sum(x, logsumexp_shift(m), static_cast<T*>(nullptr), n), m);
 }
 
 template <typename T>
@@ -85,25 +75,10 @@ void logsumexp_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, T*
 
 template <typename T>
 void norm_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, double ord, T* out, int nthreads) {
-  const double inf = 1.0 / 0.0;
   rows_parallel(M, nthreads, 8 * N, [&](int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m) {
       const T* p = x + m * sM;
-      auto abs_at = [&](int64_t j) { const T v = p[j * sN]; return v < T(0) ? -v : v + T(0); };
-      T r;
-      if (ord == 2.0) {
-        r = sqrt_of(canonical_sum<T>(N, [&](int64_t j) { const T v = p[j * sN]; return v * v; }));
-      } else if (ord == 1.0) {
-        r = canonical_sum<T>(N, abs_at);
-      } else if (ord == inf || ord == -inf) {
-        r = N == 0 ? T(ord == inf ? 0.0 : inf) : abs_at(row_arg_extreme<T>(N, abs_at, ord == inf));
-      } else if (ord == 0.0) {
-        r = canonical_sum<T>(N, [&](int64_t j) { return p[j * sN] != T(0) ? T(1) : T(0); });
-      } else {
-        const T s = canonical_sum<T>(N, [&](int64_t j) { return pow_abs<T>(p[j * sN], ord); });
-        r = pow_abs<T>(s, 1.0 / ord);
-      }
-      out[m] = canon(r);
+      out[m] = row_norm<T>(N, [&](int64_t j) { return p[j * sN]; }, ord);
     }
   });
 }
@@ -114,7 +89,7 @@ void norm_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, double 
 template <typename T>
 REPMODE_INLINE void softmax_contiguous_row(const T* x, T* out, int64_t n, bool safe) {
   const T m = contiguous_row_max(x, n);
-  if (safe && m == T(-1.0) / T(0.0)) {
+  if (softmax_zero_row(m, safe)) {
     for (int64_t j = 0; j < n; ++j) out[j] = T(0.0);
     return;
   }

@@ -84,8 +84,7 @@ void nll_loss_forward(const T* x, int64_t N, int64_t C, int64_t sN, int64_t sC, 
     if (t != ignore_index) check_target(t, C);
   }
   auto term = [&](int64_t i) -> T {
-    const int64_t t = target[i * s_target];
-    return t == ignore_index ? T(0.0) : nll_term(x[i * sN + t * sC], weight, t);
+    return nll_row_term(x, sN, sC, target[i * s_target], weight, ignore_index, i);
   };
   if (reduction == 0) {
     for (int64_t i = 0; i < N; ++i) out[i * s_out] = canon(term(i));
@@ -94,18 +93,17 @@ void nll_loss_forward(const T* x, int64_t N, int64_t C, int64_t sN, int64_t sC, 
   }
   const T sum = canonical_sum<T>(N, term);
   const T tw = canonical_sum<T>(N, [&](int64_t i) -> T {
-    const int64_t t = target[i * s_target];
-    return t == ignore_index ? T(0.0) : (weight ? weight[t] : T(1.0));
+    return nll_row_weight(target[i * s_target], weight, ignore_index);
   });
   *total_weight = canon(tw);
-  *out = canon(reduction == 1 ? sum / tw : sum);
+  *out = nll_reduced(sum, tw, reduction);
 }
 
 template <typename T>
 void nll_loss_backward(T* grad_input, int64_t N, int64_t C, const T* grad, int64_t s_grad,
                        const int64_t* target, int64_t s_target, const T* weight, int reduction,
                        int64_t ignore_index, T total_weight) {
-  const T g_all = reduction == 1 ? -(grad[0] / total_weight) : -grad[0];
+  const T g_all = nll_grad_scale(grad[0], total_weight, reduction);
   for (int64_t i = 0; i < N; ++i) {
     const int64_t t = target[i * s_target];
     if (t == ignore_index) continue;
