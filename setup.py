@@ -57,7 +57,21 @@ def want_cuda() -> bool:
 
 
 def cuda_home() -> str:
-    return os.environ.get("CUDA_HOME") or os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("nvcc"))))
+    """The CUDA toolkit folder (its include/cuda_runtime.h): CUDA_HOME or CUDA_PATH, nvcc's own
+    folder's parent (nvcc may also be a wrapper script elsewhere), or /usr/local/cuda."""
+    candidates = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"),
+                  os.path.dirname(os.path.dirname(os.path.realpath(shutil.which("nvcc") or "nvcc"))), "/usr/local/cuda"]
+    for home in candidates:
+        if home and os.path.isfile(os.path.join(home, "include", "cuda_runtime.h")):
+            return home
+    sys.exit("repmode's CUDA build: no CUDA toolkit found (set CUDA_HOME to the folder with include/cuda_runtime.h)")
+
+
+def cuda_lib_dir(home: str) -> str:
+    for sub in ("lib64", os.path.join("targets", "x86_64-linux", "lib"), "lib"):
+        if os.path.isfile(os.path.join(home, sub, "libcudart_static.a")):
+            return os.path.join(home, sub)
+    sys.exit(f"repmode's CUDA build: libcudart_static.a not found under {home}")
 
 
 def gencode_flags() -> list[str]:
@@ -95,7 +109,7 @@ class BuildWithCuda(build_ext):
 
 ext_modules = [cpu_ext]
 if want_cuda():
-    lib = os.path.join(cuda_home(), "lib64")
+    lib = cuda_lib_dir(cuda_home())
     ext_modules.append(Pybind11Extension(
         "repmode._C_cuda",
         ["csrc/cuda/bind_cuda.cpp"],
