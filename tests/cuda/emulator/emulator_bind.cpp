@@ -1,0 +1,10 @@
+// Functions the emulated module has beyond bind_cuda.cpp's (build.py inserts the call).
+#include <pybind11/pybind11.h>
+
+#include "cuda_runtime.h"
+
+void repmode_emu_register(pybind11::module_& m) {
+  m.attr("EMULATED") = true;
+  m.def("live_allocation_count", &repmode_emu::live_allocation_count,
+        "cudaMallocAsync blocks not yet freed by cudaFreeAsync");
+}

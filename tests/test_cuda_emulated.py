@@ -1,0 +1,51 @@
+"""A bounded subset of the CUDA tests (tests/cuda) run against the host emulation of the CUDA
+kernels (tests/cuda/emulator; docs/cuda.md, "Emulated runs"), so a machine without a GPU checks
+the kernels' indexing, partitioning, shared-memory and warp logic on every run. Not a GPU run.
+The full emulated run is `python tests/cuda/emulate.py`.
+"""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CUDA_TESTS = ROOT / "tests" / "cuda"
+
+# One or a few cases per family and per kernel path; see docs/cuda.md for the measured time.
+SUBSET = [
+    "tests/cuda/test_cuda_gemm.py",
+    "tests/cuda/test_cuda_elementwise.py",
+    "tests/cuda/test_cuda_norms.py",
+    "tests/cuda/test_cuda_conv_pool.py",
+]
+SUBSET_FILTER: list[str] = []
+
+
+def _why_not() -> str | None:
+    if shutil.which("g++") is None:
+        return "the CUDA emulator needs g++"
+    if importlib.util.find_spec("pybind11") is None:
+        return "the CUDA emulator needs the pybind11 headers (pip package pybind11)"
+    return None
+
+
+@pytest.mark.skipif(_why_not() is not None, reason=str(_why_not()))
+def test_cuda_kernels_emulated_subset(tmp_path_factory):
+    sys.path.insert(0, str(CUDA_TESTS))
+    sys.path.insert(0, str(CUDA_TESTS / "emulator"))
+    try:
+        import build
+        import emulate
+    finally:
+        sys.path[:2] = []
+    module_dir = build.build(verbose=False)  # cached under build/cuda-emulated
+    cmd = emulate.pytest_command(["-q", "-p", "no:cacheprovider", *SUBSET_FILTER, *SUBSET])
+    r = subprocess.run(cmd, cwd=ROOT, env=emulate.environment(module_dir), capture_output=True, text=True)
+    tail = (r.stdout + r.stderr)[-4000:]
+    assert r.returncode == 0, f"emulated CUDA tests failed:\n{tail}"
+    assert " passed" in tail and "failed" not in tail and "error" not in tail.lower().replace("errors=", ""), tail
