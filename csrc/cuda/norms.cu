@@ -565,8 +565,8 @@ struct GnParamTerms : ChannelAt {
   int64_t G, Cg;
   __device__ void operator()(int64_t o, int64_t c, int64_t n, T* t) const {
     const int64_t r = n * G + c / Cg;
-    t[0] = dy[o];
-    t[1] = norm_g_xhat<T>(dy[o], norm_xhat<T>(x[o], mean[r], rstd[r]));
+    t[0] = norm_g_xhat<T>(dy[o], norm_xhat<T>(x[o], mean[r], rstd[r]));  // -> dw (CanonPairEpi's first)
+    t[1] = dy[o];                                                          // -> db
   }
 };
 

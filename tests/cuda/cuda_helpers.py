@@ -21,6 +21,10 @@ needs_cuda = pytest.mark.skipif(
     reason="needs a GPU, a CUDA build of torch and repmode._C_cuda (REPMODE_CUDA=1 pip install "
            "--no-build-isolation --no-deps -e .)")
 
+# For tests of whole ops on real CUDA tensors (the mode's device dispatch): the host emulator
+# (tests/cuda/emulator) stands in for the kernel module only, so it never lifts this mark.
+needs_cuda_tensors = pytest.mark.skipif(not cuda_ready(), reason="needs a GPU: whole ops on CUDA tensors")
+
 CPU, GPU = _ext.C, _ext.CUDA
 
 

@@ -7,9 +7,9 @@ import torch
 
 import repmode
 from repmode import crosscheck
-from cuda_helpers import needs_cuda
+from cuda_helpers import needs_cuda_tensors
 
-pytestmark = needs_cuda
+pytestmark = needs_cuda_tensors
 
 
 @pytest.mark.parametrize("name", list(crosscheck.BATTERY))

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -104,6 +106,11 @@ T exchange(T v, unsigned src, unsigned mask) {
 
 #define __syncthreads() ::repmode_emu::sync_block(__FILE__, __LINE__)
 inline void __syncwarp(unsigned mask = 0xffffffffu) { repmode_emu::sync_warp(mask); }
+// A device-side trap ends the process, as it ends the CUDA context on a GPU.
+[[noreturn]] inline void __trap() {
+  std::fputs("repmode CUDA emulator: a kernel called __trap()\n", stderr);
+  std::abort();
+}
 
 // Lane arithmetic as documented for the __shfl_*_sync intrinsics (width a power of 2 <= 32).
 template <typename T> T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
