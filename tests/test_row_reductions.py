@@ -235,3 +235,19 @@ def test_max_min_dim_gradients_and_scatter(rng):
         with pytest.raises(repmode.UnsupportedOpError, match="same destination"):
             base.scatter(1, torch.tensor([[0, 0, 1, 2]]), src[:1])
     assert_bitwise_equal(got, base.scatter(1, distinct, src), "scatter with distinct indices")
+
+
+def test_kernels_called_directly_with_empty_rows_do_not_read_past_their_inputs():
+    """The Python families refuse or special-case empty reductions first (as torch does); the C++
+    kernels themselves must still be safe there (their CUDA twins are tested against them)."""
+    from repmode._ext import C
+    x = torch.empty(5, 0)
+    values, indices = torch.full((5,), 7.0), torch.full((5,), -7, dtype=torch.int64)
+    C.extreme_rows(0, x.data_ptr(), 5, 0, 0, 1, True, values.data_ptr(), indices.data_ptr(), 2)
+    assert torch.equal(values, torch.full((5,), 7.0)) and torch.equal(indices, torch.full((5,), -7))  # untouched
+    g, xs = torch.empty(0, 3), torch.empty(0, 3)
+    mean, rstd = torch.empty(0), torch.empty(0)
+    dw, db = torch.full((3,), 7.0), torch.full((3,), 7.0)
+    C.layer_norm_backward(0, g.data_ptr(), xs.data_ptr(), mean.data_ptr(), rstd.data_ptr(), 0, 0, 3, 0,
+                          dw.data_ptr(), db.data_ptr(), 2, False)
+    assert torch.equal(dw, torch.zeros(3)) and torch.equal(db, torch.zeros(3))  # the empty sum, +0.0

@@ -111,7 +111,8 @@ REPMODE_INLINE void column_sums(int64_t M, int64_t j0, int64_t j1, const Term& t
       vals[j * chunks + c] = lane_tree(v);
     }
   }
-  for (int64_t j = 0; j < width; ++j) out[j0 + j] = canon(finish_from_chunks(vals.data() + j * chunks, chunks));
+  for (int64_t j = 0; j < width; ++j)  // no rows: the empty sum, +0.0
+    out[j0 + j] = chunks ? canon(finish_from_chunks(vals.data() + j * chunks, chunks)) : T(0.0);
 }
 
 template <typename T>

@@ -42,6 +42,7 @@ void prod_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, T* out,
 template <typename T>
 void extreme_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, bool is_max, T* values,
                   int64_t* indices, int nthreads) {
+  if (N == 0) return;  // no extreme of nothing: nothing written (Python refuses it first, as torch)
   rows_parallel(M, nthreads, N, [&](int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m) {
       const T* p = x + m * sM;
