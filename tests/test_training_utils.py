@@ -176,3 +176,19 @@ def test_grad_scaler_with_fp16_autocast_runs_strict_and_reproducibly():
         torch.set_num_threads(before)
     assert one == two
     assert len(set(one[1])) > 1  # the scale moved (grew, or backed off on an overflow)
+
+
+@pytest.mark.parametrize("foreach", [False, True])
+def test_clip_grad_norm_of_a_gradient_whose_square_overflows_is_inf_by_design(foreach):
+    """The 2-norm is sqrt of the plain canonical sum of squares (semantics "Reductions", no
+    scaling): float64's largest value squares to inf, so the norm is inf (native torch takes |g|
+    for a one-element gradient and returns it). error_if_nonfinite then raises; without it the
+    total is inf and the gradient scales by max_norm / inf = 0."""
+    big = torch.finfo(torch.float64).max
+    p = nn.Parameter(torch.zeros((), dtype=torch.float64))
+    p.grad = torch.tensor(big, dtype=torch.float64)
+    with repmode.enabled(), pytest.raises(RuntimeError, match="non-finite"):
+        nn.utils.clip_grad_norm_([p], 1.0, error_if_nonfinite=True, foreach=foreach)
+    with repmode.enabled():
+        total = nn.utils.clip_grad_norm_([p], 1.0, foreach=foreach)
+    assert total.item() == float("inf") and p.grad.item() == 0.0
