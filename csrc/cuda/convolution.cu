@@ -58,15 +58,6 @@ __global__ void bias_kernel(ConvGeom g, const T* bias, T* y) {
 constexpr int64_t kPartialElems = int64_t(1) << 24;
 constexpr int64_t kColumnElems = int64_t(1) << 25;
 
-// Frees a stream-ordered scratch buffer also when a launch check throws.
-struct Scratch {
-  void* p = nullptr;
-  cudaStream_t s;
-  Scratch(size_t bytes, cudaStream_t stream) : s(stream) { check(cudaMallocAsync(&p, bytes, s), "cudaMallocAsync"); }
-  ~Scratch() { cudaFreeAsync(p, s); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-};
 
 // The input gradient through the canonical GEMM: per round of images and per group,
 // gcol (K x L) = W_g^T (K x Co/G) · gY_g (Co/G x L), each entry the chain over co from +0.0 then
@@ -76,8 +67,8 @@ template <typename T>
 void grad_input_by_gemm(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx, cudaStream_t stream) {
   const int64_t L = g.out_len(), K = g.kdim(), cog = g.cog(), per_image = g.Ci * g.kvol() * L;
   const int64_t round = std::max<int64_t>(1, std::min<int64_t>(g.N, kColumnElems / per_image));
-  Scratch scratch(size_t(round * per_image) * sizeof(T), stream);
-  T* gcol = static_cast<T*>(scratch.p);
+  StreamScratch<T> scratch(round * per_image, stream);
+  T* gcol = scratch.get();
   for (int64_t n0 = 0; n0 < g.N; n0 += round) {
     const int64_t cnt = std::min(round, g.N - n0);
     for (int64_t grp = 0; grp < g.G; ++grp)
@@ -132,8 +123,8 @@ template <typename T>
 void forward_by_gemm(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, cudaStream_t stream) {
   const int64_t L = g.out_len(), K = g.kdim(), cog = g.cog(), per_image = g.Ci * g.kvol() * L;
   const int64_t round = std::max<int64_t>(1, std::min<int64_t>(g.N, kColumnElems / per_image));
-  Scratch scratch(size_t(round * per_image) * sizeof(T), stream);
-  T* col = static_cast<T*>(scratch.p);
+  StreamScratch<T> scratch(round * per_image, stream);
+  T* col = scratch.get();
   for (int64_t n0 = 0; n0 < g.N; n0 += round) {
     const int64_t cnt = std::min(round, g.N - n0);
     im2col_kernel<T><<<blocks_for(cnt * per_image), kBlock, 0, stream>>>(g, x, n0, cnt, col);
@@ -220,8 +211,8 @@ void conv_grad_weight(int dtype, const Ints& geom, uintptr_t x, uintptr_t gy, ui
     const int64_t L = g.out_len(), K = g.kdim(), cog = g.cog(), per_image = g.Ci * g.kvol() * L;
     int64_t round = std::max<int64_t>(1, std::min<int64_t>(g.N, kPartialElems / wsize));
     if (by_gemm) round = std::max<int64_t>(1, std::min<int64_t>(round, kColumnElems / per_image));
-    Scratch scratch(size_t(round * (wsize + (by_gemm ? per_image : 0))) * sizeof(T), scope.get());
-    T* part = static_cast<T*>(scratch.p);
+    StreamScratch<T> scratch(round * (wsize + (by_gemm ? per_image : 0)), scope.get());
+    T* part = scratch.get();
     T* col = part + round * wsize;
     for (int64_t n0 = 0; n0 < g.N; n0 += round) {
       const int64_t cnt = std::min(round, g.N - n0);

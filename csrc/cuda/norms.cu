@@ -36,24 +36,6 @@ constexpr int kWarpsPerBlock = kBlock / kWarp;
 constexpr int kLanesPerThread = kSumLanes / kWarpsPerBlock;  // column engine
 static_assert(kLanesPerThread * kWarpsPerBlock == kSumLanes, "kBlock must be a multiple of 32, at most 1024");
 
-// Device memory for n values of T, allocated and freed in stream order.
-template <typename T>
-class Scratch {
- public:
-  Scratch(int64_t n, cudaStream_t stream) : stream_(stream) {
-    check(cudaMallocAsync(reinterpret_cast<void**>(&p_), sizeof(T) * static_cast<size_t>(n > 0 ? n : 1), stream),
-          "cudaMallocAsync");
-  }
-  ~Scratch() { cudaFreeAsync(p_, stream_); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
-  T* get() const { return p_; }
-
- private:
-  T* p_ = nullptr;
-  cudaStream_t stream_;
-};
-
 // Blocks for n warps' worth of items.
 inline unsigned warp_blocks(int64_t n) { return blocks_for(n * kWarp); }
 
@@ -177,7 +159,7 @@ template <typename T, int K, bool kColumns, typename Terms, typename Epilogue>
 void group_sums(cudaStream_t stream, int64_t R, int64_t M, int64_t S, const Terms& terms, const Epilogue& epi) {
   if (R <= 0) return;
   const int64_t chunks = M > 0 ? chunk_count(M) : 0;
-  Scratch<T> vals(K * R * chunks, stream);
+  StreamScratch<T> vals(K * R * chunks, stream);
   T* v0 = vals.get();
   T* v1 = K == 2 ? v0 + R * chunks : nullptr;
   if (chunks > 0) {
@@ -606,7 +588,7 @@ void layer_norm_backward(int dtype, uintptr_t g, uintptr_t x, uintptr_t mean, ui
     using T = decltype(zero);
     const cudaStream_t st = scope.get();
     if (dx && M > 0) {
-      Scratch<T> ab(2 * M, st);
+      StreamScratch<T> ab(2 * M, st);
       group_sums<T, 2, false>(st, M, N, N,
                        LnDxTerms<T>{RowsAt{N, N}, ptr<const T>(g), ptr<const T>(x), ptr<const T>(mean),
                                     ptr<const T>(rstd), ptr<const T>(w)},
@@ -637,7 +619,7 @@ void batch_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t 
     const cudaStream_t st = scope.get();
     const int64_t M = N * S;
     const T e = T(eps);
-    Scratch<T> stats(2 * C, st);
+    StreamScratch<T> stats(2 * C, st);
     T* mp = stats.get();
     T* ip = mp + C;
     if (training) {
@@ -668,7 +650,7 @@ void batch_norm_backward(int dtype, uintptr_t dy, uintptr_t x, int64_t N, int64_
     if (C <= 0) return;
     const cudaStream_t st = scope.get();
     const int64_t M = N * S;
-    Scratch<T> consts(5 * C, st);
+    StreamScratch<T> consts(5 * C, st);
     T* mp = consts.get();
     T* ip = mp + C;
     T* sp = ip + C;
@@ -723,7 +705,7 @@ void group_norm_backward(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, u
     const cudaStream_t st = scope.get();
     const int64_t Cg = C / G, D = Cg * HxW, R = N * G;
     if (dx && R > 0 && D > 0) {
-      Scratch<T> ks(2 * R, st);
+      StreamScratch<T> ks(2 * R, st);
       group_sums<T, 2, false>(st, R, D, HxW,
                        GnDxTerms<T>{RowsAt{D, HxW}, ptr<const T>(dy), ptr<const T>(x), ptr<const T>(mean),
                                     ptr<const T>(rstd), ptr<const T>(w), G, Cg},

@@ -139,7 +139,7 @@ void var_mean_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     const Terms<T> terms{ptr<const T>(x), sM, sN};
-    StreamBuffer<T> mu(M, scope.get());
+    StreamScratch<T> mu(M, scope.get());
     const bool cols = columns_layout(M, N, sM, sN);
     sum_each_row<T>(scope.get(), M, N, terms, StoreMean<T>{mu.get(), N}, cols);
     sum_each_row<T>(scope.get(), M, N, SquaredDeviation<T>{terms, mu.get()},
@@ -185,7 +185,7 @@ void logsumexp_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, in
       return;
     }
     const Terms<T> terms{ptr<const T>(x), sM, sN};
-    StreamBuffer<T> mx(M, scope.get());
+    StreamScratch<T> mx(M, scope.get());
     const bool cols = columns_layout(M, N, sM, sN);
     pick_each_row<T>(scope.get(), ExtremeTakes{true}, M, N, IndexedTerms<T>{terms}, StoreValue<T>{mx.get()}, cols);
     sum_each_row<T>(scope.get(), M, N, ShiftedExp<T>{terms, mx.get()}, LogSumExpOut<T>{ptr<T>(out), mx.get()},

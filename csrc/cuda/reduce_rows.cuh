@@ -236,23 +236,6 @@ struct Fill {
   __device__ void operator()(int64_t e) const { out[e] = value; }
 };
 
-// Device scratch of n values of T, freed on the stream when it goes out of scope.
-template <typename T>
-class StreamBuffer {
- public:
-  StreamBuffer(int64_t n, cudaStream_t s) : s_(s) {
-    check(cudaMallocAsync(reinterpret_cast<void**>(&p_), sizeof(T) * (n > 0 ? n : 1), s), "cudaMallocAsync");
-  }
-  ~StreamBuffer() { cudaFreeAsync(p_, s_); }
-  StreamBuffer(const StreamBuffer&) = delete;
-  StreamBuffer& operator=(const StreamBuffer&) = delete;
-  T* get() const { return p_; }
-
- private:
-  T* p_ = nullptr;
-  cudaStream_t s_;
-};
-
 // f(e) for every e < total (elementwise passes).
 template <typename F>
 __global__ void each_index(int64_t total, F f) {

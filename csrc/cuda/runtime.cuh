@@ -58,6 +58,25 @@ class StreamScope {
   int previous_ = 0;
 };
 
+// Device scratch of n values of T, allocated and freed in stream order (also when a launch check
+// throws); what the long reductions and the convolution's rounds keep between kernels.
+template <typename T>
+class StreamScratch {
+ public:
+  StreamScratch(int64_t n, cudaStream_t stream) : stream_(stream) {
+    check(cudaMallocAsync(reinterpret_cast<void**>(&p_), sizeof(T) * static_cast<size_t>(n > 0 ? n : 1), stream),
+          "cudaMallocAsync");
+  }
+  ~StreamScratch() { cudaFreeAsync(p_, stream_); }
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+  T* get() const { return p_; }
+
+ private:
+  T* p_ = nullptr;
+  cudaStream_t stream_;
+};
+
 constexpr int kBlock = 256;
 
 // Blocks for n independent items at kBlock threads each (grid-stride loops cover the rest).

@@ -181,7 +181,7 @@ struct RowsAlongN {
 template <typename T>
 void forward_rows(const T* x, T* out, const RowsAlongN& R, bool safe, bool log, cudaStream_t s) {
   const AlongN<T> xs{x, R.L};
-  StreamBuffer<T> mx(R.rows, s), sum(R.rows, s);
+  StreamScratch<T> mx(R.rows, s), sum(R.rows, s);
   pick_each_row<T>(s, MaxTakes{}, R.rows, R.L.n, IndexedAlongN<T>{xs}, StoreValue<T>{mx.get()}, R.cols);
   if (log)
     sum_each_row<T>(s, R.rows, R.L.n, ExpTerms<T>{xs, mx.get(), log}, StoreLog<T>{sum.get()}, R.cols);
@@ -194,7 +194,7 @@ void forward_rows(const T* x, T* out, const RowsAlongN& R, bool safe, bool log, 
 // thread per output.
 template <typename T>
 void backward_rows(const T* g, const T* y, T* out, const RowsAlongN& R, bool log, cudaStream_t s) {
-  StreamBuffer<T> G(R.rows, s);
+  StreamScratch<T> G(R.rows, s);
   sum_each_row<T>(s, R.rows, R.L.n, BackwardTerms<T>{{g, R.L}, {y, R.L}, log}, StoreSum<T>{G.get()}, R.cols);
   for_each_index(s, R.rows * R.L.n, BackwardOut<T>{g, y, out, G.get(), R.L, log});
 }
@@ -261,7 +261,7 @@ void nll_loss_forward(int dtype, uintptr_t x, int64_t N, int64_t C, int64_t sN, 
       for_each_index(scope.get(), N, NllNone<T>{rows, ptr<T>(out), s_out, ptr<T>(total_weight)});
       return;
     }
-    StreamBuffer<T> sums(2, scope.get());
+    StreamScratch<T> sums(2, scope.get());
     sum_each_row<T>(scope.get(), 2, N, NllSums<T>{rows}, StoreSum<T>{sums.get()});
     nll_reduce_finish<<<1, 1, 0, scope.get()>>>(sums.get(), reduction, ptr<T>(out), ptr<T>(total_weight));
     check_launch("nll_reduce_finish");
