@@ -12,6 +12,10 @@ Several workers can share one log (``--worker k --workers n``, say one per core,
 families in its own order): the log is read again before every chunk, a family is done once
 its chunks together reach ``--target`` examples, and worker k uses seeds k, k+n, k+2n, ...
 
+A failed chunk (failing examples or a crash) stays in the log as the evidence to act on. Once the
+cause is fixed, ``--rerun-failed`` runs each failed chunk again, same family and seed, at the
+current commit; its new row supersedes the old one.
+
 Not collected by pytest (its name does not start with test_).
 """
 from __future__ import annotations
@@ -50,6 +54,17 @@ def finished(log: Path) -> dict[tuple[str, int], dict]:
     return {(r["family"], r["seed"]): r for r in rows}
 
 
+def current_commit() -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+def failed_chunks(log: Path, commit: str) -> list[dict]:
+    """The rows whose chunk failed or crashed at another commit (a rerun at the same commit repeats it)."""
+    return [r for r in finished(log).values()
+            if (r["failing"] or r["exit"] != 0) and r["commit"] != commit]
+
+
 def run_chunk(family: str, seed: int, examples: int) -> dict:
     env = dict(os.environ, REPMODE_HYPOTHESIS_PROFILE="long", REPMODE_HYPOTHESIS_EXAMPLES=str(examples))
     cmd = [sys.executable, "-m", "pytest", "-q", f"{suites()[family]}::{family}", f"--hypothesis-seed={seed}",
@@ -59,9 +74,8 @@ def run_chunk(family: str, seed: int, examples: int) -> dict:
     seconds = time.monotonic() - start
     counts = [tuple(map(int, m)) for m in STATS.findall(proc.stdout)]
     passing, failing, invalid = (sum(c[i] for c in counts) for i in range(3))
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     row = dict(family=family, seed=seed, requested=examples, passing=passing, failing=failing,
-               invalid=invalid, exit=proc.returncode, seconds=round(seconds, 1), commit=commit.stdout.strip())
+               invalid=invalid, exit=proc.returncode, seconds=round(seconds, 1), commit=current_commit())
     if proc.returncode != 0:  # keep the failure's report: it is the evidence to act on
         row["output_tail"] = proc.stdout[-6000:] + proc.stderr[-2000:]
     return row
@@ -83,6 +97,21 @@ def summary(log: Path) -> str:
     return "\n".join(lines)
 
 
+def append(log: Path, row: dict) -> None:
+    with log.open("a") as f:
+        f.write(json.dumps(row) + "\n")
+    print(f"{row['family']} seed {row['seed']}: {row['passing']} passing, {row['failing']} failing, "
+          f"exit {row['exit']}, {row['seconds']} s", flush=True)
+
+
+def rerun_failed(log: Path) -> int:
+    """Exit 0 when every rerun passed."""
+    reruns = [run_chunk(old["family"], old["seed"], old["requested"]) for old in failed_chunks(log, current_commit())]
+    for row in reruns:
+        append(log, row)
+    return int(any(r["failing"] or r["exit"] != 0 for r in reruns))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--log", type=Path, required=True, help="JSON-lines file, appended to and resumed from")
@@ -93,10 +122,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--worker", type=int, default=1, help="this worker's number, 1..workers")
     parser.add_argument("--workers", type=int, default=1, help="workers sharing the log")
     parser.add_argument("--summary", action="store_true", help="print the markdown table of the log and exit")
+    parser.add_argument("--rerun-failed", action="store_true",
+                        help="run the failed chunks of the log again at this commit (same seed, same size) and exit")
     args = parser.parse_args(argv)
     if args.summary:
         print(summary(args.log))
         return 0
+    if args.rerun_failed:
+        return rerun_failed(args.log)
     order = args.family or families()
     for family in reversed(order) if args.reverse else order:
         seed = args.worker
@@ -107,10 +140,7 @@ def main(argv: list[str] | None = None) -> int:
             while (family, seed) in done:
                 seed += args.workers
             row = run_chunk(family, seed, args.chunk)
-            with args.log.open("a") as f:
-                f.write(json.dumps(row) + "\n")
-            print(f"{family} seed {seed}: {row['passing']} passing, {row['failing']} failing, "
-                  f"exit {row['exit']}, {row['seconds']} s", flush=True)
+            append(log=args.log, row=row)
             if row["exit"] != 0 and row["passing"] == 0:
                 break  # the chunk did not run (a collection error, say): do not spin on it
     return 0

@@ -1,0 +1,30 @@
+"""The long-run driver's bookkeeping (tests/long_property_run.py): which chunks count, which rerun."""
+import json
+
+import long_property_run as runner
+
+
+def _log(tmp_path, rows):
+    path = tmp_path / "long.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def _row(seed, passing, failing=0, exit=0, commit="aaa", family="test_losses"):
+    return dict(family=family, seed=seed, requested=5000, passing=passing, failing=failing, invalid=0,
+                exit=exit, seconds=60.0, commit=commit)
+
+
+def test_a_later_row_for_the_same_chunk_supersedes_the_earlier_one(tmp_path):
+    log = _log(tmp_path, [_row(1, 4000, failing=3, exit=1), _row(2, 5000), _row(1, 5000, commit="bbb")])
+    done = runner.finished(log)
+    assert done[("test_losses", 1)]["passing"] == 5000 and done[("test_losses", 1)]["commit"] == "bbb"
+    assert runner.failed_chunks(log, "ccc") == []
+    assert "| `test_losses` | 2 | 10,000 | 0 | 0 | 0 | 2 min |" in runner.summary(log)
+
+
+def test_failed_and_crashed_chunks_are_rerun_only_at_another_commit(tmp_path):
+    log = _log(tmp_path, [_row(1, 4000, failing=3, exit=1), _row(2, 0, exit=-11), _row(3, 5000)])
+    assert [r["seed"] for r in runner.failed_chunks(log, "bbb")] == [1, 2]
+    assert runner.failed_chunks(log, "aaa") == []  # the same commit would fail the same way
+    assert "| `test_losses` | 3 | 9,000 | 0 | 3 | 2 | 3 min |" in runner.summary(log)
