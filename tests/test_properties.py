@@ -420,10 +420,12 @@ def test_conv2d_and_backward(data):
         u = u_chain(dt) * (2 if dt == torch.float64 else 1)
         for i, what in zip((1, 2, 3), ("grad_input", "grad_weight", "grad_bias")):
             assert_within(out[i], ref[i], Kg * u * mag[i], what, mag=mag[i], nops=Kg + 1)
-    # torch 2.13's own CPU conv2d segfaults on some weight layouts (seen: weight (4,2,2,1) with
-    # strides (4,1,2,2), bias, stride 2, padding 1, dilation 2, groups 2), so native torch gets a
-    # contiguous copy of the weight (the stride class is not compared here); repmode gets it as drawn
-    check(run, x, wt, bias, g, bound=bound, stride_class=False, native_inputs=(x, wt.contiguous(), bias, g))
+    # torch 2.13's own CPU conv2d segfaults on some input layouts (seen: weight (4,2,2,1) with
+    # strides (4,1,2,2), bias, stride 2, padding 1, dilation 2, groups 2; and, with a contiguous
+    # weight, another layout in the long run), so native torch gets contiguous copies of every
+    # input (the stride class is not compared here); repmode gets them as drawn
+    check(run, x, wt, bias, g, bound=bound, stride_class=False,
+          native_inputs=tuple(t.contiguous() for t in (x, wt, bias, g)))
 
 
 # ----------------------------------------------------------------------------- normalization
