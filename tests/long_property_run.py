@@ -105,11 +105,13 @@ def append(log: Path, row: dict) -> None:
 
 
 def rerun_failed(log: Path) -> int:
-    """Exit 0 when every rerun passed."""
-    reruns = [run_chunk(old["family"], old["seed"], old["requested"]) for old in failed_chunks(log, current_commit())]
-    for row in reruns:
+    """Exit 0 when every rerun passed. Each rerun is logged as it ends, so an interrupted run keeps its rows."""
+    still_failing = False
+    for old in failed_chunks(log, current_commit()):
+        row = run_chunk(old["family"], old["seed"], old["requested"])
         append(log, row)
-    return int(any(r["failing"] or r["exit"] != 0 for r in reruns))
+        still_failing |= bool(row["failing"] or row["exit"] != 0)
+    return int(still_failing)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -140,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             while (family, seed) in done:
                 seed += args.workers
             row = run_chunk(family, seed, args.chunk)
-            append(log=args.log, row=row)
+            append(args.log, row)
             if row["exit"] != 0 and row["passing"] == 0:
                 break  # the chunk did not run (a collection error, say): do not spin on it
     return 0
