@@ -104,10 +104,14 @@ def append(log: Path, row: dict) -> None:
           f"exit {row['exit']}, {row['seconds']} s", flush=True)
 
 
-def rerun_failed(log: Path) -> int:
-    """Exit 0 when every rerun passed. Each rerun is logged as it ends, so an interrupted run keeps its rows."""
+def rerun_failed(log: Path, only: list[str] | None = None) -> int:
+    """Exit 0 when every rerun passed. Each rerun is logged as it ends, so an interrupted run keeps its rows.
+
+    ``only``: rerun just these families' failed chunks (those whose cause is fixed)."""
     still_failing = False
     for old in failed_chunks(log, current_commit()):
+        if only and old["family"] not in only:
+            continue
         row = run_chunk(old["family"], old["seed"], old["requested"])
         append(log, row)
         still_failing |= bool(row["failing"] or row["exit"] != 0)
@@ -131,7 +135,7 @@ def main(argv: list[str] | None = None) -> int:
         print(summary(args.log))
         return 0
     if args.rerun_failed:
-        return rerun_failed(args.log)
+        return rerun_failed(args.log, args.family)
     order = args.family or families()
     for family in reversed(order) if args.reverse else order:
         seed = args.worker

@@ -28,3 +28,15 @@ def test_failed_and_crashed_chunks_are_rerun_only_at_another_commit(tmp_path):
     assert [r["seed"] for r in runner.failed_chunks(log, "bbb")] == [1, 2]
     assert runner.failed_chunks(log, "aaa") == []  # the same commit would fail the same way
     assert "| `test_losses` | 3 | 9,000 | 0 | 3 | 2 | 3 min |" in runner.summary(log)
+
+
+def test_rerun_failed_can_be_limited_to_the_families_whose_cause_is_fixed(tmp_path, monkeypatch):
+    log = _log(tmp_path, [_row(1, 4000, failing=3, exit=1), _row(2, 10, failing=1, exit=1, family="test_mm"),
+                          _row(3, 5000)])
+    ran = []
+    monkeypatch.setattr(runner, "current_commit", lambda: "bbb")
+    monkeypatch.setattr(runner, "run_chunk", lambda family, seed, n: ran.append((family, seed))
+                        or _row(seed, n, commit="bbb", family=family))
+    assert runner.rerun_failed(log, ["test_mm"]) == 0
+    assert ran == [("test_mm", 2)]
+    assert [r["seed"] for r in runner.failed_chunks(log, "bbb")] == [1]  # test_losses' chunk still waits
