@@ -142,3 +142,57 @@ def f64(*ts):
     """float64 copies (contiguous: a reference's values do not depend on the layout, and torch's
     own kernels refuse some layouts, e.g. slow_conv2d's grad_weight)."""
     return [t.double().contiguous() if isinstance(t, torch.Tensor) and t.is_floating_point() else t for t in ts]
+
+
+# Every float64 is an integer multiple of 2^-1074, so integers at that scale hold any float64 input,
+# integers at 2^-2148 any product of two and at 2^-3222 any α·(product): exact sums, rounded once.
+_F64_SCALE = 1074
+
+
+def _scaled_int(x: float) -> int:
+    p, q = float(x).as_integer_ratio()  # q a power of two, at most 2^1074
+    return p * ((1 << _F64_SCALE) // q)
+
+
+def exact_addmm(t, a: torch.Tensor, b: torch.Tensor, beta: float = 0.0, alpha: float = 1.0) -> torch.Tensor:
+    """β·t + α·(a @ b) as float64, each output the exact value rounded once (±inf past the range);
+    ``a``, ``b``: (..., n, k) and (..., k, m) of any float dtype (widened exactly); ``t`` broadcast
+    to (..., n, m), or None; β = 0 ignores ``t`` even where it is NaN or inf (torch's rule).
+
+    The reference for float64 products, where native float64 kernels are no reference: they round
+    every partial sum and (addmm) scale an operand by α first, which drops a subnormal term or turns
+    α·max into inf and inf·0 into NaN. Outputs that meet an inf or NaN operand take the IEEE value
+    of the plain float64 sum of products instead (NaN where a product is NaN, else the infinity)."""
+    a64, b64 = a.double(), b.double()
+    out_shape = torch.broadcast_shapes(a64.shape[:-2], b64.shape[:-2]) + (a64.shape[-2], b64.shape[-1])
+    a64, b64 = a64.broadcast_to(out_shape[:-2] + a64.shape[-2:]), b64.broadcast_to(out_shape[:-2] + b64.shape[-2:])
+    n, k, m = a64.shape[-2], a64.shape[-1], b64.shape[-1]
+    batch = math.prod(out_shape[:-2])
+    a3, b3 = a64.reshape(batch, n, k), b64.reshape(batch, k, m)
+    use_t = t is not None and beta != 0
+    t3 = t.double().broadcast_to(out_shape).reshape(batch, n, m) if use_t else None
+    ieee = torch.zeros(batch, n, m, dtype=torch.float64)
+    for l in range(k):  # the IEEE value where an operand is inf or NaN (any order gives the same NaN/inf)
+        ieee = ieee + a3[:, :, l:l + 1] * b3[:, l:l + 1, :]
+    ieee = alpha * ieee + (beta * t3 if use_t else 0.0)
+    al, be = _scaled_int(alpha), _scaled_int(beta) if use_t else 0
+    out = ieee.clone()
+    av, bv = a3.tolist(), b3.tolist()
+    tv = t3.tolist() if use_t else None
+    ai = [[[_scaled_int(x) if math.isfinite(x) else None for x in row] for row in mat] for mat in av]
+    bi = [[[_scaled_int(x) if math.isfinite(x) else None for x in row] for row in mat] for mat in bv]
+    for z in range(batch):
+        for i in range(n):
+            for j in range(m):
+                terms = [(ai[z][i][l], bi[z][l][j]) for l in range(k)]
+                tz = tv[z][i][j] if use_t else 0.0
+                if any(x is None or y is None for x, y in terms) or not math.isfinite(tz):
+                    continue  # keeps the IEEE value
+                s = al * sum(x * y for x, y in terms)  # scale 2^-3222
+                if use_t:
+                    s += be * _scaled_int(tz) << _F64_SCALE
+                try:
+                    out[z, i, j] = s / (1 << (3 * _F64_SCALE))  # int / int: correctly rounded
+                except OverflowError:
+                    out[z, i, j] = math.inf if s > 0 else -math.inf
+    return out.reshape(out_shape)

@@ -265,3 +265,20 @@ def test_low_precision_mm_is_invariant_to_threads_and_layout(rng):
     a = torch.randn(37, 70, generator=rng).bfloat16()
     b = torch.randn(70, 45, generator=rng).bfloat16()
     assert_invariant(lambda x, y: {"mm": x @ y}, a, b)
+
+
+def test_addmm_scales_the_product_not_an_operand():
+    """α multiplies mm(A, B) after the chain (docs/semantics.md), so in float64 a subnormal times max
+    keeps its term and a zero product stays zero. Native float64 addmm scales an operand by α first:
+    it drops the term below and makes (−1.5·max)·0 = NaN, which is why the property suite's
+    reference is exact (tests/property_checks.exact_addmm), not native float64."""
+    big = torch.finfo(torch.float64).max
+    t = torch.tensor([[0.0015409961082440433]], dtype=torch.float64)
+    a, b = torch.tensor([[5e-324]], dtype=torch.float64), torch.tensor([[big]], dtype=torch.float64)
+    with repmode.enabled():
+        kept = torch.addmm(t, a, b, alpha=0.25)
+        zero = torch.addmm(torch.zeros(1, 1, dtype=torch.float64), torch.tensor([[big, 0.0]], dtype=torch.float64),
+                           torch.tensor([[0.0], [2.0]], dtype=torch.float64), alpha=-1.5)
+    exact = Fraction(t.item()) + Fraction(1, 4) * Fraction(5e-324) * Fraction(big)
+    assert kept.item() == float(exact) != t.item()
+    assert zero.item() == 0.0
