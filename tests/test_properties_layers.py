@@ -237,11 +237,17 @@ def test_nll_loss2d_and_extra_losses(data):
 
     def bound(inp, out):
         ins = f64(*inp)
-        a64, g64 = ins[0], ins[-1]
+        a64 = ins[0]
         ref, gref = run(*ins)
         ref, gref = ref.detach(), gref.detach()
+        # run() backpropagates the drawn g only from a 'none' loss; a scalar loss gets gradient 1
+        g64 = ins[-1] if ref.dim() else torch.ones((), dtype=torch.float64)
         u = u_chain(dt) * (4 if dt == torch.float64 else 1)
+        eta = torch.finfo(dt).smallest_normal * torch.finfo(dt).eps  # a step's underflow, absolute
         big = torch.finfo(dt).max
+        # magnitudes for the range guards: NaN inputs give NaN (their outputs are checked to be NaN)
+        # and must not switch a guard off, so the guards read them as 0
+        a_abs = torch.nan_to_num(a64.abs(), nan=0.0)
         if name in ("nll2d", "cross_entropy"):
             tt, ww = ins[1], (ins[2] if ins[2] is not None else torch.ones(c, dtype=torch.float64))
             C = a64.shape[1]
@@ -272,8 +278,12 @@ def test_nll_loss2d_and_extra_losses(data):
                 if a64.numel() else 1.0
             gmag = (g64.abs().unsqueeze(1) if reduction == "none" else g64.abs()) * ww.amax() * (1 + smoothing) * 2 * rowscale
             gtol = (npos + C + 16) * u * (gref.abs() + gmag / (D if reduction == "mean" else 1.0))
-            over = 2 * (a64.abs().amax() + lse.amax() if lse.numel() else a64.abs().amax()) * (C + 1) * ww.amax() >= big \
+            lse_abs = torch.nan_to_num(lse, nan=0.0)
+            over = 2 * (a_abs.amax() + lse_abs.amax() if lse.numel() else a_abs.amax()) * (C + 1) * ww.amax() >= big \
                 if a64.numel() else False
+            if reduction == "mean" and a64.numel():
+                # torch's order divides the smoothing (or probability) sum by D before scaling by ε/C
+                over = over | (2 * torch.nan_to_num(r, nan=0.0).sum() / D >= big)
             if bool(over):  # an intermediate (log_softmax, the weighted terms' sum) beyond the range
                 tol = torch.full_like(torch.as_tensor(tol), math.inf)
             nops = npos + C + 16
@@ -281,27 +291,40 @@ def test_nll_loss2d_and_extra_losses(data):
             t64 = ins[1]
             n = max(a64.numel(), 1)
             D = {"none": 1, "sum": 1, "mean": n, "batchmean": a64.shape[0] if a64.dim() else 1}[red]
+            t_abs = torch.nan_to_num(t64.abs(), nan=0.0)
+            under = torch.zeros_like(a64)  # absolute error of an intermediate that underflows in dt
             if name == "l1":
-                r = a64.abs() + t64.abs()
+                r = a_abs + t_abs
                 # docs/semantics.md, Elementwise: repmode's sign(NaN) is NaN (torch's CPU kernel
                 # gives 0), so the gradient g·sign(a − t) is NaN where a − t is
                 gref = torch.where(torch.isnan(a64 - t64), math.nan, gref)
                 gscale = torch.ones_like(a64)
+                mag = 2 * r
             elif log_target:
-                r = t64.exp() * (t64.abs() + a64.abs() + 1)
+                # exp(t)·(t − a), each step rounded to dt: exp(t) may underflow (η, times |t − a|)
+                # or overflow, t − a may overflow (then ±inf, or 0·inf = NaN where exp(t) is 0)
+                r = t64.exp() * (t_abs + a_abs + 1)
                 gscale = t64.exp()
+                under = eta * (t_abs + a_abs + 1)
+                mag = torch.maximum(2 * r, torch.maximum(t_abs + a_abs, t64.exp()))
             else:
-                r = t64 * (t64.log().abs() + a64.abs() + 1)
+                r = t64 * (t64.log().abs() + a_abs + 1)
                 gscale = t64
+                mag = 2 * r
             if red == "none":
-                tol = 16 * u * r
+                tol = 16 * u * r + under
             else:
-                tol = (n + 16) * u * r.sum() / max(D, 1) + (n + 4) * u * ref.abs()
+                tol = (n + 16) * u * r.sum() / max(D, 1) + under.sum() / max(D, 1) + (n + 4) * u * ref.abs()
+                mag = mag.sum() if mag.numel() else torch.tensor(0.0, dtype=torch.float64)
             gtol = (16 + 4) * u * (gref.abs() + g64.abs() * gscale / max(D, 1))
-            if 2 * float(r.sum() if r.numel() else 0) >= big or (torch.isfinite(r).all() and float(r.amax() if r.numel() else 0) * 2 >= big):
-                tol = torch.full_like(torch.as_tensor(tol, dtype=torch.float64), math.inf)
-                gtol = torch.full_like(gref, math.inf)
+            if log_target:  # exp(t) underflowing in dt
+                gtol = gtol + eta * g64.abs() / max(D, 1)
+            # the gradient −exp(t)·g (or −t·g, sign·g) divides by D last: exp(t) itself may overflow
+            gmag = gscale * torch.clamp(g64.abs(), min=1.0)
             nops = n + 16
+            assert_within(out[0], ref, torch.as_tensor(tol, dtype=torch.float64), f"{name} {reduction}", mag=mag, nops=nops)
+            assert_within(out[1], gref, gtol, f"{name} {reduction} backward", mag=gmag, nops=nops)
+            return
         assert_within(out[0], ref, torch.as_tensor(tol, dtype=torch.float64), f"{name} {reduction}", nops=nops)
         assert_within(out[1], gref, gtol, f"{name} {reduction} backward", nops=nops)
     check(run, *args, bound=bound)
@@ -442,13 +465,22 @@ def test_scaled_dot_product_attention(data):
         PM = p * M
         dS_tol = p * (3 * rho + (S + Ev + 8) * uc) * M
         ak, aq, ag = k64.abs(), q64.abs(), g64.abs()
-        tq = abs(sc) * ((dS_tol + (S + 4) * uc * PM) @ ak) + eta * (S + Ev + 8) * (ak.sum(-2, keepdim=True) + 1)
-        tk = abs(sc) * ((dS_tol + (L + 4) * uc * PM).transpose(-2, -1) @ aq) + eta * (L + Ev + 8) * (aq.sum(-2, keepdim=True) + 1)
+        # k' = round(k·c) and q' = round(q·c) may underflow: an absolute error of up to η/2 each,
+        # which dq = (dS·k')·c and dk = (dSᵀ·q')·c carry times |dS| ≤ P∘M + dS_tol
+        dS_abs = PM + dS_tol
+        c = math.sqrt(abs(sc))
+        tq = (abs(sc) * ((dS_tol + (S + 4) * uc * PM) @ ak) + c * eta * dS_abs.sum(-1, keepdim=True)
+              + eta * (S + Ev + 8) * (ak.sum(-2, keepdim=True) + 1))
+        tk = (abs(sc) * ((dS_tol + (L + 4) * uc * PM).transpose(-2, -1) @ aq) + c * eta * dS_abs.sum(-2).unsqueeze(-1)
+              + eta * (L + Ev + 8) * (aq.sum(-2, keepdim=True) + 1))
         tv = (L + 2) * uc * (p.transpose(-2, -1) @ ag) + (rho * p).transpose(-2, -1) @ ag + eta * (L + 2) * (ag.sum(-2, keepdim=True) + 1)
-        rm = rowmag.amax() if rowmag.numel() else torch.tensor(0.0)
-        gbig = (A.amax() if A.numel() else torch.tensor(0.0)) * (S + Ev + 8) >= big
+        # no gradient bound for a (batch, head) whose scores or g·vᵀ chain may leave the range (dP
+        # overflowing to ±inf makes dS = P∘(dP − Σ P·dP) NaN); a NaN magnitude counts as past it
+        head_rm = rowmag.amax((-2, -1), keepdim=True) if rowmag.numel() else torch.zeros(rowmag.shape[:-2] + (1, 1), dtype=torch.float64)
+        head_A = A.amax((-2, -1), keepdim=True) if A.numel() else torch.zeros(A.shape[:-2] + (1, 1), dtype=torch.float64)
+        in_range = (head_A * (S + Ev + 8) < big) & (head_rm * (E + 4) < big)  # False for NaN too
         for i, (what, t, gr) in enumerate((("dq", tq, grads[0]), ("dk", tk, grads[1]), ("dv", tv, grads[2])), 1):
-            gm = torch.full_like(gr, math.inf if (bool(gbig) or not torch.isfinite(rm) or rm * (E + 4) >= big) else 0.0)
+            gm = torch.where(in_range, 0.0, math.inf).expand(gr.shape)
             assert_within(out[i], gr, t, f"sdpa {what}", mag=gm, nops=S + L + Ev + 16)
     check(run, q, k, v, g, mask, bound=bound)
 
