@@ -16,8 +16,9 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import repmode  # noqa: E402
-from conftest import assert_bitwise_equal, bits  # noqa: E402
+from conftest import assert_bitwise_equal, bits, num_threads  # noqa: E402
 from property_checks import ERRORS, assert_within, canonical, check, f64, u_chain, u_of  # noqa: E402
+from recurrent_reference import lstm_module as restated_lstm  # noqa: E402
 from strategies import dtypes_of, tensors  # noqa: E402
 
 aten = torch.ops.aten
@@ -726,9 +727,14 @@ def test_recurrent_layers(data):
 
     Forward bound: _rnn_direction_tolerance, layer by layer (a layer's input error is the layer
     below's output bound, both directions concatenated), doubled for second-order terms; where a
-    bound leaves the dtype's range an intermediate may overflow: no bound. The backward is
-    checked for (a), (c), (d), (e) only: no bound of its error is derived here (see the report of
-    issue 8's layers helper); its accuracy is covered for LSTM by tests/test_recurrent.py."""
+    bound leaves the dtype's range an intermediate may overflow: no bound.
+
+    Backward (b): no error bound of BPTT is derived here. float32 nn.LSTM reaches repmode's own
+    mkldnn_rnn_layer(_backward) composites, and their output and every gradient must equal, bit
+    for bit, the documented step order re-stated one op at a time (tests/recurrent_reference.py,
+    each op repmode's, held to its bound by its own family). float64 LSTM, GRU and RNN run torch's
+    decomposed cells, so their gradients are autograd's formulas over registered ops, each
+    property-tested; tests/test_recurrent.py compares all gradients with float64 autograd."""
     kind = data.draw(st.sampled_from(["LSTM", "GRU", "RNN_tanh", "RNN_relu"]))
     dt = data.draw(st.sampled_from(dtypes_of(aten.mkldnn_rnn_layer.default)))
     I, Hs = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))
@@ -792,4 +798,11 @@ def test_recurrent_layers(data):
         for i, (rr, t) in enumerate(zip(refs, tols)):
             mag = torch.where(torch.isfinite(t), 0.0, math.inf)
             assert_within(got[i], rr, 2 * t, f"{kind} out[{i}]", mag=mag, nops=8 * (I + Hs) * T * layers + 32)
+        if kind == "LSTM" and dt == torch.float32:  # repmode's composites: the re-stated order, bit for bit
+            with num_threads(1), repmode.enabled(strict=True):
+                y_ref, grads_ref = restated_lstm(mod, inp[0], inp[2], inp[3], inp[1])
+            assert_bitwise_equal(got[0], y_ref, "LSTM output vs the re-stated step order")
+            for k, (gg, gr) in enumerate(zip(got[3:], grads_ref)):
+                assert_bitwise_equal(gg, gr, f"LSTM gradient {k} vs the re-stated BPTT")
+            hypothesis.event("float32 LSTM: equal to the re-stated order")
     check(run, x, g, h0, c0, bound=bound)

@@ -11,6 +11,7 @@ from torch import nn
 
 import repmode
 from conftest import assert_bitwise_equal, assert_invariant
+from recurrent_reference import lstm_layer
 
 aten = torch.ops.aten
 
@@ -39,55 +40,6 @@ def _lstm_outputs(m, x, state=None):
 
 # ---- bitwise: the documented step order re-stated with repmode's individual ops --------------
 
-def _restated_lstm(x, w_ih, w_hh, b_ih, b_hh, h, c, gy, gh, gc):
-    """docs/semantics.md "Recurrent layers", forward then BPTT, one op at a time (run under
-    repmode.enabled(), so each op is repmode's)."""
-    T, B, _ = x.shape
-    H = h.shape[1]
-    hs, cs, gates_act, tcs, h_prev, c_prev = [], [], [], [], [], []
-    for t in range(T):
-        a = torch.addmm(b_ih, x[t], w_ih.t())          # one GEMM per step: same bits as over all rows
-        r = torch.addmm(b_hh, h, w_hh.t())
-        gates = a + r
-        i = torch.sigmoid(gates[:, :H])
-        f = torch.sigmoid(gates[:, H:2 * H])
-        g = torch.tanh(gates[:, 2 * H:3 * H])
-        o = torch.sigmoid(gates[:, 3 * H:])
-        h_prev.append(h)
-        c_prev.append(c)
-        c = f * c + i * g
-        tc = torch.tanh(c)
-        h = o * tc
-        hs.append(h)
-        cs.append(c)
-        tcs.append(tc)
-        gates_act.append((i, f, g, o))
-    y = torch.stack(hs)
-    dh, dc = gh, gc
-    dg = [None] * T
-    for t in range(T - 1, -1, -1):
-        i, f, g, o = gates_act[t]
-        dht = gy[t] + dh
-        d_o = dht * tcs[t]
-        dct = dc + torch.ops.aten.tanh_backward(dht * o, tcs[t])
-        di = torch.ops.aten.sigmoid_backward(dct * g, i)
-        df = torch.ops.aten.sigmoid_backward(dct * c_prev[t], f)
-        dgg = torch.ops.aten.tanh_backward(dct * i, g)
-        do = torch.ops.aten.sigmoid_backward(d_o, o)
-        dg[t] = torch.cat([di, df, dgg, do], 1)
-        dc = dct * f
-        dh = dg[t] @ w_hh
-    D = torch.cat(dg, 0)
-    return {
-        "y": y, "h": h, "c": c,
-        "x_grad": (D @ w_ih).view(T, B, -1),
-        "w_ih_grad": D.t() @ x.reshape(T * B, -1),
-        "w_hh_grad": D.t() @ torch.cat(h_prev, 0),
-        "b_grad": D.sum(0),
-        "h0_grad": dh, "c0_grad": dc,
-    }
-
-
 def test_lstm_equals_restated_step_order(rng):
     T, B, I, H = 5, 3, 7, 6
     m = nn.LSTM(I, H)
@@ -102,7 +54,7 @@ def test_lstm_equals_restated_step_order(rng):
         xx, hh, cc = (t.clone().requires_grad_() for t in (x, h0, c0))
         y, (h, c) = m(xx, (hh, cc))
         torch.autograd.backward([y, h[0], c[0]], [gy, gh, gc])
-        want = _restated_lstm(x, m.weight_ih_l0.detach(), m.weight_hh_l0.detach(), m.bias_ih_l0.detach(),
+        want = lstm_layer(x, m.weight_ih_l0.detach(), m.weight_hh_l0.detach(), m.bias_ih_l0.detach(),
                               m.bias_hh_l0.detach(), h0[0], c0[0], gy, gh, gc)
     assert_bitwise_equal(y.detach(), want["y"], "y")
     assert_bitwise_equal(h[0].detach(), want["h"], "h")
