@@ -88,15 +88,20 @@ def summary(log: Path) -> str:
     by_family: dict[str, list[dict]] = {}
     for row in finished(log).values():
         by_family.setdefault(row["family"], []).append(row)
-    lines = ["| family (test) | chunks | examples run | invalid (not run) | failing | crashes (exit != 0) | wall time |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| family (test) | chunks | examples run | invalid (not run) | failing | crashes (exit != 0) | wall time "
+             "| examples per commit |",
+             "|---|---|---|---|---|---|---|---|"]
     for family in families():
         rows = by_family.get(family, [])
         if not rows:
             continue
+        per_commit: dict[str, int] = {}
+        for r in rows:
+            per_commit[r["commit"]] = per_commit.get(r["commit"], 0) + r["passing"]
         lines.append(f"| `{family}` | {len(rows)} | {sum(r['passing'] for r in rows):,} | "
                      f"{sum(r['invalid'] for r in rows):,} | {sum(r['failing'] for r in rows)} | "
-                     f"{sum(r['exit'] != 0 for r in rows)} | {sum(r['seconds'] for r in rows) / 60:.0f} min |")
+                     f"{sum(r['exit'] != 0 for r in rows)} | {sum(r['seconds'] for r in rows) / 60:.0f} min | "
+                     + ", ".join(f"{c} {n:,}" for c, n in per_commit.items()) + " |")
     return "\n".join(lines)
 
 
