@@ -720,6 +720,8 @@ def _rnn_direction_tolerance(kind, nonlin, x, dx, p, u, eta, reverse, big, h0, c
         else:
             pre = A + R
             dpre = dA + dR + u * pre.abs() + eta
+            if nonlin == "relu":  # A + R may overflow the dtype: relu passes inf on (tanh saturates)
+                dpre = torch.where(A.abs() + R.abs() + dA + dR >= big, math.inf, dpre)
             h = torch.tanh(pre) if nonlin == "tanh" else torch.relu(pre)
             dh = dpre + (2 * u * h.abs() + eta if nonlin == "tanh" else 0.0)
         outs[t], douts[t] = h, dh
