@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import sys
 
 import torch
 import torch.distributed as dist
@@ -73,10 +74,15 @@ def main() -> None:
             logits = model(x_test)
             accuracy = (logits.argmax(dim=1) == y_test).float().mean().item()
 
-    print(f"rank {rank}/{world}: initial parameters: {initial}", flush=True)
-    print(f"rank {rank}/{world}: trained parameters: {repmode.digest(model)}", flush=True)
-    print(f"rank {rank}/{world}: test logits:        {repmode.digest(logits)}", flush=True)
-    print(f"rank {rank}/{world}: test accuracy:      {accuracy:.4f}", flush=True)
+    # the ranks share one stdout: each writes its report in one write(), so lines never interleave
+    sys.stdout.write(f"rank {rank}/{world}: initial parameters: {initial}\n"
+                     f"rank {rank}/{world}: trained parameters: {repmode.digest(model)}\n"
+                     f"rank {rank}/{world}: test logits:        {repmode.digest(logits)}\n"
+                     f"rank {rank}/{world}: test accuracy:      {accuracy:.4f}\n")
+    sys.stdout.flush()
+    # no rank tears down its gloo connections while another still uses them (a peer's gloo thread
+    # then aborts the process: "terminate called without an active exception")
+    dist.barrier()
     dist.destroy_process_group()
 
 
