@@ -176,7 +176,7 @@ def exact_addmm(t, a: torch.Tensor, b: torch.Tensor, beta: float = 0.0, alpha: f
         ieee = ieee + a3[:, :, l:l + 1] * b3[:, l:l + 1, :]
     ieee = alpha * ieee + (beta * t3 if use_t else 0.0)
     al, be = _scaled_int(alpha), _scaled_int(beta) if use_t else 0
-    out = ieee.clone()
+    out, scale = ieee, 1 << (3 * _F64_SCALE)  # out starts as the IEEE values; finite outputs are replaced
     av, bv = a3.tolist(), b3.tolist()
     tv = t3.tolist() if use_t else None
     ai = [[[_scaled_int(x) if math.isfinite(x) else None for x in row] for row in mat] for mat in av]
@@ -192,7 +192,7 @@ def exact_addmm(t, a: torch.Tensor, b: torch.Tensor, beta: float = 0.0, alpha: f
                 if use_t:
                     s += be * _scaled_int(tz) << _F64_SCALE
                 try:
-                    out[z, i, j] = s / (1 << (3 * _F64_SCALE))  # int / int: correctly rounded
+                    out[z, i, j] = s / scale  # int / int: correctly rounded
                 except OverflowError:
                     out[z, i, j] = math.inf if s > 0 else -math.inf
     return out.reshape(out_shape)

@@ -16,11 +16,11 @@ def _add_opt(a, b):
     return a if b is None else a + b
 
 
-def lstm_layer(x, w_ih, w_hh, b_ih, b_hh, h, c, gy, gh=None, gc=None, reverse=False):
+def lstm_layer(x, w_ih, w_hh, b_ih, b_hh, h, c, gy, gh=None, gc=None, reverse=False, backward=True):
     """One layer and direction: forward (steps in processing order, reversed for ``reverse``)
     then BPTT. x (T, B, I); h, c (B, H); gy (T, B, H) or None; gh, gc (B, H) or None (absent
-    gradients are skipped, not added as zeros). Returns y, h_T, c_T and the gradients of x,
-    W_ih, W_hh, the bias (one, for b_ih and b_hh), h0 and c0."""
+    gradients are skipped, not added as zeros). Returns y, h_T, c_T and (unless ``backward`` is
+    False) the gradients of x, W_ih, W_hh, the bias (one, for b_ih and b_hh), h0 and c0."""
     T, B, _ = x.shape
     H = w_hh.shape[1]
     steps = list(range(T - 1, -1, -1) if reverse else range(T))
@@ -39,6 +39,8 @@ def lstm_layer(x, w_ih, w_hh, b_ih, b_hh, h, c, gy, gh=None, gc=None, reverse=Fa
         h = o * tc
         ys[t], saved[t] = h, (i, f, g, o, tc, c_prev)
     y = torch.stack(ys) if T else x.new_zeros(0, B, H)
+    if not backward:
+        return {"y": y, "h": h, "c": c}
     dh, dc = gh, gc
     dgates = [None] * T
     for t in reversed(steps):
@@ -83,7 +85,7 @@ def lstm_module(mod: torch.nn.LSTM, x, h0, c0, gy):
     for layer in range(mod.num_layers):
         inputs.append(layer_in)
         layer_in = torch.cat([lstm_layer(layer_in, *_weights(prm, layer, rev, mod.bias), h0[layer * dirs + rev],
-                                         c0[layer * dirs + rev], None, reverse=bool(rev))["y"]
+                                         c0[layer * dirs + rev], None, reverse=bool(rev), backward=False)["y"]
                               for rev in range(dirs)], -1)
     out = layer_in
     grads, g_out = {}, gys
