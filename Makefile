@@ -7,7 +7,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.repmode-installed
 
-.PHONY: demo test bench install clean
+.PHONY: demo test lint bench install clean
 
 $(STAMP): pyproject.toml setup.py $(shell find csrc -name '*.h' -o -name '*.cpp' 2>/dev/null)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -22,6 +22,13 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest -q
+
+# Python: ruff (pyflakes, pycodestyle, import order; pyproject.toml). C++/CUDA: clang-format (.clang-format).
+CXX_SOURCES = $(shell find csrc tests/cuda/emulator -name '*.h' -o -name '*.cpp' -o -name '*.cu' -o -name '*.cuh')
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/clang-format --dry-run -Werror $(CXX_SOURCES)
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py --write BENCHMARKS.md

@@ -1,6 +1,6 @@
-"""``python -m repmode ...``: see repmode/cli.py."""
+"""``python -m repmode ...``: see repmode/tools/cli.py."""
 import sys
 
-from .cli import main
+from .tools.cli import main
 
 sys.exit(main())

@@ -15,11 +15,11 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
-from . import _ext
-from ._callsite import user_call_site, user_frame
+from . import _ext, errors, kernels
+from ._callsite import user_frame
 from ._compile_notice import CompileNotice
-from .errors import ReproducibilityEnvironmentError, UnsupportedOpError, UnsupportedOpWarning
-from .registry import DISPATCH, REGISTRY, _load_kernels, run_native
+from .errors import ReproducibilityEnvironmentError, UnsupportedOpError, UnsupportedOpWarning, describe_inputs
+from .registry import DISPATCH, REGISTRY, run_native
 
 _CompositeImplicit = torch._C.DispatchKey.CompositeImplicitAutograd
 _decomposable: dict = {}
@@ -33,61 +33,17 @@ def _has_decomposition(func) -> bool:
     return known
 
 
-def describe_inputs(args, kwargs) -> str:
-    """``float32[4, 3] cpu, float32[3] cpu, 2`` — the tensors' dtype/shape/device, other args briefly."""
-    parts = []
-    for a in list(args) + list((kwargs or {}).values()):
-        if isinstance(a, torch.Tensor):
-            dtype = str(a.dtype).replace("torch.", "")
-            shape = f"nested[{a.size(0)}]" if a.is_nested else str(list(a.shape))
-            kind = layout_name(a)
-            parts.append(f"{dtype}{shape} {a.device}" + (f" {kind}" if kind and not a.is_nested else ""))
-        elif isinstance(a, (list, tuple)) and any(isinstance(t, torch.Tensor) for t in a):
-            parts.append("[" + describe_inputs(a, None) + "]")
-        else:
-            text = repr(a)
-            parts.append(text if len(text) <= 40 else text[:37] + "...")
-    return ", ".join(parts)
-
-
 _MAX_INPUT_KINDS = 16  # distinct input descriptions kept per unsupported overload
-
-
-def _tensors(values):
-    for a in values:
-        if isinstance(a, torch.Tensor):
-            yield a
-        elif isinstance(a, (list, tuple)):
-            yield from _tensors(a)
-
-
-def layout_name(t: torch.Tensor) -> str | None:
-    """What makes ``t`` something other than a dense strided tensor, or None."""
-    if t.is_nested:
-        return "nested"
-    if t.layout is not torch.strided:
-        return {torch.sparse_coo: "sparse COO", torch.sparse_csr: "sparse CSR", torch.sparse_csc: "sparse CSC",
-                torch.sparse_bsr: "sparse BSR", torch.sparse_bsc: "sparse BSC"}.get(t.layout, str(t.layout))
-    if t.is_quantized:
-        return f"quantized ({str(t.dtype).replace('torch.', '')})"
-    return None
 
 
 def layout_refusal(func, args, kwargs) -> UnsupportedOpError | None:
     """The UnsupportedOpError for a registered kernel or composite that failed on a sparse, quantized
-    or nested input (repmode's kernels read dense strided memory), or None when every input is dense.
-    Only looked at after an implementation raised, so the hot path pays nothing for it."""
+    or nested input, or None (a passthrough's own torch error stands). Only looked at after an
+    implementation raised, so the hot path pays nothing for it."""
     reg = REGISTRY.get(func)
     if reg is None or reg.kind == "passthrough":
         return None  # torch's own kernel ran and raised: its error stands
-    kinds = sorted({k for k in (layout_name(t) for t in _tensors(list(args) + list((kwargs or {}).values()))) if k})
-    if not kinds:
-        return None
-    return UnsupportedOpError(
-        f"repmode does not support {func} on {' and '.join(kinds)} tensors (inputs: {describe_inputs(args, kwargs)}), "
-        f"called at {user_call_site(2)}: repmode's kernels read dense strided memory only. Convert the input "
-        "first (.to_dense(), .dequantize(), or the nested tensor's .unbind()) to run it reproducibly."
-    )
+    return errors.layout_refusal(func, args, kwargs, depth=3)
 
 
 @dataclass
@@ -153,12 +109,7 @@ class ReproducibleMode(TorchDispatchMode):
             return NotImplemented  # the subclass unwraps and calls the op again, on plain tensors
         names = ", ".join(sorted({t.__name__ for t in types}))
         if self.strict:
-            raise UnsupportedOpError(
-                f"repmode does not support {func} on tensor subclasses ({names}; inputs: "
-                f"{describe_inputs(args, kwargs)}), called at {user_call_site(2)}: repmode's kernels run on "
-                "plain torch.Tensor objects only. Run the subclass's computation on plain tensors, or use "
-                "strict=False to run it natively and report it."
-            )
+            raise errors.subclass_refusal(func, args, kwargs, names, depth=3)
         self._record(func, args, kwargs or {})
         return run_native(func, args, kwargs)
 
@@ -189,15 +140,7 @@ class ReproducibleMode(TorchDispatchMode):
             with self:
                 return func.decompose(*args, **kwargs)
         if self.strict:
-            raise UnsupportedOpError(
-                f"repmode has no reproducible implementation of {func} "
-                f"(inputs: {describe_inputs(args, kwargs)}), called at {user_call_site(2)}. "
-                "Its native kernel is not guaranteed to give the same bits on other hardware, thread counts "
-                "or torch versions. "
-                "To list every unsupported op your script reaches, run `python -m repmode audit "
-                "your_script.py [args]` (or wrap it in `with repmode.enabled(strict=False) as rm:` and "
-                "print `rm.report_text()`)."
-            )
+            raise errors.unregistered(func, args, kwargs, depth=3)
         self._record(func, args, kwargs)
         return func(*args, **kwargs)
 
@@ -214,7 +157,7 @@ class ReproducibleMode(TorchDispatchMode):
         record.count += 1
         if len(record.inputs) < _MAX_INPUT_KINDS:
             record.inputs.add(describe_inputs(args, kwargs))
-        for t in _tensors(list(args) + list(kwargs.values())):
+        for t in errors.tensors_in(list(args) + list(kwargs.values())):
             record.dtypes.add(str(t.dtype).replace("torch.", ""))
             record.devices.add(t.device.type)
 
@@ -222,14 +165,15 @@ class ReproducibleMode(TorchDispatchMode):
 class Session(contextlib.ContextDecorator):
     """What :func:`repmode.enabled` returns: a context manager and decorator with a report."""
 
-    def __init__(self, strict: bool = True, seed: int | None = None):
+    def __init__(self, strict: bool = True, seed: int | None = None, audit: bool = False):
         self.strict = strict
         self.seed = seed
         self.mode = ReproducibleMode(strict=strict)
+        self.mode.auditing = audit
         self._entered: list = []  # per __enter__: this block's CompileNotice, or the outer mode's settings
 
     def __enter__(self) -> "Session":
-        _load_kernels()
+        kernels.load()
         check_environment()
         if self.seed is not None:
             torch.manual_seed(self.seed)
@@ -283,17 +227,22 @@ def format_report(records: list[UnsupportedRecord]) -> str:
     return "\n".join(lines)
 
 
-def enabled(strict: bool = True, seed: int | None = None) -> Session:
+def enabled(strict: bool = True, seed: int | None = None, audit: bool = False) -> Session:
     """Run every aten op inside the block through repmode's reproducible kernels.
 
     ``strict=True`` raises :class:`UnsupportedOpError` on an op with no reproducible
     implementation; ``strict=False`` runs it natively, warns once per overload and records it
     (see ``.report()``). ``seed`` calls ``torch.manual_seed(seed)`` on entry, which seeds torch's
     generator and repmode's counter-based stream (repmode/rng.py) that every random op inside
-    the block draws from.
+    the block draws from. ``audit=True`` (with ``strict=False``) makes this block's settings win
+    over blocks opened inside it: they neither raise nor keep their own report, so the report
+    lists everything the code inside reaches (what ``repmode audit`` and ``pytest
+    --repmode-audit`` use).
     Backward passes started inside the block are covered; those started outside are not.
     """
-    return Session(strict=strict, seed=seed)
+    if audit and strict:
+        raise ValueError("repmode.enabled(audit=True) records unsupported ops: it needs strict=False")
+    return Session(strict=strict, seed=seed, audit=audit)
 
 
 def active_mode() -> ReproducibleMode | None:

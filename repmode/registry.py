@@ -1,13 +1,19 @@
 """The table of contents of repmode: which aten overloads run, and how.
 
-Every overload repmode handles is registered here by a decorator that sits next to its
-implementation in ``repmode/kernels/<family>.py``. There are three kinds:
+A leaf module: it imports nothing of repmode. The kernel families (``repmode/kernels/``) fill
+it when :func:`repmode.kernels.load` imports them; every overload is registered by a decorator
+or call that sits next to its implementation and names the overload explicitly (so
+``grep -rn aten.exp.default repmode/kernels`` lands on its registration). The kinds:
 
 * ``kernel``      — repmode's own compiled code computes the result in its canonical order;
 * ``passthrough`` — the native torch kernel runs, because the op's result is bit-exactly
                     defined (data movement, views, selection, comparisons, casts, single
                     IEEE-754 operations); each entry carries a one-line reason;
-* ``composite``   — Python built only from registered ops.
+* ``composite``   — Python built only from registered ops;
+* ``refusal``     — deliberately not supported, with the reason the user is shown.
+
+``out=`` overloads are never written by hand: ``out=[...]`` on a registration derives each from
+the functional implementation (:func:`out_variant`).
 
 The mode's hot path is one dict lookup in :data:`DISPATCH`, which maps an ``OpOverload``
 to a callable ``impl(func, args, kwargs)``.
@@ -19,10 +25,10 @@ from typing import Callable, Iterable
 
 import torch
 
-KINDS = ("kernel", "passthrough", "composite")
+KINDS = ("kernel", "passthrough", "composite", "refusal")
 
 # The input dtypes an overload accepts, as tags (the table of supported ops, docs/supported_ops.md,
-# prints them; tests/test_supported_ops_table.py calls ops to check them):
+# prints them; the supported-ops table test calls ops to check them):
 DTYPE_TAGS = {
     "float32": "float32",
     "float64": "float64",
@@ -77,28 +83,29 @@ def _add(overload, kind: str, impl: Callable, family: str, reason: str = "", dty
     DISPATCH[overload] = impl
 
 
-def register_kernel(overloads, dtypes=None) -> Callable:
+def _register(kind: str, overloads, dtypes, out) -> Callable:
+    def wrap(impl: Callable) -> Callable:
+        family = _family_of(impl)
+        for op in _as_list(overloads):
+            _add(op, kind, impl, family, dtypes=dtypes)
+        for op in _as_list(out or []):
+            _add(op, kind, out_variant(op, impl), family, dtypes=dtypes)
+        return impl
+
+    return wrap
+
+
+def register_kernel(overloads, dtypes=None, out=None) -> Callable:
     """Decorator: ``impl(func, args, kwargs)`` runs repmode's compiled kernels for these overloads;
-    ``dtypes``: the input dtypes they accept (tags of :data:`DTYPE_TAGS`)."""
-
-    def wrap(impl: Callable) -> Callable:
-        for op in _as_list(overloads):
-            _add(op, "kernel", impl, _family_of(impl), dtypes=dtypes)
-        return impl
-
-    return wrap
+    ``dtypes``: the input dtypes they accept (tags of :data:`DTYPE_TAGS`); ``out``: the ``out=``
+    overloads of the same op, each derived from ``impl`` by :func:`out_variant`."""
+    return _register("kernel", overloads, dtypes, out)
 
 
-def register_composite(overloads, dtypes=None) -> Callable:
-    """Decorator: ``impl(func, args, kwargs)`` is Python built only from registered ops;
-    ``dtypes``: the input dtypes they accept (tags of :data:`DTYPE_TAGS`)."""
-
-    def wrap(impl: Callable) -> Callable:
-        for op in _as_list(overloads):
-            _add(op, "composite", impl, _family_of(impl), dtypes=dtypes)
-        return impl
-
-    return wrap
+def register_composite(overloads, dtypes=None, out=None) -> Callable:
+    """Decorator: ``impl(func, args, kwargs)`` is Python built only from registered ops (``dtypes``
+    and ``out`` as for :func:`register_kernel`)."""
+    return _register("composite", overloads, dtypes, out)
 
 
 def run_native(func, args, kwargs):
@@ -106,16 +113,13 @@ def run_native(func, args, kwargs):
     return func(*args, **kwargs) if kwargs else func(*args)
 
 
-def overloads_named(*names: str) -> list:
-    """Resolve ``"aten.view.default"``-style names (any operator namespace), skipping those this
-    torch lacks."""
-    found = []
-    for name in names:
-        ns, op, overload = name.split(".")
-        packet = getattr(getattr(torch.ops, ns), op, None)
-        if packet is not None and overload in packet.overloads():
-            found.append(getattr(packet, overload))
-    return found
+def register_out_forms(out_overloads: Iterable) -> None:
+    """Register ``out=`` overloads whose functional overloads are registered already (same kind,
+    family and dtypes), each derived by :func:`out_variant`: for families whose functional
+    registrations are spread over the module."""
+    for op in _as_list(out_overloads):
+        reg = REGISTRY[functional_of(op)]
+        _add(op, reg.kind, out_variant(op, reg.impl), reg.family, dtypes=reg.dtypes)
 
 
 def register_passthrough(overloads: Iterable, reason: str, family: str = "passthrough") -> None:
@@ -126,17 +130,124 @@ def register_passthrough(overloads: Iterable, reason: str, family: str = "passth
         _add(op, "passthrough", run_native, family, reason, dtypes=("any",))
 
 
-def supported_ops() -> list[tuple[str, str]]:
-    """``(overload name, kind)`` for every registered overload, sorted by name."""
-    _load_kernels()
-    return sorted((r.name, r.kind) for r in REGISTRY.values())
+def register_refusal(overloads: Iterable, reason: str, family: str) -> None:
+    """Refuse these overloads on purpose: the mode raises ``UnsupportedOpError`` with ``reason``
+    (in strict mode; ``strict=False`` runs them natively and reports them, as any unsupported op)."""
+    if not reason or not reason.strip():
+        raise ValueError("every refusal needs the reason the user is shown")
+    for op in _as_list(overloads):
+        _add(op, "refusal", _refuse, family, reason)
 
 
-def registrations() -> list[Registration]:
-    _load_kernels()
+def _refuse(func, args, kwargs):
+    # Replaced in DISPATCH by repmode.kernels.load() with one that raises UnsupportedOpError (this
+    # module is a leaf and cannot import repmode.errors).
+    raise NotImplementedError(f"{func}: refusals raise once repmode.kernels.load() has run")
+
+
+def overloads_named(*names: str) -> list:
+    """Resolve ``"aten.view.default"``-style names (any operator namespace), skipping those this
+    torch lacks. Names stay written out in full, so a grep for an overload finds its line."""
+    found = []
+    for name in names:
+        ns, op, overload = name.split(".")
+        packet = getattr(getattr(torch.ops, ns), op, None)
+        if packet is not None and overload in packet.overloads():
+            found.append(getattr(packet, overload))
+    return found
+
+
+def registered() -> list[Registration]:
+    """Every registration made so far, sorted by overload name (``repmode.registrations()`` loads the
+    kernel families first)."""
     return sorted(REGISTRY.values(), key=lambda r: r.name)
 
 
-def _load_kernels() -> None:
-    # Importing the families fills the tables (registration happens at import).
-    import repmode.kernels  # noqa: F401
+# ---- out= overloads, derived from the functional implementation -----------------------------
+
+def _out_names(op) -> tuple[str, ...]:
+    return tuple(a.name for a in op._schema.arguments if a.is_out)
+
+
+def out_variant(op, impl: Callable) -> Callable:
+    """The implementation of the ``out=`` overload ``op`` from the functional ``impl``: the
+    functional overload (the same schema without its out arguments) computes the result, which is
+    then written into the out tensors the way torch does (resized, cast; bf16/fp16 rounded once)."""
+    names = _out_names(op)
+    if not names:
+        raise ValueError(f"{op} has no out= arguments")
+    functional = functional_of(op)
+    # A factory (no tensor argument: rand, randint, randperm, ...) creates its values in the out
+    # tensor's dtype, as torch's out= factories do.
+    factory = "dtype" in {a.name for a in functional._schema.arguments} and not any(
+        "Tensor" in str(a.type) for a in functional._schema.arguments)
+
+    def run_out(func, args, kwargs):
+        outs = [kwargs[n] for n in names]
+        rest = {k: v for k, v in kwargs.items() if k not in names}
+        if factory and rest.get("dtype") is None:
+            rest["dtype"] = outs[0].dtype
+        result = impl(functional, args, rest)
+        if len(outs) == 1:
+            return write_out(result, outs[0])
+        # a gradient the output mask left out (None) leaves its out tensor as it is
+        return tuple(o if r is None else write_out(r, o) for r, o in zip(result, outs))
+
+    run_out.__module__ = impl.__module__
+    run_out.__name__ = f"{getattr(impl, '__name__', 'impl')}_out_variant"
+    return run_out
+
+
+_TENSOR_OPTIONS = ("dtype", "layout", "device", "pin_memory")
+
+
+def functional_of(op):
+    """The functional overload that ``op`` (an ``out=`` overload) is the out form of: the overload
+    of the same operator whose arguments are ``op``'s without the out ones."""
+    names = _out_names(op)
+    wanted = [a.name for a in op._schema.arguments if a.name not in names]
+    namespace = getattr(torch.ops, op.namespace)
+    opname = op._schema.name.split("::")[1]
+    # the functional form is an overload of the same operator, or (`reduce_scatter_tensor_out`) of the
+    # operator named without the suffix
+    packets = [getattr(namespace, n) for n in (opname, opname.removesuffix("_out")) if hasattr(namespace, n)]
+    candidates = [getattr(p, o) for p in packets for o in p.overloads()]
+    for cand in candidates:
+        if cand is op or _out_names(cand):
+            continue
+        # a factory's functional form also takes the tensor options that out= replaces
+        names_of_cand = [a.name for a in cand._schema.arguments]
+        if names_of_cand == wanted or [n for n in names_of_cand if n not in _TENSOR_OPTIONS] == wanted:
+            return cand
+    raise ValueError(f"{op}: no functional overload with the arguments {wanted}")
+
+
+LOW_PRECISION = (torch.bfloat16, torch.float16)
+_CANONICAL_LOW_NAN = {torch.bfloat16: 0x7FC0, torch.float16: 0x7E00}  # as int16 bit patterns
+
+
+def round_to(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``x`` rounded once (to nearest even) to ``dtype``; for bf16/fp16 every NaN is written as the
+    canonical pattern: torch's conversion keeps a NaN's own bits in a pattern that differs between
+    its CPU paths (0xFFFF for bf16 here) and GPUs."""
+    y = x.to(dtype)
+    nan = _CANONICAL_LOW_NAN.get(dtype)
+    if nan is not None and y.is_floating_point():
+        is_nan = torch.isnan(y)
+        if bool(is_nan.any()):
+            y.view(torch.int16).masked_fill_(is_nan, nan)
+    return y
+
+
+def write_out(result: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
+    """Copy a computed result into a user's ``out=`` tensor the way torch does (resize, cast)."""
+    if out.device != result.device:
+        raise RuntimeError(f"Expected out tensor to have device {result.device}, but got {out.device} instead")
+    if not torch.can_cast(result.dtype, out.dtype):
+        raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type {out.dtype}")
+    if out.shape != result.shape:
+        out.resize_(result.shape)
+    if out.dtype in LOW_PRECISION and result.dtype != out.dtype and result.is_floating_point():
+        result = round_to(result, out.dtype)
+    out.copy_(result)
+    return out

@@ -12,7 +12,8 @@ import math
 import torch
 from hypothesis import strategies as st
 
-from repmode.registry import REGISTRY, _load_kernels
+from repmode.kernels import load as _load_kernels
+from repmode.registry import REGISTRY
 
 FLOATS = (torch.float32, torch.float64, torch.bfloat16, torch.float16)
 INTS = (torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8)

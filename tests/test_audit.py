@@ -100,7 +100,7 @@ def test_the_scripts_exit_status_and_traceback_are_kept(tmp_path):
     run = audit(str(fails))
     assert run.returncode == 1
     assert "ValueError: boom" in run.stderr and f'"{fails}", line 4' in run.stderr
-    assert "repmode/audit.py" not in run.stderr  # the traceback starts at the script, as python's would
+    assert "repmode/tools/audit.py" not in run.stderr  # the traceback starts at the script, as python's would
     assert "aten._fft_r2c.default" in run.stdout  # ops seen before the failure are still reported
 
 

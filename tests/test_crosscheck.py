@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from repmode import crosscheck
+from repmode.tools import crosscheck
 
 
 @pytest.mark.parametrize("name", list(crosscheck.BATTERY))

@@ -15,7 +15,7 @@ import torch.distributed as dist
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import repmode
-from repmode.registry import registrations
+from repmode.kernels import registrations
 
 pytestmark = pytest.mark.skipif(not dist.is_available(), reason="this torch build has no torch.distributed")
 

@@ -9,7 +9,7 @@ import torch
 from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 
 import repmode
-from repmode.registry import registrations
+from repmode.kernels import registrations
 
 aten = torch.ops.aten
 UnsupportedOpError = repmode.UnsupportedOpError

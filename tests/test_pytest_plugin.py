@@ -1,4 +1,4 @@
-"""repmode's pytest plugin (repmode/pytest_plugin.py), driven through inner pytest runs."""
+"""repmode's pytest plugin (repmode/tools/pytest_plugin.py), driven through inner pytest runs."""
 from __future__ import annotations
 
 import json
@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import repmode
-import repmode.pytest_plugin as plugin
+import repmode.tools.pytest_plugin as plugin
 
 pytest_plugins = ["pytester"]
 
@@ -36,7 +36,7 @@ def warm_up():
 def run(pytester, pytestconfig):
     """``run(*args)``: an in-process pytest run that loads the plugin the way this run did (entry
     point or PYTEST_PLUGINS, which inner runs see too), or with ``-p`` when it was not loaded."""
-    load = [] if pytestconfig.pluginmanager.is_registered(plugin) else ["-p", "repmode.pytest_plugin"]
+    load = [] if pytestconfig.pluginmanager.is_registered(plugin) else ["-p", "repmode.tools.pytest_plugin"]
 
     def run_pytest(*args):
         # hypothesis' plugin would import hypothesis anew in every run (seconds each)
@@ -348,8 +348,8 @@ def test_golden_name_used_twice_with_different_values_fails(run, pytester):
 
 def test_entry_point_is_declared():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    assert project["entry-points"]["pytest11"] == {"repmode": "repmode.pytest_plugin"}
-    assert plugin.__name__ == "repmode.pytest_plugin"
+    assert project["entry-points"]["pytest11"] == {"repmode": "repmode.tools.pytest_plugin"}
+    assert plugin.__name__ == "repmode.tools.pytest_plugin"
     assert callable(plugin.pytest_addoption) and callable(plugin.pytest_configure)
 
 

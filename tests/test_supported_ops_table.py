@@ -10,8 +10,9 @@ import pytest
 import torch
 
 import repmode
-from repmode import ops_table
-from repmode.registry import DTYPE_TAGS, registrations
+from repmode.tools import ops_table
+from repmode.kernels import registrations
+from repmode.registry import DTYPE_TAGS
 
 aten = torch.ops.aten
 TABLE = ops_table.REPO / "docs" / "supported_ops.md"

@@ -12,8 +12,8 @@ import pytest
 import torch
 
 import repmode
-from repmode.divergence import diff_traces, replay
-from repmode.trace import Tracer, read_trace
+from repmode.tools.divergence import diff_traces, replay
+from repmode.tools.trace import Tracer, read_trace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

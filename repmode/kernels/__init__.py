@@ -1,20 +1,65 @@
-"""Kernel families. Importing this package registers every overload repmode supports;
-each module is one family and its registrations are its table of contents."""
-from . import (  # noqa: F401
-    accumulate, elementwise, embedding, integer, matmul, passthrough, random, reduction, scatter, softmax_loss,
-)
-from . import foreach, fused_optim, losses  # noqa: F401,E402  (last: they call the ops registered above)
-from . import layer_norm  # noqa: F401,E402
-from . import attention  # noqa: F401,E402
-from . import recurrent  # noqa: F401,E402
-from . import losses_extra  # noqa: F401,E402
-from . import indexing  # noqa: F401,E402
-from . import training_utils  # noqa: F401,E402
-from . import convolution  # noqa: F401,E402
-from . import pooling  # noqa: F401,E402
-from . import batch_norm  # noqa: F401,E402
+"""Kernel families. :func:`load` imports every family, which registers its overloads in
+``repmode.registry``, then finalizes the table; each module is one family and its
+registrations are its table of contents."""
+from __future__ import annotations
 
-import torch.distributed as _dist  # noqa: E402
+import threading
 
-if _dist.is_available():  # torch builds without distributed support have no c10d ops
-    from . import collectives  # noqa: F401
+from .. import errors, registry
+
+_loaded = False
+_lock = threading.Lock()
+
+
+def load() -> None:
+    """Register every overload repmode supports (once; cheap afterwards)."""
+    global _loaded
+    if _loaded:
+        return
+    with _lock:
+        if _loaded:
+            return
+        _import_families()
+        _finalize()
+        _loaded = True
+
+
+def _import_families() -> None:
+    # Order matters only where a family builds on another's registrations at import time
+    # (foreach and the composites look overloads up in the table).
+    from . import (  # noqa: F401
+        elementwise, embedding, indexing, integer, matmul, passthrough, random, reduction, softmax_loss,
+    )
+    from . import attention, foreach, fused_optim, layer_norm, losses, recurrent, training_utils  # noqa: F401
+    from . import batch_norm, convolution, linalg, pooling  # noqa: F401
+
+    import torch.distributed as dist
+
+    if dist.is_available():  # torch builds without distributed support have no c10d ops
+        from . import collectives  # noqa: F401
+
+
+def _finalize() -> None:
+    """Refusals raise UnsupportedOpError with their registered reason (the registry is a leaf and
+    cannot build the error itself)."""
+    for reg in registry.REGISTRY.values():
+        if reg.kind == "refusal":
+            registry.DISPATCH[reg.overload] = _refusal(reg.reason)
+
+
+def _refusal(reason: str):
+    def refuse(func, args, kwargs):
+        raise errors.refused(func, args, kwargs, reason, depth=3)
+
+    return refuse
+
+
+def registrations() -> list[registry.Registration]:
+    """Every registered overload, sorted by name."""
+    load()
+    return registry.registered()
+
+
+def supported_ops() -> list[tuple[str, str]]:
+    """``(overload name, kind)`` for every registered overload, sorted by name."""
+    return [(r.name, r.kind) for r in registrations()]

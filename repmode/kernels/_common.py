@@ -6,11 +6,12 @@ import math
 
 import torch
 
-from .._ext import C, DTYPE_CODE  # noqa: F401  (re-exported for the families)
-from ..errors import UnsupportedOpError
-from .._callsite import user_call_site
-from ..mode import describe_inputs
-from ..registry import DISPATCH, run_native  # noqa: F401  (run_native re-exported for the families)
+from .._ext import C, DTYPE_CODE
+from ..errors import unsupported
+from ..registry import DISPATCH, LOW_PRECISION, round_to, run_native, write_out
+
+# Re-exported for the families: one import line gives a family everything it needs.
+__all__ = ["C", "DTYPE_CODE", "DISPATCH", "LOW_PRECISION", "round_to", "run_native", "unsupported", "write_out"]
 
 FLOATS = (torch.float32, torch.float64)
 get_num_threads = torch.get_num_threads
@@ -25,14 +26,48 @@ INT_ONLY = ("integer",)
 ANY = ("any",)
 
 
-def unsupported(func, args, kwargs, why: str):
-    """The UnsupportedOpError for a registered op called with inputs repmode does not cover."""
-    why = why.rstrip() if why.rstrip().endswith(".") else why.rstrip() + "."
-    return UnsupportedOpError(
-        f"repmode does not support {func} with these inputs ({describe_inputs(args, kwargs)}), called at "
-        f"{user_call_site(1)}: {why} To list every unsupported op a script reaches, run "
-        "`python -m repmode audit your_script.py [args]`."
-    )
+def param(func, args, kwargs, name: str):
+    """Argument ``name`` of overload ``func`` as called: positional, keyword or the schema's default.
+    The table of positions and defaults is built once per overload from its schema, so families read
+    arguments by name without typing positions."""
+    table = _PARAMS.get(func)
+    if table is None:
+        table = _PARAMS[func] = _param_table(func)
+    index, default = table[name]
+    if index < len(args):
+        return args[index]
+    if kwargs and name in kwargs:
+        return kwargs[name]
+    return default
+
+
+def params(func, args, kwargs, *names: str) -> tuple:
+    """``param`` for several names at once."""
+    return tuple(param(func, args, kwargs, n) for n in names)
+
+
+def named_arguments(func, args, kwargs) -> dict:
+    """Argument name -> value for every argument of overload ``func`` (defaults filled in)."""
+    return {a.name: param(func, args, kwargs, a.name) for a in func._schema.arguments}
+
+
+def arguments(func, args, kwargs) -> list:
+    """Every argument of overload ``func`` in schema order (positional, keyword or default)."""
+    if not kwargs and len(args) == len(func._schema.arguments):
+        return list(args)
+    return [param(func, args, kwargs, a.name) for a in func._schema.arguments]
+
+
+_PARAMS: dict = {}
+_KEYWORD_ONLY = 1 << 30  # never a positional index
+
+
+def _param_table(func) -> dict:
+    table = {}
+    for i, a in enumerate(func._schema.arguments):
+        default = a.default_value if a.has_default_value() else None
+        table[a.name] = (_KEYWORD_ONLY if a.kwarg_only else i, default)
+    return table
 
 
 def float_code(func, args, kwargs, *tensors) -> int:
@@ -140,35 +175,6 @@ def stream_only(t: torch.Tensor) -> tuple:
     """The trailing arguments of a kernel whose CPU form takes no thread count: none on the CPU, the
     stream on a GPU (``kernels_for(t).name(..., *stream_only(t))``)."""
     return () if t.is_cpu else (launch_arg(t),)
-
-
-def write_out(result: torch.Tensor, out: torch.Tensor) -> torch.Tensor:
-    """Copy a computed result into a user's ``out=`` tensor the way torch does (resize, cast)."""
-    if not torch.can_cast(result.dtype, out.dtype):
-        raise RuntimeError(f"result type {result.dtype} can't be cast to the desired output type {out.dtype}")
-    if out.shape != result.shape:
-        out.resize_(result.shape)
-    if out.dtype in LOW_PRECISION and result.dtype != out.dtype and result.is_floating_point():
-        result = round_to(result, out.dtype)
-    out.copy_(result)
-    return out
-
-
-LOW_PRECISION = (torch.bfloat16, torch.float16)
-_CANONICAL_LOW_NAN = {torch.bfloat16: 0x7FC0, torch.float16: 0x7E00}  # as int16 bit patterns
-
-
-def round_to(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-    """``x`` rounded once (to nearest even) to bf16/fp16, every NaN written as the canonical
-    pattern: torch's conversion keeps a NaN's own bits in a pattern that differs between its
-    CPU paths (0xFFFF for bf16 here) and GPUs."""
-    y = x.to(dtype)
-    nan = _CANONICAL_LOW_NAN.get(dtype)
-    if nan is not None and y.is_floating_point():
-        is_nan = torch.isnan(y)
-        if bool(is_nan.any()):
-            y.view(torch.int16).masked_fill_(is_nan, nan)
-    return y
 
 
 def widened(dtype_index: int | None = None):

@@ -11,9 +11,9 @@ import math
 
 import torch
 
-from ..registry import register_kernel
+from ..registry import overloads_named, register_kernel
 from ._common import (DTYPE_CODE, FLOAT_WIDENED, LOW_PRECISION, check_device, kernels_for, launch_arg, round_to,
-                      suggest_memory_format, unsupported, write_out)
+                      suggest_memory_format, unsupported)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -21,18 +21,6 @@ Tensor = torch.Tensor
 
 def _ptr(t):
     return 0 if t is None else t.data_ptr()
-
-
-def _ops(*names):
-    """The overloads among ``names`` that this torch has (``aten.op.overload`` strings)."""
-    found = []
-    for name in names:
-        packet_name, _, overload = name.partition(".")
-        packet = getattr(aten, packet_name, None)
-        op = getattr(packet, overload or "default", None) if packet is not None else None
-        if op is not None:
-            found.append(op)
-    return found
 
 
 class _Prepared:
@@ -89,7 +77,7 @@ def _like(t: Tensor, ref: Tensor, dtype) -> Tensor:
     return out
 
 
-def _as_torch_lays_out(result: Tensor, x: Tensor) -> Tensor:
+def _in_torch_layout(result: Tensor, x: Tensor) -> Tensor:
     """``result`` in the layout torch gives batch norm's outputs (the input's suggested memory
     format: contiguous or channels_last(_3d)); an exact copy only for odd input layouts."""
     fmt = suggest_memory_format(x)
@@ -144,44 +132,28 @@ def _bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, 
         y = round_to(y, prep.low)
     if y.shape != x.shape:
         y = y.reshape(x.shape)
-    return _as_torch_lays_out(y, x), save_mean, save_invstd
+    return _in_torch_layout(y, x), save_mean, save_invstd
 
 
 def _mom(momentum):
     return 0.0 if momentum is None else momentum
 
 
-@register_kernel(_ops("native_batch_norm", "_native_batch_norm_legit"), FLOAT_WIDENED)
+@register_kernel(overloads_named("aten.native_batch_norm.default", "aten._native_batch_norm_legit.default"), FLOAT_WIDENED,
+                 out=overloads_named("aten.native_batch_norm.out", "aten._native_batch_norm_legit.out"))
 def native_batch_norm(func, args, kwargs):
     x, weight, bias, running_mean, running_var, training, momentum, eps = args
     return _bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, training, _mom(momentum), eps)
 
 
-def _write_outs(results, outs):
-    return tuple(write_out(r, o) for r, o in zip(results, outs))
-
-
-@register_kernel(_ops("native_batch_norm.out", "_native_batch_norm_legit.out"), FLOAT_WIDENED)
-def native_batch_norm_out(func, args, kwargs):
-    x, weight, bias, running_mean, running_var, training, momentum, eps = args
-    res = _bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, training, _mom(momentum), eps)
-    return _write_outs(res, (kwargs["out"], kwargs["save_mean"], kwargs["save_invstd"]))
-
-
-@register_kernel(_ops("_native_batch_norm_legit.no_stats"), FLOAT_WIDENED)
+@register_kernel(overloads_named("aten._native_batch_norm_legit.no_stats"), FLOAT_WIDENED,
+                 out=overloads_named("aten._native_batch_norm_legit.no_stats_out"))
 def native_batch_norm_no_stats(func, args, kwargs):
     x, weight, bias, training, momentum, eps = args
     return _bn_forward(func, args, kwargs, x, weight, bias, None, None, training, _mom(momentum), eps)
 
 
-@register_kernel(_ops("_native_batch_norm_legit.no_stats_out"), FLOAT_WIDENED)
-def native_batch_norm_no_stats_out(func, args, kwargs):
-    x, weight, bias, training, momentum, eps = args
-    res = _bn_forward(func, args, kwargs, x, weight, bias, None, None, training, _mom(momentum), eps)
-    return _write_outs(res, (kwargs["out"], kwargs["save_mean"], kwargs["save_invstd"]))
-
-
-@register_kernel(_ops("_native_batch_norm_legit_functional"), FLOAT_WIDENED)
+@register_kernel(overloads_named("aten._native_batch_norm_legit_functional.default"), FLOAT_WIDENED)
 def native_batch_norm_functional(func, args, kwargs):
     x, weight, bias, running_mean, running_var, training, momentum, eps = args
     rm = running_mean.clone()
@@ -190,39 +162,26 @@ def native_batch_norm_functional(func, args, kwargs):
     return y, sm, si, rm, rv
 
 
-@register_kernel(_ops("_native_batch_norm_legit_no_training"), FLOAT_WIDENED)
+@register_kernel(overloads_named("aten._native_batch_norm_legit_no_training.default"), FLOAT_WIDENED,
+                 out=overloads_named("aten._native_batch_norm_legit_no_training.out"))
 def native_batch_norm_no_training(func, args, kwargs):
     x, weight, bias, running_mean, running_var, momentum, eps = args
     return _bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, False, _mom(momentum), eps)
-
-
-@register_kernel(_ops("_native_batch_norm_legit_no_training.out"), FLOAT_WIDENED)
-def native_batch_norm_no_training_out(func, args, kwargs):
-    x, weight, bias, running_mean, running_var, momentum, eps = args
-    res = _bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, False, _mom(momentum), eps)
-    return _write_outs(res, (kwargs["out0"], kwargs["out1"], kwargs["out2"]))
 
 
 def _reserve(x: Tensor):
     return torch.empty(0, dtype=torch.uint8, device=x.device)
 
 
-@register_kernel(_ops("_batch_norm_with_update"), FLOAT_WIDENED)
+@register_kernel(overloads_named("aten._batch_norm_with_update.default"), FLOAT_WIDENED,
+                 out=overloads_named("aten._batch_norm_with_update.out"))
 def batch_norm_with_update(func, args, kwargs):
     x, weight, bias, running_mean, running_var, momentum, eps = args
     return (*_bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, True, _mom(momentum), eps),
             _reserve(x))
 
 
-@register_kernel(_ops("_batch_norm_with_update.out"), FLOAT_WIDENED)
-def batch_norm_with_update_out(func, args, kwargs):
-    x, weight, bias, running_mean, running_var, momentum, eps = args
-    res = _bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, True, _mom(momentum), eps)
-    outs = _write_outs(res, (kwargs["out"], kwargs["save_mean"], kwargs["save_invstd"]))
-    return (*outs, kwargs["reserve"])
-
-
-@register_kernel(_ops("_batch_norm_with_update_functional"), FLOAT_WIDENED)
+@register_kernel(overloads_named("aten._batch_norm_with_update_functional.default"), FLOAT_WIDENED)
 def batch_norm_with_update_functional(func, args, kwargs):
     x, weight, bias, running_mean, running_var, momentum, eps = args
     rm = running_mean.clone()
@@ -239,17 +198,10 @@ def _no_update(func, args, kwargs):
                        None if training else running_var, training, _mom(momentum), eps)
 
 
-@register_kernel(_ops("_batch_norm_no_update"), FLOAT_WIDENED)
+@register_kernel(overloads_named("aten._batch_norm_no_update.default"), FLOAT_WIDENED,
+                 out=overloads_named("aten._batch_norm_no_update.out"))
 def batch_norm_no_update(func, args, kwargs):
     return (*_no_update(func, args, kwargs), _reserve(args[0]))
-
-
-@register_kernel(_ops("_batch_norm_no_update.out"), FLOAT_WIDENED)
-def batch_norm_no_update_out(func, args, kwargs):
-    res = _no_update(func, args, kwargs)
-    outs = _write_outs(res, (kwargs["out0"], kwargs["out1"], kwargs["out2"]))
-    return (*outs, kwargs["out3"])
-
 
 
 def _in_param_dtype(weight, x, *grads):
@@ -257,11 +209,6 @@ def _in_param_dtype(weight, x, *grads):
     pdt = weight.dtype if weight is not None else x.dtype
     return tuple(g if g is None or g.dtype == pdt else g.to(pdt) for g in grads)
 
-
-def _write_grads(res, kwargs):
-    """The .out form of a backward: each computed gradient written into out0/out1/out2."""
-    outs = (kwargs["out0"], kwargs["out1"], kwargs["out2"])
-    return tuple(o if r is None else write_out(r, o) for r, o in zip(res, outs))
 
 def _bn_backward(func, args, kwargs, grad, x, weight, running_mean, running_var, save_mean, save_invstd, train,
                  eps, mask):
@@ -295,24 +242,18 @@ def _bn_backward(func, args, kwargs, grad, x, weight, running_mean, running_var,
             dx = round_to(dx, prep.low)
         if dx.shape != x.shape:
             dx = dx.reshape(x.shape)
-        dx = _as_torch_lays_out(dx, x)
+        dx = _in_torch_layout(dx, x)
     return (dx, *_in_param_dtype(weight, x, dw, db))
 
 
-@register_kernel(_ops("native_batch_norm_backward"), FLOAT_WIDENED)
+@register_kernel(overloads_named("aten.native_batch_norm_backward.default"), FLOAT_WIDENED,
+                 out=overloads_named("aten.native_batch_norm_backward.out"))
 def native_batch_norm_backward(func, args, kwargs):
     grad, x, weight, rm, rv, sm, si, train, eps, mask = args
     return _bn_backward(func, args, kwargs, grad, x, weight, rm, rv, sm, si, train, eps, mask)
 
 
-@register_kernel(_ops("native_batch_norm_backward.out"), FLOAT_WIDENED)
-def native_batch_norm_backward_out(func, args, kwargs):
-    grad, x, weight, rm, rv, sm, si, train, eps, mask = args
-    res = _bn_backward(func, args, kwargs, grad, x, weight, rm, rv, sm, si, train, eps, mask)
-    return _write_grads(res, kwargs)
-
-
-@register_kernel(_ops("batch_norm_backward"), FLOAT_WIDENED)
+@register_kernel(overloads_named("aten.batch_norm_backward.default"), FLOAT_WIDENED)
 def batch_norm_backward(func, args, kwargs):
     grad, x, weight, rm, rv, sm, si, update, eps, mask, _reserve_ = args
     return _bn_backward(func, args, kwargs, grad, x, weight, rm, rv, sm, si, update, eps, mask)
@@ -346,17 +287,11 @@ def _gn_forward(func, args, kwargs, x, weight, bias, N, Cn, HxW, group, eps):
     return y, mean, rstd
 
 
-@register_kernel(_ops("native_group_norm"), FLOAT_WIDENED)
+@register_kernel(overloads_named("aten.native_group_norm.default"), FLOAT_WIDENED,
+                 out=overloads_named("aten.native_group_norm.out"))
 def native_group_norm(func, args, kwargs):
     x, weight, bias, N, Cn, HxW, group, eps = args
     return _gn_forward(func, args, kwargs, x, weight, bias, N, Cn, HxW, group, eps)
-
-
-@register_kernel(_ops("native_group_norm.out"), FLOAT_WIDENED)
-def native_group_norm_out(func, args, kwargs):
-    x, weight, bias, N, Cn, HxW, group, eps = args
-    res = _gn_forward(func, args, kwargs, x, weight, bias, N, Cn, HxW, group, eps)
-    return _write_outs(res, (kwargs["out0"], kwargs["out1"], kwargs["out2"]))
 
 
 def _gn_backward(func, args, kwargs, grad, x, mean, rstd, weight, N, Cn, HxW, group, mask):
@@ -378,14 +313,10 @@ def _gn_backward(func, args, kwargs, grad, x, mean, rstd, weight, N, Cn, HxW, gr
     return (dx, *_in_param_dtype(weight, x, dw, db))
 
 
-@register_kernel(_ops("native_group_norm_backward"), FLOAT_WIDENED)
+@register_kernel(overloads_named("aten.native_group_norm_backward.default"), FLOAT_WIDENED,
+                 out=overloads_named("aten.native_group_norm_backward.out"))
 def native_group_norm_backward(func, args, kwargs):
     grad, x, mean, rstd, weight, N, Cn, HxW, group, mask = args
     return _gn_backward(func, args, kwargs, grad, x, mean, rstd, weight, N, Cn, HxW, group, mask)
 
 
-@register_kernel(_ops("native_group_norm_backward.out"), FLOAT_WIDENED)
-def native_group_norm_backward_out(func, args, kwargs):
-    grad, x, mean, rstd, weight, N, Cn, HxW, group, mask = args
-    res = _gn_backward(func, args, kwargs, grad, x, mean, rstd, weight, N, Cn, HxW, group, mask)
-    return _write_grads(res, kwargs)

@@ -269,14 +269,10 @@ def _functional_reduce_scatter(func, args, kwargs, input_, reduce_op, group_size
 
 
 @register_kernel(overloads_named("_c10d_functional.reduce_scatter_tensor.default",
-                                 "_c10d_functional_autograd.reduce_scatter_tensor.default"), REDUCING_DTYPES)
+                                 "_c10d_functional_autograd.reduce_scatter_tensor.default"), REDUCING_DTYPES,
+                 out=overloads_named("_c10d_functional.reduce_scatter_tensor_out.default"))
 def functional_reduce_scatter(func, args, kwargs):
     return _functional_reduce_scatter(func, args, kwargs, *args[:4])
-
-
-@register_kernel(overloads_named("_c10d_functional.reduce_scatter_tensor_out.default"), REDUCING_DTYPES)
-def functional_reduce_scatter_out(func, args, kwargs):
-    return _functional_reduce_scatter(func, args, kwargs, *args[:4], out=kwargs["out"])
 
 
 @register_kernel(overloads_named("_c10d_functional.reduce_scatter_tensor_coalesced.default"), REDUCING_DTYPES)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import (DTYPE_CODE, FLOAT_WIDENED, call_registered, check_device, kernels_for, launch_arg, unsupported,
+from ._common import (DTYPE_CODE, FLOAT_WIDENED, arguments, call_registered, check_device, kernels_for, launch_arg, unsupported,
                       widened)
 
 aten = torch.ops.aten
@@ -119,40 +119,23 @@ def convolution_kernel(func, args, kwargs, x, w, bias, stride, padding, dilation
     return y
 
 
-def _args(args, kwargs, names, defaults=None):
-    if not kwargs:
-        return args
-    out = list(args)
-    for name in names[len(args):]:
-        out.append(kwargs[name] if name in kwargs else (defaults or {})[name])
-    return out
-
-
-_CONV_NAMES = ("input", "weight", "bias", "stride", "padding", "dilation", "transposed", "output_padding",
-               "groups")
-
-
 @register_kernel([aten.convolution.default], FLOAT_WIDENED)
 @widened()
 def convolution(func, args, kwargs):
-    a = _args(args, kwargs, _CONV_NAMES)
-    return convolution_kernel(func, args, kwargs, *a[:9])
+    return convolution_kernel(func, args, kwargs, *arguments(func, args, kwargs)[:9])
 
 
 @register_kernel([aten._convolution.default], FLOAT_WIDENED)
 @widened()
 def _convolution(func, args, kwargs):
-    a = _args(args, kwargs, _CONV_NAMES + ("benchmark", "deterministic", "cudnn_enabled", "allow_tf32"),
-              {"allow_tf32": True})
-    return convolution_kernel(func, args, kwargs, *a[:9])
+    return convolution_kernel(func, args, kwargs, *arguments(func, args, kwargs)[:9])
 
 
 @register_kernel([aten.convolution_backward.default], FLOAT_WIDENED)
 @widened()
 def convolution_backward(func, args, kwargs):
-    gy, x, w, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, mask = _args(
-        args, kwargs, ("grad_output", "input", "weight", "bias_sizes", "stride", "padding", "dilation",
-                       "transposed", "output_padding", "groups", "output_mask"))
+    gy, x, w, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, mask = arguments(
+        func, args, kwargs)
     g = _Conv(func, args, kwargs, x, w, stride, padding, dilation, transposed, output_padding, groups)
     check_device(func, args, kwargs, gy, x, w)
     if gy.dtype != x.dtype:

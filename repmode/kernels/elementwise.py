@@ -10,8 +10,8 @@ import torch
 
 from ..registry import register_composite, register_kernel, register_passthrough
 from ._common import (FLOAT_WIDENED, LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, call_registered, check_device,
-                      get_num_threads, iterator_strides, kernels_for, launch_arg, round_to, run_native, unsupported,
-                      write_out)
+                      get_num_threads, iterator_strides, kernels_for, launch_arg, param, round_to, run_native,
+                      unsupported, write_out)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -171,44 +171,47 @@ def elementwise_general(op, func, args, kwargs, a, b=None, c=None, params=(), ou
 
 # ---- registrations -------------------------------------------------------------------------
 
-def _kw(kwargs, name, default):
-    return kwargs.get(name, default) if kwargs else default
-
-
-def _arg(args, kwargs, index, name, default):
-    """Argument ``name`` given positionally at ``index`` or by keyword."""
-    if len(args) > index:
-        return args[index]
-    return _kw(kwargs, name, default)
-
-
-def _family(functional, inplace=None, out=None, *, operands, dtypes, params=lambda args, kwargs: ()):
+def _family(functional, inplace=None, out=None, *, operands, dtypes, params=None):
     """Register the functional, in-place and out= overloads of one op.
-    ``operands(args, kwargs) -> (op, a, b, c)``; ``params(args, kwargs) -> tuple``; ``dtypes``: the
-    registry's dtype tags (``dtypes_of`` the op codes ``operands`` can return)."""
+    ``operands(func, args, kwargs) -> (op, a, b, c)``; ``params(func, args, kwargs) -> tuple`` (the op's number
+    arguments); ``dtypes``: the registry's dtype tags (``dtypes_of`` the op codes ``operands`` can return)."""
 
-    def compute(func, args, kwargs, out_tensor=None, in_place=False):
-        op, a, b, c = operands(args, kwargs)
-        return elementwise(op, func, args, kwargs, a, b, c, params(args, kwargs), out=out_tensor, inplace=in_place)
+    def compute(func, args, kwargs):
+        op, a, b, c = operands(func, args, kwargs)
+        return elementwise(op, func, args, kwargs, a, b, c, params(func, args, kwargs) if params else ())
 
-    register_kernel(functional, dtypes)(lambda func, args, kwargs: compute(func, args, kwargs))
+    def compute_inplace(func, args, kwargs):
+        op, a, b, c = operands(func, args, kwargs)
+        return elementwise(op, func, args, kwargs, a, b, c, params(func, args, kwargs) if params else (),
+                           inplace=True)
+
+    compute.__module__ = compute_inplace.__module__ = __name__
+    register_kernel(functional, dtypes, out=out)(compute)
     if inplace is not None:
-        register_kernel(inplace, dtypes)(lambda func, args, kwargs: compute(func, args, kwargs, in_place=True))
-    if out is not None:
-        register_kernel(out, dtypes)(lambda func, args, kwargs: compute(func, args, kwargs, out_tensor=kwargs["out"]))
+        register_kernel(inplace, dtypes)(compute_inplace)
 
 
-def _overloads(name, *overloads):
-    packet = getattr(aten, name)
-    return [getattr(packet, o) for o in overloads]
+def _alpha(func, args, kwargs):
+    return (param(func, args, kwargs, "alpha"),)
+
+
+def _binary(op):
+    return lambda func, args, kwargs: (op, args[0], args[1], None)
+
+
+def _unary(op):
+    return lambda func, args, kwargs: (op, args[0], None, None)
 
 
 # Binary arithmetic: add/sub carry alpha (p0).
-for _name, _op in (("add", ADD), ("sub", SUB), ("mul", MUL), ("div", DIV)):
-    _family(_overloads(_name, "Tensor", "Scalar"), _overloads(_name + "_", "Tensor", "Scalar"),
-            getattr(aten, _name).out,
-            operands=lambda args, kwargs, op=_op: (op, args[0], args[1], None), dtypes=dtypes_of(_op),
-            params=lambda args, kwargs: (_kw(kwargs, "alpha", 1),))
+_family([aten.add.Tensor, aten.add.Scalar], [aten.add_.Tensor, aten.add_.Scalar], aten.add.out,
+        operands=_binary(ADD), dtypes=dtypes_of(ADD), params=_alpha)
+_family([aten.sub.Tensor, aten.sub.Scalar], [aten.sub_.Tensor, aten.sub_.Scalar], aten.sub.out,
+        operands=_binary(SUB), dtypes=dtypes_of(SUB), params=_alpha)
+_family([aten.mul.Tensor, aten.mul.Scalar], [aten.mul_.Tensor, aten.mul_.Scalar], aten.mul.out,
+        operands=_binary(MUL), dtypes=dtypes_of(MUL))
+_family([aten.div.Tensor, aten.div.Scalar], [aten.div_.Tensor, aten.div_.Scalar], aten.div.out,
+        operands=_binary(DIV), dtypes=dtypes_of(DIV))
 
 # div with rounding_mode: None is plain division; 'trunc' truncates repmode's correctly rounded
 # quotient (float) or is torch's exact integer division; 'floor' only on integers (torch's float
@@ -236,21 +239,37 @@ def div_rounding_mode(func, args, kwargs):
 
 
 # rsub(self, other, alpha) = other - alpha * self
-_family(_overloads("rsub", "Tensor", "Scalar"),
-        operands=lambda args, kwargs: (SUB, args[1] if isinstance(args[1], Tensor)
+_family([aten.rsub.Tensor, aten.rsub.Scalar],
+        operands=lambda func, args, kwargs: (SUB, args[1] if isinstance(args[1], Tensor)
                                        else torch.scalar_tensor(args[1], dtype=torch.result_type(args[0], args[1])),
-                                       args[0], None), dtypes=dtypes_of(SUB),
-        params=lambda args, kwargs: (_kw(kwargs, "alpha", 1),))
+                                       args[0], None), dtypes=dtypes_of(SUB), params=_alpha)
 
 # One-operand ops with functional / in-place / out= overloads.
-for _name, _op in (("neg", NEG), ("exp", EXP), ("log", LOG), ("abs", ABS), ("log1p", LOG1P), ("expm1", EXPM1),
-                   ("log2", LOG2), ("exp2", EXP2), ("tanh", TANH), ("sigmoid", SIGMOID), ("erf", ERF),
-                   ("erfc", ERFC), ("sin", SIN), ("cos", COS), ("rsqrt", RSQRT), ("sqrt", SQRT),
-                   ("reciprocal", RECIPROCAL), ("sign", SIGN), ("sgn", SIGN), ("silu", SILU), ("mish", MISH)):
-    _family(getattr(aten, _name).default, getattr(aten, _name + "_").default, getattr(aten, _name).out,
-            operands=lambda args, kwargs, op=_op: (op, args[0], None, None), dtypes=dtypes_of(_op))
+_family(aten.neg.default, aten.neg_.default, aten.neg.out, operands=_unary(NEG), dtypes=dtypes_of(NEG))
+_family(aten.exp.default, aten.exp_.default, aten.exp.out, operands=_unary(EXP), dtypes=dtypes_of(EXP))
+_family(aten.log.default, aten.log_.default, aten.log.out, operands=_unary(LOG), dtypes=dtypes_of(LOG))
+_family(aten.abs.default, aten.abs_.default, aten.abs.out, operands=_unary(ABS), dtypes=dtypes_of(ABS))
+_family(aten.log1p.default, aten.log1p_.default, aten.log1p.out, operands=_unary(LOG1P), dtypes=dtypes_of(LOG1P))
+_family(aten.expm1.default, aten.expm1_.default, aten.expm1.out, operands=_unary(EXPM1), dtypes=dtypes_of(EXPM1))
+_family(aten.log2.default, aten.log2_.default, aten.log2.out, operands=_unary(LOG2), dtypes=dtypes_of(LOG2))
+_family(aten.exp2.default, aten.exp2_.default, aten.exp2.out, operands=_unary(EXP2), dtypes=dtypes_of(EXP2))
+_family(aten.tanh.default, aten.tanh_.default, aten.tanh.out, operands=_unary(TANH), dtypes=dtypes_of(TANH))
+_family(aten.sigmoid.default, aten.sigmoid_.default, aten.sigmoid.out, operands=_unary(SIGMOID),
+        dtypes=dtypes_of(SIGMOID))
+_family(aten.erf.default, aten.erf_.default, aten.erf.out, operands=_unary(ERF), dtypes=dtypes_of(ERF))
+_family(aten.erfc.default, aten.erfc_.default, aten.erfc.out, operands=_unary(ERFC), dtypes=dtypes_of(ERFC))
+_family(aten.sin.default, aten.sin_.default, aten.sin.out, operands=_unary(SIN), dtypes=dtypes_of(SIN))
+_family(aten.cos.default, aten.cos_.default, aten.cos.out, operands=_unary(COS), dtypes=dtypes_of(COS))
+_family(aten.rsqrt.default, aten.rsqrt_.default, aten.rsqrt.out, operands=_unary(RSQRT), dtypes=dtypes_of(RSQRT))
+_family(aten.sqrt.default, aten.sqrt_.default, aten.sqrt.out, operands=_unary(SQRT), dtypes=dtypes_of(SQRT))
+_family(aten.reciprocal.default, aten.reciprocal_.default, aten.reciprocal.out, operands=_unary(RECIPROCAL),
+        dtypes=dtypes_of(RECIPROCAL))
+_family(aten.sign.default, aten.sign_.default, aten.sign.out, operands=_unary(SIGN), dtypes=dtypes_of(SIGN))
+_family(aten.sgn.default, aten.sgn_.default, aten.sgn.out, operands=_unary(SIGN), dtypes=dtypes_of(SIGN))
+_family(aten.silu.default, aten.silu_.default, aten.silu.out, operands=_unary(SILU), dtypes=dtypes_of(SILU))
+_family(aten.mish.default, aten.mish_.default, aten.mish.out, operands=_unary(MISH), dtypes=dtypes_of(MISH))
 
-_family(aten.relu.default, aten.relu_.default, operands=lambda args, kwargs: (RELU, args[0], None, None),
+_family(aten.relu.default, aten.relu_.default, operands=lambda func, args, kwargs: (RELU, args[0], None, None),
         dtypes=dtypes_of(RELU))
 
 # pow: x ** y correctly rounded for float32 (so x ** 2 == x * x and x ** 0.5 == sqrt(x) bit for bit).
@@ -260,7 +279,7 @@ _family(aten.relu.default, aten.relu_.default, operands=lambda args, kwargs: (RE
 _SQUARE_BY_PRODUCT = (torch.float32, torch.bfloat16, torch.float16)
 
 
-def _pow_operands(args, kwargs):
+def _pow_operands(func, args, kwargs):
     x, y = args[0], args[1]
     if (type(y) is int or type(y) is float) and y == 2 and isinstance(x, Tensor) and x.dtype in _SQUARE_BY_PRODUCT:
         return MUL, x, x, None
@@ -268,28 +287,22 @@ def _pow_operands(args, kwargs):
 
 
 _family([aten.pow.Tensor_Tensor, aten.pow.Tensor_Scalar], [aten.pow_.Tensor, aten.pow_.Scalar],
-        None, operands=_pow_operands, dtypes=dtypes_of(POW, MUL))
-register_kernel([aten.pow.Tensor_Tensor_out, aten.pow.Tensor_Scalar_out], dtypes_of(POW))(
-    lambda func, args, kwargs: elementwise(POW, func, args, kwargs, args[0], args[1], out=kwargs["out"]))
+        [aten.pow.Tensor_Tensor_out, aten.pow.Tensor_Scalar_out], operands=_pow_operands, dtypes=dtypes_of(POW, MUL))
 
 
-def _pow_scalar_base(func, args, kwargs, out=None):
+@register_kernel(aten.pow.Scalar, dtypes_of(POW), out=aten.pow.Scalar_out)
+def pow_scalar_base(func, args, kwargs):
     base, exponent = args
     dtype = torch.result_type(base, exponent)
     if not dtype.is_floating_point:
         return run_native(func, args, kwargs)
     base = torch.full_like(exponent, base, dtype=dtype) if isinstance(exponent, Tensor) else base
-    return elementwise(POW, func, args, kwargs, base, exponent, out=out)
-
-
-register_kernel(aten.pow.Scalar, dtypes_of(POW))(_pow_scalar_base)
-register_kernel(aten.pow.Scalar_out, dtypes_of(POW))(
-    lambda func, args, kwargs: _pow_scalar_base(func, args, kwargs, kwargs["out"]))
+    return elementwise(POW, func, args, kwargs, base, exponent)
 
 # minimum / maximum (IEEE 754-2019: NaN wins, -0 < +0).
-_family(aten.minimum.default, None, aten.minimum.out, operands=lambda args, kwargs: (MINIMUM, args[0], args[1], None),
+_family(aten.minimum.default, None, aten.minimum.out, operands=lambda func, args, kwargs: (MINIMUM, args[0], args[1], None),
         dtypes=dtypes_of(MINIMUM))
-_family(aten.maximum.default, None, aten.maximum.out, operands=lambda args, kwargs: (MAXIMUM, args[0], args[1], None),
+_family(aten.maximum.default, None, aten.maximum.out, operands=lambda func, args, kwargs: (MAXIMUM, args[0], args[1], None),
         dtypes=dtypes_of(MAXIMUM))
 
 
@@ -298,105 +311,99 @@ def _bound(x, default):
     return default if x is None else x
 
 
-def _clamp_operands(args, kwargs):
+def _clamp_operands(func, args, kwargs):
     x = args[0]
+    lo, hi = param(func, args, kwargs, "min"), param(func, args, kwargs, "max")
+    if lo is None and hi is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
     if isinstance(x, Tensor) and not x.is_floating_point() and not x.is_complex() and x.dtype != torch.bool:
         # A missing bound must not promote an integer input: use the dtype's own range.
         info = torch.iinfo(x.dtype)
-        lo = _bound(_arg(args, kwargs, 1, "min", None), info.min)
-        hi = _bound(_arg(args, kwargs, 2, "max", None), info.max)
-    else:
-        lo = _bound(_arg(args, kwargs, 1, "min", None), -math.inf)
-        hi = _bound(_arg(args, kwargs, 2, "max", None), math.inf)
-    if _arg(args, kwargs, 1, "min", None) is None and _arg(args, kwargs, 2, "max", None) is None:
-        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
-    return CLAMP, args[0], lo, hi
+        return CLAMP, x, _bound(lo, info.min), _bound(hi, info.max)
+    return CLAMP, x, _bound(lo, -math.inf), _bound(hi, math.inf)
 
 
 _family([aten.clamp.default, aten.clamp.Tensor], [aten.clamp_.default, aten.clamp_.Tensor],
-        operands=_clamp_operands, dtypes=dtypes_of(CLAMP))
-register_kernel([aten.clamp.out, aten.clamp.Tensor_out], dtypes_of(CLAMP))(
-    lambda func, args, kwargs: elementwise(*_clamp_operands(args, kwargs)[:1], func, args, kwargs,
-                                           *_clamp_operands(args, kwargs)[1:], out=kwargs["out"]))
+        [aten.clamp.out, aten.clamp.Tensor_out], operands=_clamp_operands, dtypes=dtypes_of(CLAMP))
 _family([aten.clamp_min.default, aten.clamp_min.Tensor], [aten.clamp_min_.default, aten.clamp_min_.Tensor],
         [aten.clamp_min.out, aten.clamp_min.Tensor_out],
-        operands=lambda args, kwargs: (MAXIMUM, args[0], args[1], None), dtypes=dtypes_of(MAXIMUM))
+        operands=lambda func, args, kwargs: (MAXIMUM, args[0], args[1], None), dtypes=dtypes_of(MAXIMUM))
 _family([aten.clamp_max.default, aten.clamp_max.Tensor], [aten.clamp_max_.default, aten.clamp_max_.Tensor],
         [aten.clamp_max.out, aten.clamp_max.Tensor_out],
-        operands=lambda args, kwargs: (MINIMUM, args[0], args[1], None), dtypes=dtypes_of(MINIMUM))
+        operands=lambda func, args, kwargs: (MINIMUM, args[0], args[1], None), dtypes=dtypes_of(MINIMUM))
 _family(aten.hardtanh.default, aten.hardtanh_.default, aten.hardtanh.out,
-        operands=lambda args, kwargs: (CLAMP, args[0], _arg(args, kwargs, 1, "min_val", -1.0),
-                                       _arg(args, kwargs, 2, "max_val", 1.0)), dtypes=dtypes_of(CLAMP))
+        operands=lambda func, args, kwargs: (CLAMP, args[0], param(func, args, kwargs, "min_val"),
+                                       param(func, args, kwargs, "max_val")), dtypes=dtypes_of(CLAMP))
 
 # Activations with number arguments (p0, p1, p2).
 _family(aten.leaky_relu.default, aten.leaky_relu_.default, aten.leaky_relu.out,
-        operands=lambda args, kwargs: (LEAKY_RELU, args[0], None, None), dtypes=dtypes_of(LEAKY_RELU),
-        params=lambda args, kwargs: (_arg(args, kwargs, 1, "negative_slope", 0.01),))
+        operands=lambda func, args, kwargs: (LEAKY_RELU, args[0], None, None), dtypes=dtypes_of(LEAKY_RELU),
+        params=lambda func, args, kwargs: (param(func, args, kwargs, "negative_slope"),))
 _family(aten.elu.default, aten.elu_.default, aten.elu.out,
-        operands=lambda args, kwargs: (ELU, args[0], None, None), dtypes=dtypes_of(ELU),
-        params=lambda args, kwargs: (_arg(args, kwargs, 1, "alpha", 1.0), _arg(args, kwargs, 2, "scale", 1.0),
-                                     _arg(args, kwargs, 3, "input_scale", 1.0)))
+        operands=lambda func, args, kwargs: (ELU, args[0], None, None), dtypes=dtypes_of(ELU),
+        params=lambda func, args, kwargs: (param(func, args, kwargs, "alpha"), param(func, args, kwargs, "scale"),
+                                     param(func, args, kwargs, "input_scale")))
 _family(aten.softplus.default, None, aten.softplus.out,
-        operands=lambda args, kwargs: (SOFTPLUS, args[0], None, None), dtypes=dtypes_of(SOFTPLUS),
-        params=lambda args, kwargs: (_arg(args, kwargs, 1, "beta", 1.0), _arg(args, kwargs, 2, "threshold", 20.0)))
+        operands=lambda func, args, kwargs: (SOFTPLUS, args[0], None, None), dtypes=dtypes_of(SOFTPLUS),
+        params=lambda func, args, kwargs: (param(func, args, kwargs, "beta"), param(func, args, kwargs, "threshold")))
 
 
-def _gelu_op(kwargs, approximate_op, exact_op):
-    approximate = _kw(kwargs, "approximate", "none")
+def _gelu_op(func, args, kwargs, approximate_op, exact_op):
+    approximate = param(func, args, kwargs, "approximate")
     if approximate not in ("none", "tanh"):
         raise RuntimeError(f"approximate argument must be either none or tanh, got {approximate!r}")
     return approximate_op if approximate == "tanh" else exact_op
 
 
 _family(aten.gelu.default, aten.gelu_.default, aten.gelu.out,
-        operands=lambda args, kwargs: (_gelu_op(kwargs, GELU_TANH, GELU), args[0], None, None),
+        operands=lambda func, args, kwargs: (_gelu_op(func, args, kwargs, GELU_TANH, GELU), args[0], None, None),
         dtypes=dtypes_of(GELU_TANH, GELU))
 
 # Backward formulas: (grad, input or result) -> grad_input.
 _family(aten.threshold_backward.default, None, aten.threshold_backward.grad_input,
-        operands=lambda args, kwargs: (THRESHOLD_BACKWARD, args[0], args[1], None),
+        operands=lambda func, args, kwargs: (THRESHOLD_BACKWARD, args[0], args[1], None),
         dtypes=dtypes_of(THRESHOLD_BACKWARD),
-        params=lambda args, kwargs: (args[2],))
+        params=lambda func, args, kwargs: (args[2],))
 _family(aten.leaky_relu_backward.default, None, aten.leaky_relu_backward.grad_input,
-        operands=lambda args, kwargs: (LEAKY_RELU_BACKWARD, args[0], args[1], None),
+        operands=lambda func, args, kwargs: (LEAKY_RELU_BACKWARD, args[0], args[1], None),
         dtypes=dtypes_of(LEAKY_RELU_BACKWARD),
-        params=lambda args, kwargs: (args[2],))
+        params=lambda func, args, kwargs: (args[2],))
 _family(aten.hardtanh_backward.default, None, aten.hardtanh_backward.grad_input,
-        operands=lambda args, kwargs: (HARDTANH_BACKWARD, args[0], args[1], None),
+        operands=lambda func, args, kwargs: (HARDTANH_BACKWARD, args[0], args[1], None),
         dtypes=dtypes_of(HARDTANH_BACKWARD),
-        params=lambda args, kwargs: (args[2], args[3]))
+        params=lambda func, args, kwargs: (args[2], args[3]))
 # elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
 _family(aten.elu_backward.default, None, aten.elu_backward.grad_input,
-        operands=lambda args, kwargs: (ELU_BACKWARD_RESULT if args[4] else ELU_BACKWARD_INPUT, args[0], args[5], None),
+        operands=lambda func, args, kwargs: (ELU_BACKWARD_RESULT if args[4] else ELU_BACKWARD_INPUT, args[0], args[5], None),
         dtypes=dtypes_of(ELU_BACKWARD_RESULT, ELU_BACKWARD_INPUT),
-        params=lambda args, kwargs: (args[1], args[2], args[3]))
+        params=lambda func, args, kwargs: (args[1], args[2], args[3]))
 _family(aten.gelu_backward.default, None, aten.gelu_backward.grad_input,
-        operands=lambda args, kwargs: (_gelu_op(kwargs, GELU_TANH_BACKWARD, GELU_BACKWARD), args[0], args[1], None),
+        operands=lambda func, args, kwargs: (_gelu_op(func, args, kwargs, GELU_TANH_BACKWARD, GELU_BACKWARD), args[0], args[1], None),
         dtypes=dtypes_of(GELU_TANH_BACKWARD, GELU_BACKWARD))
 _family(aten.silu_backward.default, None, aten.silu_backward.grad_input,
-        operands=lambda args, kwargs: (SILU_BACKWARD, args[0], args[1], None), dtypes=dtypes_of(SILU_BACKWARD))
+        operands=lambda func, args, kwargs: (SILU_BACKWARD, args[0], args[1], None), dtypes=dtypes_of(SILU_BACKWARD))
 _family(aten.mish_backward.default, None, None,
-        operands=lambda args, kwargs: (MISH_BACKWARD, args[0], args[1], None), dtypes=dtypes_of(MISH_BACKWARD))
+        operands=lambda func, args, kwargs: (MISH_BACKWARD, args[0], args[1], None), dtypes=dtypes_of(MISH_BACKWARD))
 _family(aten.softplus_backward.default, None, aten.softplus_backward.grad_input,
-        operands=lambda args, kwargs: (SOFTPLUS_BACKWARD, args[0], args[1], None),
+        operands=lambda func, args, kwargs: (SOFTPLUS_BACKWARD, args[0], args[1], None),
         dtypes=dtypes_of(SOFTPLUS_BACKWARD),
-        params=lambda args, kwargs: (args[2], args[3]))
+        params=lambda func, args, kwargs: (args[2], args[3]))
 _family(aten.tanh_backward.default, None, aten.tanh_backward.grad_input,
-        operands=lambda args, kwargs: (TANH_BACKWARD, args[0], args[1], None), dtypes=dtypes_of(TANH_BACKWARD))
+        operands=lambda func, args, kwargs: (TANH_BACKWARD, args[0], args[1], None), dtypes=dtypes_of(TANH_BACKWARD))
 _family(aten.sigmoid_backward.default, None, aten.sigmoid_backward.grad_input,
-        operands=lambda args, kwargs: (SIGMOID_BACKWARD, args[0], args[1], None),
+        operands=lambda func, args, kwargs: (SIGMOID_BACKWARD, args[0], args[1], None),
         dtypes=dtypes_of(SIGMOID_BACKWARD))
 
 # Three-operand ops.
 _family(aten.addcmul.default, aten.addcmul_.default, aten.addcmul.out,
-        operands=lambda args, kwargs: (ADDCMUL, args[0], args[1], args[2]), dtypes=dtypes_of(ADDCMUL),
-        params=lambda args, kwargs: (_arg(args, kwargs, 3, "value", 1),))
+        operands=lambda func, args, kwargs: (ADDCMUL, args[0], args[1], args[2]), dtypes=dtypes_of(ADDCMUL),
+        params=lambda func, args, kwargs: (param(func, args, kwargs, "value"),))
 _family(aten.addcdiv.default, aten.addcdiv_.default, aten.addcdiv.out,
-        operands=lambda args, kwargs: (ADDCDIV, args[0], args[1], args[2]), dtypes=dtypes_of(ADDCDIV),
-        params=lambda args, kwargs: (_arg(args, kwargs, 3, "value", 1),))
+        operands=lambda func, args, kwargs: (ADDCDIV, args[0], args[1], args[2]), dtypes=dtypes_of(ADDCDIV),
+        params=lambda func, args, kwargs: (param(func, args, kwargs, "value"),))
 _family([aten.lerp.Scalar, aten.lerp.Tensor], [aten.lerp_.Scalar, aten.lerp_.Tensor],
         [aten.lerp.Scalar_out, aten.lerp.Tensor_out],
-        operands=lambda args, kwargs: (LERP, args[0], args[1], args[2]), dtypes=dtypes_of(LERP))
+        operands=lambda func, args, kwargs: (LERP, args[0], args[1], args[2]), dtypes=dtypes_of(LERP))
 
 register_passthrough([aten.where.ScalarSelf, aten.where.ScalarOther, aten.where.Scalar, aten.where.self_out],
                      reason="selection: each output is one input element or the given value, no arithmetic")

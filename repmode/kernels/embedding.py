@@ -3,7 +3,7 @@
 ``embedding_dense_backward``: row r of the weight gradient is the sum of the incoming gradient
 rows at the positions p1 < p2 < ... whose index is r, added one after the other to +0
 (((+0 + g[p1]) + g[p2]) + ...), whatever the threads or the hardware; rows of ``padding_idx`` get
-+0 (the order of repmode/kernels/accumulate.py).
++0 (the order of repmode/kernels/indexing.py).
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import torch
 
 from ..registry import register_kernel
 from ._common import ANY, FLOAT_HALF_INT, unsupported
-from .accumulate import add_in_order
+from .indexing import add_in_order
 
 aten = torch.ops.aten
 
@@ -35,7 +35,7 @@ def embedding_dense_backward(func, args, kwargs):
     if flat.numel() == 0:
         return out
     keep = flat != padding_idx
-    # row r: ((+0 + g[p1]) + g[p2]) + ... over increasing positions (accumulate.py's order)
+    # row r: ((+0 + g[p1]) + g[p2]) + ... over increasing positions (indexing.add_in_order's order)
     add_in_order(out.view(-1), (flat[keep].reshape(-1, 1) * dim + torch.arange(dim, device=grad.device)).reshape(-1),
                  rows[keep].reshape(-1))
     return out

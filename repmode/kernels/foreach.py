@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import torch
 
-from ..registry import DISPATCH, REGISTRY, register_composite
+from ..registry import DISPATCH, REGISTRY, overloads_named, register_composite
+from . import elementwise, integer, matmul, passthrough, reduction  # noqa: F401  (registrations looked up here)
 from ._common import call_registered
 
 aten = torch.ops.aten
@@ -124,19 +125,73 @@ def _calls(base: str, overload: str):
     return per(op, build)
 
 
-def _register_all() -> None:
-    names = {}
+# Every _foreach_ overload repmode runs, written out (grep finds each). The single-tensor overload
+# each one calls must be registered; tests/…/test_foreach.py checks this list against the foreach
+# overloads torch has whose single-tensor op repmode registers (plannable_overloads), so a newly
+# registered single-tensor op is not forgotten here.
+FOREACH_OVERLOADS = (
+    "aten._foreach_abs.default", "aten._foreach_abs_.default", "aten._foreach_add.List",
+    "aten._foreach_add.Scalar", "aten._foreach_add.ScalarList", "aten._foreach_add.Tensor",
+    "aten._foreach_add_.List", "aten._foreach_add_.Scalar", "aten._foreach_add_.ScalarList",
+    "aten._foreach_add_.Tensor", "aten._foreach_addcdiv.Scalar", "aten._foreach_addcdiv.ScalarList",
+    "aten._foreach_addcdiv.Tensor", "aten._foreach_addcdiv_.Scalar", "aten._foreach_addcdiv_.ScalarList",
+    "aten._foreach_addcdiv_.Tensor", "aten._foreach_addcmul.Scalar", "aten._foreach_addcmul.ScalarList",
+    "aten._foreach_addcmul.Tensor", "aten._foreach_addcmul_.Scalar", "aten._foreach_addcmul_.ScalarList",
+    "aten._foreach_addcmul_.Tensor", "aten._foreach_ceil.default", "aten._foreach_ceil_.default",
+    "aten._foreach_clamp_max.List", "aten._foreach_clamp_max.Scalar", "aten._foreach_clamp_max.ScalarList",
+    "aten._foreach_clamp_max_.List", "aten._foreach_clamp_max_.Scalar", "aten._foreach_clamp_max_.ScalarList",
+    "aten._foreach_clamp_min.List", "aten._foreach_clamp_min.Scalar", "aten._foreach_clamp_min.ScalarList",
+    "aten._foreach_clamp_min_.List", "aten._foreach_clamp_min_.Scalar", "aten._foreach_clamp_min_.ScalarList",
+    "aten._foreach_clone.default", "aten._foreach_copy_.default", "aten._foreach_cos.default",
+    "aten._foreach_cos_.default", "aten._foreach_div.List", "aten._foreach_div.Scalar",
+    "aten._foreach_div.ScalarList", "aten._foreach_div.Tensor", "aten._foreach_div_.List",
+    "aten._foreach_div_.Scalar", "aten._foreach_div_.ScalarList", "aten._foreach_div_.Tensor",
+    "aten._foreach_erf.default", "aten._foreach_erf_.default", "aten._foreach_erfc.default",
+    "aten._foreach_erfc_.default", "aten._foreach_exp.default", "aten._foreach_exp_.default",
+    "aten._foreach_expm1.default", "aten._foreach_expm1_.default", "aten._foreach_floor.default",
+    "aten._foreach_floor_.default", "aten._foreach_lerp.List", "aten._foreach_lerp.Scalar",
+    "aten._foreach_lerp.ScalarList", "aten._foreach_lerp_.List", "aten._foreach_lerp_.Scalar",
+    "aten._foreach_lerp_.ScalarList", "aten._foreach_log.default", "aten._foreach_log1p.default",
+    "aten._foreach_log1p_.default", "aten._foreach_log2.default", "aten._foreach_log2_.default",
+    "aten._foreach_log_.default", "aten._foreach_max.default", "aten._foreach_maximum.List",
+    "aten._foreach_maximum_.List", "aten._foreach_minimum.List", "aten._foreach_minimum_.List",
+    "aten._foreach_mm.default", "aten._foreach_mul.List", "aten._foreach_mul.Scalar",
+    "aten._foreach_mul.ScalarList", "aten._foreach_mul.Tensor", "aten._foreach_mul_.List",
+    "aten._foreach_mul_.Scalar", "aten._foreach_mul_.ScalarList", "aten._foreach_mul_.Tensor",
+    "aten._foreach_neg.default", "aten._foreach_neg_.default", "aten._foreach_norm.Scalar",
+    "aten._foreach_pow.List", "aten._foreach_pow.Scalar", "aten._foreach_pow.ScalarAndTensor",
+    "aten._foreach_pow.ScalarList", "aten._foreach_reciprocal.default", "aten._foreach_reciprocal_.default",
+    "aten._foreach_round.default", "aten._foreach_round_.default", "aten._foreach_rsqrt.default",
+    "aten._foreach_rsqrt_.default", "aten._foreach_sigmoid.default", "aten._foreach_sigmoid_.default",
+    "aten._foreach_sign.default", "aten._foreach_sign_.default", "aten._foreach_sin.default",
+    "aten._foreach_sin_.default", "aten._foreach_sqrt.default", "aten._foreach_sqrt_.default",
+    "aten._foreach_sub.List", "aten._foreach_sub.Scalar", "aten._foreach_sub.ScalarList",
+    "aten._foreach_sub_.List", "aten._foreach_sub_.Scalar", "aten._foreach_sub_.ScalarList",
+    "aten._foreach_tanh.default", "aten._foreach_tanh_.default", "aten._foreach_trunc.default",
+    "aten._foreach_trunc_.default", "aten._foreach_zero_.default"
+
+)
+
+
+def plannable_overloads() -> list[str]:
+    """The ``_foreach_`` overloads of this torch whose single-tensor op repmode registers (out=
+    forms excluded): what FOREACH_OVERLOADS should list."""
+    found = []
     for schema in torch._C._jit_get_all_schemas():
         if schema.name.startswith("aten::_foreach_") and not (schema.overload_name or "").endswith("out"):
-            names.setdefault(schema.name[len("aten::_foreach_"):], []).append(schema.overload_name or "default")
-    for base, overloads in names.items():
-        packet = getattr(aten, "_foreach_" + base)
-        for overload in overloads:
-            plan = _calls(base, overload)
-            if plan is None:
-                continue
-            inplace = base.endswith("_")
-            register_composite(getattr(packet, overload), REGISTRY[plan.single].dtypes)(_make_impl(plan, inplace))
+            base, overload = schema.name[len("aten::_foreach_"):], schema.overload_name or "default"
+            if _calls(base, overload) is not None:
+                found.append(f"aten._foreach_{base}.{overload}")
+    return sorted(set(found))
+
+
+def _register_all() -> None:
+    for op in overloads_named(*FOREACH_OVERLOADS):
+        base = op._schema.name[len("aten::_foreach_"):]
+        plan = _calls(base, op._overloadname)
+        if plan is None:
+            raise RuntimeError(f"{op}: its single-tensor op is not registered (FOREACH_OVERLOADS is stale)")
+        register_composite(op, REGISTRY[plan.single].dtypes)(_make_impl(plan, base.endswith("_")))
 
 
 def _make_impl(plan, inplace: bool):

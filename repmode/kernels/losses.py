@@ -7,7 +7,8 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_composite
-from ._common import FLOAT_WIDENED, FLOAT_WIDENED_INT, call_registered as _call
+from ._common import FLOAT_WIDENED, FLOAT_WIDENED_INT, arguments, call_registered, check_device, unsupported
+from ._common import call_registered as _call
 
 aten = torch.ops.aten
 _NONE, _MEAN, _SUM = 0, 1, 2
@@ -44,12 +45,6 @@ def mse_loss_backward(func, args, kwargs):
     return _call(aten.mul.Tensor, _call(aten.mul.Tensor, d, 2.0), _grad_scale(grad, x, reduction)).contiguous()
 
 
-def _args(args, kwargs, param: str, default: float):
-    """(x, target, reduction, the loss's own parameter) from positional or keyword arguments."""
-    reduction = args[2] if len(args) > 2 else kwargs.get("reduction", _MEAN)
-    return args[0], args[1], reduction, (args[3] if len(args) > 3 else kwargs.get(param, default))
-
-
 def _abs_diff(x, t):
     d = _call(aten.sub.Tensor, x, t)
     return d, _call(aten.abs.default, d)
@@ -58,7 +53,7 @@ def _abs_diff(x, t):
 @register_composite(aten.huber_loss.default, FLOAT_WIDENED_INT)
 def huber_loss(func, args, kwargs):
     """|d| < delta: 0.5 d d;  else delta (|d| - 0.5 delta)."""
-    x, t, reduction, delta = _args(args, kwargs, "delta", 1.0)
+    x, t, reduction, delta = arguments(func, args, kwargs)
     d, a = _abs_diff(x, t)
     quad = _call(aten.mul.Tensor, _call(aten.mul.Tensor, d, d), 0.5)
     lin = _call(aten.mul.Tensor, _call(aten.sub.Tensor, a, 0.5 * delta), delta)
@@ -78,7 +73,7 @@ def huber_loss_backward(func, args, kwargs):
 @register_composite(aten.smooth_l1_loss.default, FLOAT_WIDENED_INT)
 def smooth_l1_loss(func, args, kwargs):
     """|d| < beta: 0.5 d d / beta;  else |d| - 0.5 beta (beta == 0: |d|)."""
-    x, t, reduction, beta = _args(args, kwargs, "beta", 1.0)
+    x, t, reduction, beta = arguments(func, args, kwargs)
     d, a = _abs_diff(x, t)
     if beta == 0:
         return _reduce(a, reduction)
@@ -153,3 +148,47 @@ def binary_cross_entropy_with_logits(func, args, kwargs):
         soft = _call(aten.mul.Tensor, w_pos, soft)
     loss = _call(aten.add.Tensor, _call(aten.mul.Tensor, _call(aten.rsub.Scalar, y, 1.0), x), soft)
     return _reduce(_weighted(loss, weight), reduction)
+
+
+# ---- nll_loss2d: More losses: ``nll_loss2d_forward`` / ``nll_loss2d_backward`` (what ``cross_entropy`` and
+# ``nll_loss`` reach for (N, C, d1, ...) inputs), as the 2-D ``nll_loss`` over the (n, d1, d2)
+# positions in row-major order (docs/semantics.md "More losses"). Class weights, ignore_index,
+# label smoothing, probability targets, ``l1_loss`` and ``kl_div`` (both ``log_target``) already
+# reach registered ops; tests/test_losses_extra.py checks them in strict mode.
+
+
+def _positions_as_rows(func, args, kwargs, x, target):
+    """(N, C, H, W) input and (N, H, W) target as (N·H·W, C) rows and N·H·W targets, rows in
+    row-major (n, h, w) order."""
+    check_device(func, args, kwargs, x, target)
+    if x.dim() != 4:
+        raise unsupported(func, args, kwargs, f"expected a 4-D input (N, C, H, W), got {x.dim()}-D")
+    if target.dim() != 3:
+        raise RuntimeError("only batches of spatial targets supported (3D tensors) but got targets of "
+                           f"dimension: {target.dim()}")
+    N, Cn, H, W = x.shape
+    if tuple(target.shape) != (N, H, W):
+        raise RuntimeError(f"size mismatch (got input: {list(x.shape)}, target: {list(target.shape)})")
+    rows = x.permute(0, 2, 3, 1).reshape(N * H * W, Cn)   # a view when channels_last, else an exact copy
+    return rows, target.reshape(N * H * W)
+
+
+@register_composite(aten.nll_loss2d_forward.default, FLOAT_WIDENED)
+def nll_loss2d_forward(func, args, kwargs):
+    x, target, weight, reduction, ignore_index = args
+    rows, t = _positions_as_rows(func, args, kwargs, x, target)
+    out, total_weight = call_registered(aten.nll_loss_forward.default, rows, t, weight, reduction, ignore_index)
+    if reduction == 0:
+        out = out.view(target.shape)
+    return out, total_weight
+
+
+@register_composite(aten.nll_loss2d_backward.default, FLOAT_WIDENED)
+def nll_loss2d_backward(func, args, kwargs):
+    grad, x, target, weight, reduction, ignore_index, total_weight = args
+    rows, t = _positions_as_rows(func, args, kwargs, x, target)
+    g = grad.reshape(-1) if reduction == 0 else grad
+    grad_rows = call_registered(aten.nll_loss_backward.default, g, rows, t, weight, reduction, ignore_index,
+                                total_weight)
+    N, Cn, H, W = x.shape
+    return grad_rows.view(N, H, W, Cn).permute(0, 3, 1, 2).contiguous()

@@ -11,7 +11,7 @@ import torch
 
 from ..registry import register_kernel
 from ._common import (DTYPE_CODE, FLOAT_WIDENED, LOW_PRECISION, broadcast_shape, check_device, float_code,
-                      kernels_for, launch_arg, unsupported, widened, write_out)
+                      kernels_for, launch_arg, unsupported, widened)
 from .elementwise import ADD, MUL, elementwise, elementwise_general
 
 aten = torch.ops.aten
@@ -97,28 +97,16 @@ def add_scaled_product(func, args, kwargs, bias: Tensor, product: Tensor, beta, 
     return product
 
 
-@register_kernel(aten.mm.default, FLOAT_WIDENED)
+@register_kernel(aten.mm.default, FLOAT_WIDENED, out=aten.mm.out)
 @low_precision_in_float32
 def mm(func, args, kwargs):
     return mm_kernel(func, args, kwargs, args[0], args[1])
 
 
-@register_kernel(aten.mm.out, FLOAT_WIDENED)
-@low_precision_in_float32
-def mm_out(func, args, kwargs):
-    return write_out(mm_kernel(func, args, kwargs, args[0], args[1]), kwargs["out"])
-
-
-@register_kernel(aten.bmm.default, FLOAT_WIDENED)
+@register_kernel(aten.bmm.default, FLOAT_WIDENED, out=aten.bmm.out)
 @low_precision_in_float32
 def bmm(func, args, kwargs):
     return bmm_kernel(func, args, kwargs, args[0], args[1])
-
-
-@register_kernel(aten.bmm.out, FLOAT_WIDENED)
-@low_precision_in_float32
-def bmm_out(func, args, kwargs):
-    return write_out(bmm_kernel(func, args, kwargs, args[0], args[1]), kwargs["out"])
 
 
 def _addmm(func, args, kwargs):
@@ -133,16 +121,10 @@ def _addmm(func, args, kwargs):
     return add_scaled_product(func, args, kwargs, bias, mm_kernel(func, args, kwargs, a, b), beta, alpha)
 
 
-@register_kernel(aten.addmm.default, FLOAT_WIDENED)
+@register_kernel(aten.addmm.default, FLOAT_WIDENED, out=aten.addmm.out)
 @low_precision_in_float32
 def addmm(func, args, kwargs):
     return _addmm(func, args, kwargs)
-
-
-@register_kernel(aten.addmm.out, FLOAT_WIDENED)
-@low_precision_in_float32
-def addmm_out(func, args, kwargs):
-    return write_out(_addmm(func, args, {k: v for k, v in kwargs.items() if k != "out"}), kwargs["out"])
 
 
 @register_kernel(aten.addmm_.default, FLOAT_WIDENED)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import (FLOAT_WIDENED, check_device, float_code, kernels_for, launch_arg, suggest_memory_format,
-                      unsupported, widened, write_out)
+from ._common import (named_arguments, FLOAT_WIDENED, check_device, float_code, kernels_for, launch_arg, suggest_memory_format,
+                      unsupported, widened)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -16,27 +16,9 @@ Tensor = torch.Tensor
 # Pooling kinds (csrc/common/pooling.h, PoolKind).
 MAX, AVG, ADAPTIVE_AVG, ADAPTIVE_MAX = 0, 1, 2, 3
 
-_ARGS: dict = {}
 
 # Tests set this to run every pooling op through the plain C++ reference loops instead.
 USE_REFERENCE = False
-
-
-def _bind(func, args, kwargs) -> dict:
-    """Argument name -> value, defaults filled in from the overload's schema."""
-    spec = _ARGS.get(func)
-    if spec is None:
-        spec = [(a.name, a.default_value if a.has_default_value() else None) for a in func._schema.arguments]
-        _ARGS[func] = spec
-    bound = {}
-    for i, (name, default) in enumerate(spec):
-        if i < len(args):
-            bound[name] = args[i]
-        elif kwargs and name in kwargs:
-            bound[name] = kwargs[name]
-        else:
-            bound[name] = default
-    return bound
 
 
 def _tuple(func, args, kwargs, value, n: int, name: str, default=None) -> list[int]:
@@ -204,7 +186,7 @@ def _nsp(func) -> int:
 
 
 def _max_pool(func, args, kwargs, with_index):
-    b = _bind(func, args, kwargs)
+    b = named_arguments(func, args, kwargs)
     x = b["self"]
     p = _pool(func, args, kwargs, MAX, x, _nsp(func), b["kernel_size"], b["stride"], b["padding"], b["dilation"],
               b["ceil_mode"])
@@ -216,15 +198,10 @@ def _max_pool_with_indices(func, args, kwargs):
     return _max_pool(func, args, kwargs, True)
 
 
-@register_kernel([aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default], FLOAT_WIDENED)
+@register_kernel([aten.max_pool2d_with_indices.default, aten.max_pool3d_with_indices.default], FLOAT_WIDENED,
+                 out=[aten.max_pool2d_with_indices.out, aten.max_pool3d_with_indices.out])
 def max_pool_with_indices(func, args, kwargs):
     return _max_pool_with_indices(func, args, kwargs)
-
-
-@register_kernel([aten.max_pool2d_with_indices.out, aten.max_pool3d_with_indices.out], FLOAT_WIDENED)
-def max_pool_with_indices_out(func, args, kwargs):
-    out, idx = _max_pool_with_indices(func, args, kwargs)
-    return write_out(out, kwargs["out"]), write_out(idx, kwargs["indices"])
 
 
 @register_kernel([aten.max_pool2d.default, aten.max_pool3d.default], FLOAT_WIDENED)
@@ -235,7 +212,7 @@ def max_pool(func, args, kwargs):
 
 @widened()
 def _max_pool_backward(func, args, kwargs):
-    b = _bind(func, args, kwargs)
+    b = named_arguments(func, args, kwargs)
     x = b["self"]
     p = _pool(func, args, kwargs, MAX, x, _nsp(func), b["kernel_size"], b["stride"], b["padding"], b["dilation"],
               b["ceil_mode"])
@@ -243,15 +220,11 @@ def _max_pool_backward(func, args, kwargs):
 
 
 @register_kernel([aten.max_pool2d_with_indices_backward.default, aten.max_pool3d_with_indices_backward.default],
-                 FLOAT_WIDENED)
+                 FLOAT_WIDENED,
+                 out=[aten.max_pool2d_with_indices_backward.grad_input,
+                      aten.max_pool3d_with_indices_backward.grad_input])
 def max_pool_backward(func, args, kwargs):
     return _max_pool_backward(func, args, kwargs)
-
-
-@register_kernel([aten.max_pool2d_with_indices_backward.grad_input,
-                  aten.max_pool3d_with_indices_backward.grad_input], FLOAT_WIDENED)
-def max_pool_backward_out(func, args, kwargs):
-    return write_out(_max_pool_backward(func, args, kwargs), kwargs["grad_input"])
 
 
 def _avg_pool_args(func, args, kwargs, b):
@@ -261,35 +234,27 @@ def _avg_pool_args(func, args, kwargs, b):
 
 @widened()
 def _avg_pool(func, args, kwargs):
-    b = _bind(func, args, kwargs)
+    b = named_arguments(func, args, kwargs)
     return _forward(_avg_pool_args(func, args, kwargs, b), b["self"], False)[0]
 
 
-@register_kernel([aten.avg_pool2d.default, aten.avg_pool3d.default], FLOAT_WIDENED)
+@register_kernel([aten.avg_pool2d.default, aten.avg_pool3d.default], FLOAT_WIDENED,
+                 out=[aten.avg_pool2d.out, aten.avg_pool3d.out])
 def avg_pool(func, args, kwargs):
     return _avg_pool(func, args, kwargs)
 
 
-@register_kernel([aten.avg_pool2d.out, aten.avg_pool3d.out], FLOAT_WIDENED)
-def avg_pool_out(func, args, kwargs):
-    return write_out(_avg_pool(func, args, kwargs), kwargs["out"])
-
-
 @widened()
 def _avg_pool_backward(func, args, kwargs):
-    b = _bind(func, args, kwargs)
+    b = named_arguments(func, args, kwargs)
     p = _avg_pool_args(func, args, kwargs, b)
     return _backward(func, args, kwargs, p, b["grad_output"], b["self"], None)
 
 
-@register_kernel([aten.avg_pool2d_backward.default, aten.avg_pool3d_backward.default], FLOAT_WIDENED)
+@register_kernel([aten.avg_pool2d_backward.default, aten.avg_pool3d_backward.default], FLOAT_WIDENED,
+                 out=[aten.avg_pool2d_backward.grad_input, aten.avg_pool3d_backward.grad_input])
 def avg_pool_backward(func, args, kwargs):
     return _avg_pool_backward(func, args, kwargs)
-
-
-@register_kernel([aten.avg_pool2d_backward.grad_input, aten.avg_pool3d_backward.grad_input], FLOAT_WIDENED)
-def avg_pool_backward_out(func, args, kwargs):
-    return write_out(_avg_pool_backward(func, args, kwargs), kwargs["grad_input"])
 
 
 @widened()
@@ -298,14 +263,10 @@ def _adaptive_avg(func, args, kwargs):
     return _forward(_pool(func, args, kwargs, ADAPTIVE_AVG, x, _nsp(func), output_size=size), x, False)[0]
 
 
-@register_kernel([aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default], FLOAT_WIDENED)
+@register_kernel([aten._adaptive_avg_pool2d.default, aten._adaptive_avg_pool3d.default], FLOAT_WIDENED,
+                 out=[aten._adaptive_avg_pool2d.out, aten._adaptive_avg_pool3d.out])
 def adaptive_avg_pool(func, args, kwargs):
     return _adaptive_avg(func, args, kwargs)
-
-
-@register_kernel([aten._adaptive_avg_pool2d.out, aten._adaptive_avg_pool3d.out], FLOAT_WIDENED)
-def adaptive_avg_pool_out(func, args, kwargs):
-    return write_out(_adaptive_avg(func, args, kwargs), kwargs["out"])
 
 
 @register_kernel([aten._adaptive_avg_pool2d_backward.default, aten._adaptive_avg_pool3d_backward.default],
@@ -324,15 +285,10 @@ def _adaptive_max(func, args, kwargs):
     return _forward(_pool(func, args, kwargs, ADAPTIVE_MAX, x, _nsp(func), output_size=size), x, True)
 
 
-@register_kernel([aten.adaptive_max_pool2d.default, aten.adaptive_max_pool3d.default], FLOAT_WIDENED)
+@register_kernel([aten.adaptive_max_pool2d.default, aten.adaptive_max_pool3d.default], FLOAT_WIDENED,
+                 out=[aten.adaptive_max_pool2d.out, aten.adaptive_max_pool3d.out])
 def adaptive_max_pool(func, args, kwargs):
     return _adaptive_max(func, args, kwargs)
-
-
-@register_kernel([aten.adaptive_max_pool2d.out, aten.adaptive_max_pool3d.out], FLOAT_WIDENED)
-def adaptive_max_pool_out(func, args, kwargs):
-    out, idx = _adaptive_max(func, args, kwargs)
-    return write_out(out, kwargs["out"]), write_out(idx, kwargs["indices"])
 
 
 @widened()
@@ -343,13 +299,10 @@ def _adaptive_max_backward(func, args, kwargs):
     return _backward(func, args, kwargs, p, grad, x, idx)
 
 
-@register_kernel([aten.adaptive_max_pool2d_backward.default, aten.adaptive_max_pool3d_backward.default], FLOAT_WIDENED)
+@register_kernel([aten.adaptive_max_pool2d_backward.default, aten.adaptive_max_pool3d_backward.default], FLOAT_WIDENED,
+                 out=[aten.adaptive_max_pool2d_backward.grad_input,
+                      aten.adaptive_max_pool3d_backward.grad_input])
 def adaptive_max_pool_backward(func, args, kwargs):
     return _adaptive_max_backward(func, args, kwargs)
 
-
-@register_kernel([aten.adaptive_max_pool2d_backward.grad_input, aten.adaptive_max_pool3d_backward.grad_input],
-                 FLOAT_WIDENED)
-def adaptive_max_pool_backward_out(func, args, kwargs):
-    return write_out(_adaptive_max_backward(func, args, kwargs), kwargs["grad_input"])
 

@@ -13,8 +13,8 @@ import math
 import torch
 
 from .. import rng
-from ..mode import layout_name
-from ..registry import DISPATCH, REGISTRY, register_kernel
+from ..errors import layout_name
+from ..registry import DISPATCH, REGISTRY, overloads_named, register_kernel, register_out_forms
 from ._common import (call_registered, DTYPE_CODE, check_device, check_float_half_int, check_kernel_device,
                       FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, kernels_for, launch_arg,
                       round_to, unsupported, write_out)
@@ -190,7 +190,7 @@ def _ints_as(shape, lo: int, span: int, dtype: torch.dtype, generator, device=No
     return _ints(shape, lo, span, generator, device).to(dtype)
 
 
-_random_from = getattr(aten.random_, "from")  # `from` is a Python keyword
+_random_from = overloads_named("aten.random_.from")[0]  # `from` is a Python keyword
 
 
 @register_kernel([aten.random_.default, aten.random_.to, _random_from], FLOAT_HALF_INT)
@@ -374,14 +374,6 @@ def multinomial(func, args, kwargs):
     return idx.reshape(*probs.shape[:-1], k).contiguous()  # a fresh contiguous result, as native torch's
 
 
-@register_kernel(aten.linalg_qr.default, ())
-def linalg_qr(func, args, kwargs):
-    raise unsupported(func, args, kwargs,
-                      "QR (reached by nn.init.orthogonal_) has no fixed-order implementation in repmode yet; "
-                      "initialise those parameters outside the mode (for example with torch.manual_seed "
-                      "and torch.nn.init.orthogonal_ before entering it) or use another initialiser")
-
-
 # ---------------------------------------------------------------- more overloads: out=, generators, *_like
 
 @register_kernel([aten.rand_like.generator, aten.randn_like.generator], FLOAT_WIDENED)
@@ -413,34 +405,14 @@ def bernoulli_tensor_p(func, args, kwargs):
     return _bernoulli_mask(x.shape, p, kwargs.get("generator"), x.device).to(x.dtype)
 
 
-# out= forms: the functional overload's result written into `out` the way torch does.
-_OUT_FORMS = {
-    aten.rand.out: (aten.rand.default, True), aten.rand.generator_out: (aten.rand.generator, True),
-    aten.randn.out: (aten.randn.default, True), aten.randn.generator_out: (aten.randn.generator, True),
-    aten.randint.out: (aten.randint.default, True), aten.randint.generator_out: (aten.randint.generator, True),
-    aten.randint.low_out: (aten.randint.low, True),
-    aten.randint.low_generator_out: (aten.randint.low_generator, True),
-    aten.randperm.out: (aten.randperm.default, True), aten.randperm.generator_out: (aten.randperm.generator, True),
-    aten.normal.Tensor_float_out: (aten.normal.Tensor_float, False),
-    aten.normal.float_Tensor_out: (aten.normal.float_Tensor, False),
-    aten.normal.Tensor_Tensor_out: (aten.normal.Tensor_Tensor, False),
-    aten.normal.float_float_out: (aten.normal.float_float, True),
-    aten.bernoulli.out: (aten.bernoulli.default, False), aten.bernoulli.Tensor_out: (aten.bernoulli.Tensor, False),
-    aten.bernoulli.float_out: (aten.bernoulli.p, False),
-    aten.multinomial.out: (aten.multinomial.default, False),
-    aten.rand_like.out: (aten.rand_like.default, False), aten.randn_like.out: (aten.randn_like.default, False),
-}
-
-
-def random_out(func, args, kwargs):
-    functional, factory = _OUT_FORMS[func]
-    kwargs = dict(kwargs)
-    out = kwargs.pop("out")
-    if factory:
-        kwargs["dtype"] = out.dtype
-    return write_out(DISPATCH[functional](functional, args, kwargs), out)
-
-
-for _out, (_functional, _) in _OUT_FORMS.items():  # each out= form takes its functional overload's dtypes
-    register_kernel(_out, REGISTRY[_functional].dtypes)(random_out)
-
+# out= forms: the functional overload's result written into `out` the way torch does (a factory
+# draws in the out tensor's dtype).
+register_out_forms([
+    aten.rand.out, aten.rand.generator_out, aten.randn.out, aten.randn.generator_out,
+    aten.randint.out, aten.randint.generator_out, aten.randint.low_out, aten.randint.low_generator_out,
+    aten.randperm.out, aten.randperm.generator_out,
+    aten.normal.Tensor_float_out, aten.normal.float_Tensor_out, aten.normal.Tensor_Tensor_out,
+    aten.normal.float_float_out,
+    aten.bernoulli.out, aten.bernoulli.Tensor_out, aten.bernoulli.float_out,
+    aten.multinomial.out, aten.rand_like.out, aten.randn_like.out,
+])

@@ -11,7 +11,7 @@ import torch
 
 from ..registry import register_kernel
 from ._common import (DTYPE_CODE, FLOAT_INT, FLOAT_ONLY, FLOAT_WIDENED, FLOAT_WIDENED_INT, check_device, float_code,
-                      kernels_for, launch_arg, normalize_dims, run_native, split_at_dim, widened, write_out)
+                      kernels_for, launch_arg, normalize_dims, param, run_native, split_at_dim, widened)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -44,12 +44,6 @@ def _float_input(func, args, kwargs, x: Tensor, dtype=None):
         check_device(func, args, kwargs, x)
         x = x.to(dtype)
     return float_code(func, args, kwargs, x), x
-
-
-def _arg(args, kwargs, index, name, default=None):
-    if len(args) > index:
-        return args[index]
-    return (kwargs or {}).get(name, default)
 
 
 def _require_nonempty(x: Tensor, dims, what: str):
@@ -96,48 +90,34 @@ def reduce_sum(func, args, kwargs, x: Tensor, dims, keepdim: bool, mean: bool, d
 @register_kernel(aten.sum.default, FLOAT_WIDENED_INT)
 @widened()
 def sum_default(func, args, kwargs):
-    return reduce_sum(func, args, kwargs, args[0], None, False, False, _arg(args, kwargs, 1, "dtype"))
+    return reduce_sum(func, args, kwargs, args[0], None, False, False, param(func, args, kwargs, "dtype"))
 
 
-@register_kernel(aten.sum.dim_IntList, FLOAT_WIDENED_INT)
+@register_kernel(aten.sum.dim_IntList, FLOAT_WIDENED_INT, out=aten.sum.IntList_out)
 @widened(dtype_index=3)
 def sum_dim(func, args, kwargs):
-    return reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"), _arg(args, kwargs, 2, "keepdim", False),
-                      False, _arg(args, kwargs, 3, "dtype"))
-
-
-@register_kernel(aten.sum.IntList_out, FLOAT_INT)
-def sum_out(func, args, kwargs):
-    result = reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"),
-                        _arg(args, kwargs, 2, "keepdim", False), False, _arg(args, kwargs, 3, "dtype"))
-    return write_out(result, kwargs["out"])
+    return reduce_sum(func, args, kwargs, args[0], param(func, args, kwargs, "dim"), param(func, args, kwargs, "keepdim"),
+                      False, param(func, args, kwargs, "dtype"))
 
 
 @register_kernel(aten.mean.default, FLOAT_WIDENED)
 @widened()
 def mean_default(func, args, kwargs):
-    return reduce_sum(func, args, kwargs, args[0], None, False, True, _arg(args, kwargs, 1, "dtype"))
+    return reduce_sum(func, args, kwargs, args[0], None, False, True, param(func, args, kwargs, "dtype"))
 
 
-@register_kernel(aten.mean.dim, FLOAT_WIDENED)
+@register_kernel(aten.mean.dim, FLOAT_WIDENED, out=aten.mean.out)
 @widened(dtype_index=3)
 def mean_dim(func, args, kwargs):
-    return reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"), _arg(args, kwargs, 2, "keepdim", False),
-                      True, _arg(args, kwargs, 3, "dtype"))
-
-
-@register_kernel(aten.mean.out, FLOAT_ONLY)
-def mean_out(func, args, kwargs):
-    result = reduce_sum(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim"),
-                        _arg(args, kwargs, 2, "keepdim", False), True, _arg(args, kwargs, 3, "dtype"))
-    return write_out(result, kwargs["out"])
+    return reduce_sum(func, args, kwargs, args[0], param(func, args, kwargs, "dim"), param(func, args, kwargs, "keepdim"),
+                      True, param(func, args, kwargs, "dtype"))
 
 
 # ---- var, std and their means ---------------------------------------------------------------
 
 def _var_mean(func, args, kwargs, take_sqrt: bool, with_mean: bool):
     x = args[0]
-    dims = _arg(args, kwargs, 1, "dim")
+    dims = param(func, args, kwargs, "dim")
     correction = (kwargs or {}).get("correction")
     keepdim = (kwargs or {}).get("keepdim", False)
     correction = 1.0 if correction is None else float(correction)
@@ -195,14 +175,14 @@ def _prod(func, args, kwargs, x, dims, keepdim, dtype):
 @register_kernel(aten.prod.default, FLOAT_WIDENED_INT)
 @widened()
 def prod_default(func, args, kwargs):
-    return _prod(func, args, kwargs, args[0], None, False, _arg(args, kwargs, 1, "dtype"))
+    return _prod(func, args, kwargs, args[0], None, False, param(func, args, kwargs, "dtype"))
 
 
 @register_kernel(aten.prod.dim_int, FLOAT_WIDENED_INT)
 @widened(dtype_index=3)
 def prod_dim(func, args, kwargs):
-    return _prod(func, args, kwargs, args[0], [_arg(args, kwargs, 1, "dim")], _arg(args, kwargs, 2, "keepdim", False),
-                 _arg(args, kwargs, 3, "dtype"))
+    return _prod(func, args, kwargs, args[0], [param(func, args, kwargs, "dim")], param(func, args, kwargs, "keepdim"),
+                 param(func, args, kwargs, "dtype"))
 
 
 # ---- max, min and their indices -------------------------------------------------------------
@@ -231,7 +211,7 @@ def _extreme(func, args, kwargs, x, dims, keepdim, is_max, want_values, want_ind
 @widened()
 def amax_amin(func, args, kwargs):
     is_max = func is aten.amax.default
-    return _extreme(func, args, kwargs, args[0], _arg(args, kwargs, 1, "dim", []), _arg(args, kwargs, 2, "keepdim", False),
+    return _extreme(func, args, kwargs, args[0], param(func, args, kwargs, "dim"), param(func, args, kwargs, "keepdim"),
                     is_max, True, False, "amax" if is_max else "amin")
 
 
@@ -246,7 +226,7 @@ def max_min_all(func, args, kwargs):
 @widened()
 def max_min_dim(func, args, kwargs):
     is_max = func is aten.max.dim
-    values, indices = _extreme(func, args, kwargs, args[0], [args[1]], _arg(args, kwargs, 2, "keepdim", False), is_max,
+    values, indices = _extreme(func, args, kwargs, args[0], [args[1]], param(func, args, kwargs, "keepdim"), is_max,
                                True, True, "max" if is_max else "min")
     return values, indices
 
@@ -256,8 +236,8 @@ def max_min_dim(func, args, kwargs):
 def argmax_argmin(func, args, kwargs):
     is_max = func is aten.argmax.default
     x = args[0]
-    dim = _arg(args, kwargs, 1, "dim")
-    keepdim = _arg(args, kwargs, 2, "keepdim", False)
+    dim = param(func, args, kwargs, "dim")
+    keepdim = param(func, args, kwargs, "keepdim")
     if dim is None:
         out = _extreme(func, args, kwargs, x.reshape(-1), None, False, is_max, False, True,
                        "argmax" if is_max else "argmin")
@@ -271,8 +251,8 @@ def argmax_argmin(func, args, kwargs):
 @widened()
 def logsumexp(func, args, kwargs):
     x = args[0]
-    dims = _arg(args, kwargs, 1, "dim")
-    keepdim = _arg(args, kwargs, 2, "keepdim", False)
+    dims = param(func, args, kwargs, "dim")
+    keepdim = param(func, args, kwargs, "keepdim")
     if not x.dtype.is_floating_point:
         x = x.to(torch.get_default_dtype())
     code, x = _float_input(func, args, kwargs, x)
@@ -287,9 +267,9 @@ def logsumexp(func, args, kwargs):
 @widened()
 def vector_norm(func, args, kwargs):
     x = args[0]
-    ord = float(_arg(args, kwargs, 1, "ord", 2))
-    dims = _arg(args, kwargs, 2, "dim")
-    keepdim = _arg(args, kwargs, 3, "keepdim", False)
+    ord = float(param(func, args, kwargs, "ord"))
+    dims = param(func, args, kwargs, "dim")
+    keepdim = param(func, args, kwargs, "keepdim")
     dtype = (kwargs or {}).get("dtype")
     code, x = _float_input(func, args, kwargs, x, dtype)
     if ord < 0 or math.isinf(ord):
@@ -305,8 +285,8 @@ def vector_norm(func, args, kwargs):
 
 def _cumulative(func, args, kwargs, product: bool):
     x = args[0]
-    dim = _arg(args, kwargs, 1, "dim")
-    dtype = _arg(args, kwargs, 2, "dtype")
+    dim = param(func, args, kwargs, "dim")
+    dtype = param(func, args, kwargs, "dtype")
     check_device(func, args, kwargs, x)
     integral = lambda d: not d.is_floating_point and not d.is_complex  # noqa: E731
     if integral(x.dtype) and (dtype is None or integral(dtype)):

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import repmode
-from repmode import crosscheck
+from repmode.tools import crosscheck
 from cuda_helpers import needs_cuda_tensors
 
 pytestmark = needs_cuda_tensors

@@ -119,25 +119,21 @@ def _session_for(item, wants_fixture: bool = False):
         import repmode
 
         strict, seed = settings
-        session = item.stash[_SESSION] = repmode.enabled(strict=strict, seed=seed)
+        audit = item.config.stash[_STATE].audit
+        session = item.stash[_SESSION] = repmode.enabled(strict=strict, seed=seed, audit=audit)
     return session
 
 
 @contextlib.contextmanager
 def _audited(session):
-    """Inside ``session``: blocks the test opens keep the audit's settings; the report's
-    warnings stay out of the run (the summary lists them, and ``-W error`` must not trip)."""
+    """Inside an auditing ``session`` (``repmode.enabled(strict=False, audit=True)``: blocks the test
+    opens keep the audit's settings): the report's warnings stay out of the run (the summary lists
+    them, and ``-W error`` must not trip)."""
     from repmode.errors import UnsupportedOpWarning
-    from repmode.mode import active_mode
 
-    mode = active_mode()
-    was_auditing, mode.auditing = mode.auditing, True
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", UnsupportedOpWarning)
-            yield
-    finally:
-        mode.auditing = was_auditing
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnsupportedOpWarning)
+        yield
 
 
 @pytest.hookimpl(hookwrapper=True)

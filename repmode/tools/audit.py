@@ -14,9 +14,9 @@ import json
 import warnings
 from dataclasses import dataclass, field
 
-from ._script import run_script
-from .errors import UnsupportedOpWarning
-from .mode import Session, UnsupportedRecord, format_report
+from .script_runner import run_script
+from ..errors import UnsupportedOpWarning
+from ..mode import UnsupportedRecord, enabled, format_report
 
 
 @dataclass
@@ -27,7 +27,7 @@ class AuditResult:
     records: list[UnsupportedRecord] = field(default_factory=list)
 
     def as_json(self) -> str:
-        from . import NUMERICS_VERSION, __version__
+        from ..version import NUMERICS_VERSION, __version__
 
         return json.dumps({
             "target": self.target,
@@ -56,8 +56,7 @@ def run(target: str, args: list[str], module: bool = False, stdout=None) -> Audi
 
     ``stdout``: where the script's standard output goes (default: unchanged)."""
     result = AuditResult(target, [target, *args])
-    session = Session(strict=False)
-    session.mode.auditing = True
+    session = enabled(strict=False, audit=True)
     redirect = contextlib.redirect_stdout(stdout) if stdout is not None else contextlib.nullcontext()
     with redirect, warnings.catch_warnings():
         warnings.simplefilter("ignore", UnsupportedOpWarning)  # the report lists them once, at the end

@@ -19,7 +19,7 @@ import torch
 
 import repmode
 
-from . import _ext
+from .. import _ext
 
 # ---- the op battery: each entry builds its inputs on the CPU from a fixed seed, moves them to
 # the device, and returns the tensors whose digests are compared ---------------------------------
@@ -150,7 +150,7 @@ _DIGEST_LINE = re.compile(r"^(initial parameters|trained parameters|test logits)
 
 def examples_dir() -> pathlib.Path | None:
     """The repository's examples/ (present in a source checkout or an editable install)."""
-    path = pathlib.Path(__file__).resolve().parent.parent / "examples"
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples"
     return path if (path / EXAMPLES[0]).is_file() else None
 
 

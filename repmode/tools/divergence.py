@@ -7,6 +7,9 @@ from dataclasses import dataclass
 import torch
 import torch.utils._pytree
 
+from .. import rng
+from ..digest import digest as digest_of
+from ..mode import enabled
 from .trace import SavedGenerator, read_trace, values_path
 
 
@@ -103,8 +106,6 @@ def _resolve(name: str):
 
 def replay(path: str, seq: int) -> str:
     """Rerun the op recorded as ``seq`` from its kept inputs, natively and under repmode."""
-    import repmode
-
     kept = _load_values(path)
     if seq not in kept:
         have = ", ".join(str(k) for k in sorted(kept)) or "none"
@@ -123,21 +124,21 @@ def replay(path: str, seq: int) -> str:
     def run(under_repmode: bool):
         args, kwargs = torch.utils._pytree.tree_map(fresh, (entry["args"], entry["kwargs"]),
                                                     is_leaf=lambda x: isinstance(x, SavedGenerator))
-        saved = (repmode.get_rng_state(), torch.get_rng_state())
+        saved = (rng.get_rng_state(), torch.get_rng_state())
         if entry.get("rng"):  # a random op: the streams as they were when it ran
-            repmode.set_rng_state(entry["rng"]["repmode"])
+            rng.set_rng_state(entry["rng"]["repmode"])
             torch.set_rng_state(entry["rng"]["torch"])
         try:
             if under_repmode:
-                with repmode.enabled():
+                with enabled():
                     out = func(*args, **kwargs)
             else:
                 out = func(*args, **kwargs)
         finally:
-            repmode.set_rng_state(saved[0])
+            rng.set_rng_state(saved[0])
             torch.set_rng_state(saved[1])
         outs = out if isinstance(out, (list, tuple)) else [out]
-        return [repmode.digest(o) if isinstance(o, torch.Tensor) else None for o in outs]
+        return [digest_of(o) if isinstance(o, torch.Tensor) else None for o in outs]
 
     native, rep = run(False), run(True)
     lines = [f"op #{seq}: {entry['op']}"]

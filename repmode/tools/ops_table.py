@@ -18,9 +18,10 @@ from pathlib import Path
 
 import torch
 
-from .registry import DTYPE_TAGS, Registration, registrations
+from ..kernels import registrations
+from ..registry import DTYPE_TAGS, Registration
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 SEMANTICS = REPO / "docs" / "semantics.md"
 DEFAULT_PATH = "docs/supported_ops.md"
 REGENERATE = f"python -m repmode ops --write {DEFAULT_PATH}"
@@ -29,7 +30,6 @@ SUMMARY_PREFIX = "Order in one line:"
 # family (kernel module) -> its section of docs/semantics.md; a family spread over several
 # sections lists (overload-name prefix, section) pairs, the first matching prefix wins.
 SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
-    "accumulate": "Indexed accumulation (`scatter_add`, `index_add`)",
     "attention": "Attention",
     "batch_norm": "Batch and group normalization",
     "collectives": "Collectives (torch.distributed)",
@@ -38,18 +38,20 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "embedding": "Embedding",
     "foreach": "Optimizers",
     "fused_optim": "Optimizers",
-    "indexing": "Indexing with writes (`index_put`, `put`)",
+    "indexing": (("aten.scatter_add", "Indexed accumulation (`scatter_add`, `index_add`)"),
+                 ("aten.index_add", "Indexed accumulation (`scatter_add`, `index_add`)"),
+                 ("aten.scatter", "Exact passthrough"), ("aten.gather", "Exact passthrough"),
+                 ("aten.", "Indexing with writes (`index_put`, `put`)")),
+    "linalg": "Refused ops",
     "integer": "Integer arithmetic and arange",
     "layer_norm": "Layer and RMS normalization",
-    "losses": "Regression and binary losses, xlogy",
-    "losses_extra": "More losses",
+    "losses": (("aten.nll_loss2d", "More losses"), ("aten.", "Regression and binary losses, xlogy")),
     "matmul": "Matrix products",
     "passthrough": "Exact passthrough",
     "pooling": "Pooling",
     "random": "Random numbers",
     "recurrent": "Recurrent layers",
     "reduction": (("aten.sum.", "Sum order"), ("aten.mean.", "Sum order"), ("aten.", "Reductions")),
-    "scatter": "Exact passthrough",
     "softmax_loss": (("aten._log_softmax", "log_softmax"), ("aten._softmax", "softmax"),
                      ("aten._safe_softmax", "softmax"), ("aten.nll_loss", "nll_loss (and cross_entropy)")),
     "training_utils": "Training utilities",
@@ -61,7 +63,7 @@ _TAG_TEXT = {"float32": "f32", "float64": "f64", "widened": "bf16/f16 widened", 
 assert set(_TAG_TEXT) == set(DTYPE_TAGS), "every registry dtype tag needs a printed form here"
 
 # This build compiles CPU kernels only (csrc/cpu); passthroughs are torch's own kernels.
-_DEVICES = {"kernel": "cpu", "composite": "cpu", "passthrough": "any"}
+_DEVICES = {"kernel": "cpu", "composite": "cpu", "passthrough": "any", "refusal": "none"}
 
 
 class TableError(RuntimeError):
@@ -94,22 +96,20 @@ def section_of(reg: Registration) -> str:
     entry = SECTIONS.get(reg.family)
     if entry is None:
         raise TableError(f"family {reg.family!r} ({reg.name}) has no docs/semantics.md section in "
-                         "repmode/ops_table.py SECTIONS")
+                         "repmode/tools/ops_table.py SECTIONS")
     if isinstance(entry, str):
         return entry
     for prefix, section in entry:
         if reg.name.startswith(prefix):
             return section
     raise TableError(f"{reg.name} matches none of family {reg.family!r}'s prefixes in "
-                     "repmode/ops_table.py SECTIONS")
+                     "repmode/tools/ops_table.py SECTIONS")
 
 
 def order_summary(reg: Registration, summaries: dict[str, str]) -> str:
     """The one-line summary of ``reg``'s order: its reason for a passthrough, else its section's."""
-    if reg.kind == "passthrough":
+    if reg.kind in ("passthrough", "refusal"):
         return reg.reason
-    if reg.dtypes == ():
-        return "none: registered only to refuse it with an explanation of what to do instead"
     section = section_of(reg)
     if section not in summaries:
         raise TableError(f"docs/semantics.md has no section '## {section}' opening with "
@@ -118,10 +118,10 @@ def order_summary(reg: Registration, summaries: dict[str, str]) -> str:
 
 
 def dtypes_text(reg: Registration) -> str:
-    if reg.dtypes is None:
+    if reg.dtypes is None and reg.kind != "refusal":
         raise TableError(f"{reg.name} declares no dtypes: pass dtypes= to its register_kernel/register_composite")
-    if not reg.dtypes:
-        return "none (always refused)"
+    if reg.kind == "refusal":
+        return "none (refused)"
     return ", ".join(_TAG_TEXT[t] for t in _TAG_TEXT if t in reg.dtypes)
 
 
@@ -159,8 +159,9 @@ def render_markdown(semantics: Path = SEMANTICS) -> str:
         f"Generated from repmode's registry under torch {torch_minor()} by `{REGENERATE}`; do not edit by "
         "hand (tests/test_supported_ops_table.py fails when this file is out of date).",
         "",
-        f"{len(regs)} overloads (aten, and the c10d collectives of torch.distributed): {kinds['kernel']} kernels, {kinds['composite']} composites, "
-        f"{kinds['passthrough']} passthroughs, in {len(by_family)} families. An op that is not listed "
+        f"{len(regs)} overloads (aten, and the c10d collectives of torch.distributed): "
+        f"{kinds['kernel']} kernels, {kinds['composite']} composites, {kinds['passthrough']} passthroughs, "
+        f"{kinds['refusal']} refusals, in {len(by_family)} families. An op that is not listed "
         "raises `repmode.UnsupportedOpError` in strict mode (CompositeImplicit ops are first decomposed "
         "into listed ones).",
         "",
@@ -169,7 +170,7 @@ def render_markdown(semantics: Path = SEMANTICS) -> str:
         "- **overload**: the operator overload repmode's dispatch mode handles.",
         "- **kind**: `kernel` = repmode's own code computes it in its canonical order; `composite` = Python "
         "built only from registered ops; `passthrough` = torch's native kernel, because the result is "
-        "bit-exactly defined.",
+        "bit-exactly defined; `refusal` = deliberately refused, with the reason shown to the user.",
         f"- **dtypes**: the input dtypes repmode runs it on ({legend}). For factories (`rand`, `arange`, ...) "
         "the dtype they create. Other dtypes raise `UnsupportedOpError` in strict mode; with "
         "`strict=False` they run natively and are reported.",

@@ -47,7 +47,7 @@ def _target(ns):
 
 
 def _trace(ns) -> int:
-    from ._script import run_script
+    from .script_runner import run_script
     from .trace import trace
 
     target, args = _target(ns)

@@ -23,10 +23,10 @@ import sys
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ._callsite import user_call_site
-from .digest import tensor_digest
-from .mode import Session, _has_decomposition, active_mode
-from .registry import DISPATCH, run_native
+from .._callsite import user_call_site
+from ..digest import tensor_digest
+from ..mode import Session, _has_decomposition, active_mode
+from ..registry import DISPATCH, run_native
 
 FORMAT = "repmode-trace"
 FORMAT_VERSION = 1
@@ -120,7 +120,8 @@ class Tracer:
         self.keep_left = int(keep_values)
         self.kept: dict[int, dict] = {}
         self.file = _open(self.path, "w")
-        from . import NUMERICS_VERSION, __version__, cpu_isa
+        from .._ext import cpu_isa
+        from ..version import NUMERICS_VERSION, __version__
 
         header = {"format": FORMAT, "version": FORMAT_VERSION, "mode": "native" if native else "repmode",
                   "repmode": __version__, "numerics_version": NUMERICS_VERSION, "torch": torch.__version__,
@@ -135,7 +136,7 @@ class Tracer:
         before = _detached_copy((args, kwargs)) if keeping and (random or func._schema.is_mutable) else None
         rng = None
         if random:  # replay needs the streams' states
-            from .rng import get_rng_state
+            from ..rng import get_rng_state
             rng = {"repmode": get_rng_state(), "torch": torch.get_rng_state()}
         out = impl(func, args, kwargs)
         self.seq += 1
