@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 import repmode
-from conftest import assert_bitwise_equal, assert_invariant
+from support import assert_bitwise_equal, assert_invariant
 
 
 def _scatter_add_reference(self, dim, index, src):

@@ -12,7 +12,7 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import repmode
 from repmode import _ext
-from conftest import assert_bitwise_equal, available_isas, cpu_isa, num_threads
+from support import assert_bitwise_equal, available_isas, cpu_isa, num_threads
 
 aten = torch.ops.aten
 C = _ext.C

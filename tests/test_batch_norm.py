@@ -11,7 +11,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import repmode
-from conftest import THREAD_COUNTS, assert_bitwise_equal, available_isas, cpu_isa, num_threads
+from support import THREAD_COUNTS, assert_bitwise_equal, available_isas, cpu_isa, num_threads
 from repmode import _ext
 
 aten = torch.ops.aten

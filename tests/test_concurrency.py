@@ -13,7 +13,7 @@ from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
 import repmode
-from conftest import assert_bitwise_equal
+from support import assert_bitwise_equal
 from repmode.mode import active_mode
 
 

@@ -10,7 +10,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 import repmode
-from conftest import assert_bitwise_equal, available_isas, cpu_isa, num_threads
+from support import assert_bitwise_equal, available_isas, cpu_isa, num_threads
 from repmode import _ext
 from repmode.kernels.convolution import _Conv
 

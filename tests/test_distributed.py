@@ -42,13 +42,13 @@ PORT_TAKEN = re.compile(r"EADDRINUSE|[Aa]ddress already in use")
 
 # ---- the collectives, in three ranks ------------------------------------------------------------
 
-from distributed_checks import CHECKS  # noqa: E402  (tests/ is on sys.path under pytest)
+from support.distributed_checks import CHECKS  # noqa: E402  (tests/ is on sys.path under pytest)
 
 
 @pytest.fixture(scope="module")
 def rank_results(tmp_path_factory):
     out = tmp_path_factory.mktemp("ranks")
-    torchrun(3, "tests/distributed_checks.py", str(out))
+    torchrun(3, "tests/support/distributed_checks.py", str(out))
     return [json.loads((out / f"rank{r}.json").read_text()) for r in range(3)]
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import repmode
-from conftest import bits
+from support import bits
 
 aten = torch.ops.aten
 CANONICAL_NAN = {torch.float32: 0x7FC00000, torch.float64: 0x7FF8000000000000}

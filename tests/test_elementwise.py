@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import repmode
-from conftest import assert_bitwise_equal, assert_invariant, bits, ulp_distance_f32
+from support import assert_bitwise_equal, assert_invariant, bits, ulp_distance_f32
 
 BIG = (300, 257)  # > 32768 elements so two and three threads really split the work
 
@@ -168,7 +168,7 @@ def test_simd_exp_log_equal_scalar_on_random_bit_patterns():
     """The AVX2 array routines must give the scalar routines' bits on every input, including
     NaNs with payloads, infinities, subnormals and the over/underflow edges (the exhaustive
     check over all 2^32 inputs is tools/check_vec_math.cpp)."""
-    from conftest import available_isas, cpu_isa
+    from support import available_isas, cpu_isa
     g = torch.Generator().manual_seed(7)
     patterns = torch.randint(-2**31, 2**31, (1 << 21,), generator=g, dtype=torch.int64).to(torch.int32)
     edges = torch.tensor([0x7F800000, 0xFF800000 - 2**32, 0x00000001, 0x807FFFFF - 2**32, 0x42B17217, 0x42B17218,

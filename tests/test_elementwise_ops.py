@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 import repmode
-from conftest import assert_bitwise_equal, assert_invariant, bits, ulp_distance_f32
+from support import assert_bitwise_equal, assert_invariant, bits, ulp_distance_f32
 
 aten = torch.ops.aten
 CANONICAL_NAN = 0x7FC00000
@@ -263,7 +263,7 @@ def test_training_step_with_activations_runs_strict():
 
 def test_gelu_simd_path_equals_the_formula_on_bit_patterns():
     """The AVX2 gelu path (a different fast evaluation with a rounding test) gives the formula's bits."""
-    from conftest import cpu_isa, num_threads
+    from support import cpu_isa, num_threads
     x = torch.arange(0, 2 ** 32, 8191, dtype=torch.int64).to(torch.int32).view(torch.float32)
     with num_threads(1), cpu_isa("scalar"), repmode.enabled():
         want = F.gelu(x)

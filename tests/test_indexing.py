@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import repmode
-from conftest import assert_bitwise_equal, assert_invariant
+from support import assert_bitwise_equal, assert_invariant
 
 aten = torch.ops.aten
 

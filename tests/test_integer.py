@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import repmode
-from conftest import assert_bitwise_equal
+from support import assert_bitwise_equal
 
 
 def test_integer_ops_and_arange():

@@ -9,7 +9,7 @@ import torch.nn.functional as F
 
 import repmode
 from repmode import _ext
-from conftest import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa
+from support import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa
 
 C = _ext.C
 CODE = {torch.float32: 0, torch.float64: 1}

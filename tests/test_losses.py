@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 import repmode
-from conftest import assert_invariant
+from support import assert_invariant
 
 LOSSES = {
     "mse": lambda x, t: F.mse_loss(x, t),

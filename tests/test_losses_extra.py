@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 import repmode
-from conftest import assert_bitwise_equal, assert_invariant
+from support import assert_bitwise_equal, assert_invariant
 
 aten = torch.ops.aten
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 import repmode
-from conftest import assert_bitwise_equal, bits, cpu_isa, num_threads
-from cr_reference import reference_f32
+from support import assert_bitwise_equal, bits, cpu_isa, num_threads
+from support.cr_reference import reference_f32
 
 CANONICAL_NAN = 0x7FC00000
 

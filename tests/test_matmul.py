@@ -11,7 +11,7 @@ import torch
 
 import repmode
 from repmode._ext import C, DTYPE_CODE
-from conftest import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa, layouts, num_threads
+from support import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa, layouts, num_threads
 
 
 def round_to_float32(q: Fraction) -> float:

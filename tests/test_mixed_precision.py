@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import repmode
-from conftest import assert_bitwise_equal, num_threads
+from support import assert_bitwise_equal, num_threads
 
 
 def _step(dtype):

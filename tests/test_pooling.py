@@ -12,7 +12,7 @@ import torch.nn.functional as F
 
 import repmode
 from repmode.kernels import pooling
-from conftest import THREAD_COUNTS, assert_bitwise_equal, available_isas, cpu_isa, num_threads
+from support import THREAD_COUNTS, assert_bitwise_equal, available_isas, cpu_isa, num_threads
 
 aten = torch.ops.aten
 

@@ -25,9 +25,9 @@ hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from conftest import assert_bitwise_equal  # noqa: E402
-from property_checks import assert_within, canonical, check, exact_addmm, f64, u_chain, u_of  # noqa: E402
-from strategies import dtypes_of, second_operand, tensors  # noqa: E402
+from support import assert_bitwise_equal  # noqa: E402
+from support.property_checks import assert_within, canonical, check, exact_addmm, f64, u_chain, u_of  # noqa: E402
+from support.strategies import dtypes_of, second_operand, tensors  # noqa: E402
 
 aten = torch.ops.aten
 

@@ -16,10 +16,10 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import repmode  # noqa: E402
-from conftest import assert_bitwise_equal, bits, num_threads  # noqa: E402
-from property_checks import ERRORS, assert_within, canonical, check, f64, u_chain, u_of  # noqa: E402
-from recurrent_reference import lstm_module as restated_lstm  # noqa: E402
-from strategies import dtypes_of, tensors  # noqa: E402
+from support import assert_bitwise_equal, bits, num_threads  # noqa: E402
+from support.property_checks import ERRORS, assert_within, canonical, check, f64, u_chain, u_of  # noqa: E402
+from support.recurrent_reference import lstm_module as restated_lstm  # noqa: E402
+from support.strategies import dtypes_of, tensors  # noqa: E402
 
 aten = torch.ops.aten
 

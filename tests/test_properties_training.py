@@ -21,9 +21,9 @@ from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 import repmode  # noqa: E402
-from conftest import assert_bitwise_equal, num_threads  # noqa: E402
-from property_checks import ERRORS, _flat, _stride_class, assert_within, canonical, check, u_chain, u_of  # noqa: E402
-from strategies import _INT_VIEW, dtypes_of, lay_out, second_operand, tensors  # noqa: E402
+from support import assert_bitwise_equal, num_threads  # noqa: E402
+from support.property_checks import ERRORS, _flat, _stride_class, assert_within, canonical, check, u_chain, u_of  # noqa: E402
+from support.strategies import _INT_VIEW, dtypes_of, lay_out, second_operand, tensors  # noqa: E402
 
 aten = torch.ops.aten
 

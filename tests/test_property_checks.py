@@ -5,7 +5,7 @@ from fractions import Fraction
 import pytest
 import torch
 
-from property_checks import exact_addmm
+from support.property_checks import exact_addmm
 
 MAX = torch.finfo(torch.float64).max
 TINY = 5e-324  # 2^-1074, the smallest float64 subnormal

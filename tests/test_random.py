@@ -11,7 +11,7 @@ import torch
 
 import repmode
 from repmode._ext import C
-from conftest import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa
+from support import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa
 
 
 # ---------------------------------------------------------------- the generator itself

@@ -10,8 +10,8 @@ import torch
 from torch import nn
 
 import repmode
-from conftest import assert_bitwise_equal, assert_invariant
-from recurrent_reference import lstm_layer
+from support import assert_bitwise_equal, assert_invariant
+from support.recurrent_reference import lstm_layer
 
 aten = torch.ops.aten
 

@@ -9,7 +9,7 @@ import torch
 
 import repmode
 from repmode._ext import C, DTYPE_CODE
-from conftest import assert_bitwise_equal, assert_invariant, num_threads
+from support import assert_bitwise_equal, assert_invariant, num_threads
 
 LANES, CHUNK = 32, 4096
 

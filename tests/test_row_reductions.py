@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import repmode
-from conftest import assert_bitwise_equal, assert_invariant
+from support import assert_bitwise_equal, assert_invariant
 
 
 def _all(x):

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 import repmode
-from conftest import assert_bitwise_equal, assert_invariant
+from support import assert_bitwise_equal, assert_invariant
 
 
 def _losses(x, target, weight):

@@ -8,7 +8,7 @@ import io
 import torch
 
 import repmode
-from conftest import assert_bitwise_equal
+from support import assert_bitwise_equal
 
 
 def _make():

@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 import repmode
-from conftest import assert_bitwise_equal, num_threads
+from support import assert_bitwise_equal, num_threads
 
 S = torch.optim.lr_scheduler
 

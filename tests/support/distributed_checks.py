@@ -1,6 +1,6 @@
 """Checks of repmode's collectives, run in every rank of a gloo group by tests/test_distributed.py:
 
-    torchrun --standalone --nproc_per_node=3 tests/distributed_checks.py OUT_DIR
+    torchrun --standalone --nproc_per_node=3 tests/support/distributed_checks.py OUT_DIR
 
 Each rank writes OUT_DIR/rank<r>.json: {check name: "ok" or what went wrong}. Every rank builds
 every rank's inputs from fixed seeds, so it can compute the expected result itself: the left
@@ -19,8 +19,11 @@ import torch.distributed as dist
 import torch.distributed._functional_collectives as funcol
 
 import repmode
-from conftest import bits  # tests/ is the script's directory, so on sys.path
 from repmode.errors import UnsupportedOpError
+
+if __name__ == "__main__":  # run as a script, its folder (tests/support) is on sys.path; the package needs tests/
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support import bits  # noqa: E402
 
 CHECKS: dict[str, callable] = {}
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from conftest import assert_bitwise_equal
-from cuda_helpers import CPU, GPU, finish, on_gpu, stream
+from .cuda_helpers import CPU, GPU, finish, on_gpu, stream
+from .helpers import assert_bitwise_equal
 
 DTYPES = [torch.float32, torch.float64]
 CODE = {torch.float32: 0, torch.float64: 1}

@@ -9,8 +9,8 @@ import hypothesis  # the property suites import this module after pytest.importo
 import torch
 
 import repmode
-from conftest import assert_bitwise_equal, bits, num_threads
-from strategies import CANONICAL_NAN, contiguous_copy
+from .helpers import assert_bitwise_equal, bits, num_threads
+from .strategies import CANONICAL_NAN, contiguous_copy
 
 ERRORS = (RuntimeError, ValueError, IndexError, TypeError, repmode.UnsupportedOpError)
 
