@@ -9,7 +9,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 # The cap: the address space in use once the inputs exist (the baseline, measured in the child
 # after a warm-up of the same ops at the same thread count, so thread stacks and malloc arenas

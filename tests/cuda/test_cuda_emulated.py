@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 CUDA_TESTS = ROOT / "tests" / "cuda"
 
 # Every kernel file, through its cheaper tests (the whole of tests/cuda takes far longer here;

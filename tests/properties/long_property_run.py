@@ -1,12 +1,12 @@
 """Long local run of the property suite (issue 8): many hypothesis examples per op family.
 
-Each family (one hypothesis test in tests/test_properties*.py) runs in chunks: a fresh pytest process per
+Each family (one hypothesis test in tests/properties/test_properties*.py) runs in chunks: a fresh pytest process per
 chunk with its own `--hypothesis-seed`, so chunks draw different cases and a run can stop and
 resume (finished chunks are read back from the log and skipped). Every chunk appends one JSON line
 with the counts hypothesis reports for its generate phase.
 
-    python tests/long_property_run.py --chunk 5000 --target 100000 --log long.jsonl
-    python tests/long_property_run.py --summary --log long.jsonl
+    python tests/properties/long_property_run.py --chunk 5000 --target 100000 --log long.jsonl
+    python tests/properties/long_property_run.py --summary --log long.jsonl
 
 Several workers can share one log (``--worker k --workers n``, say one per core, each with the
 families in its own order): the log is read again before every chunk, a family is done once
@@ -29,17 +29,18 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+HERE = Path(__file__).resolve().parent  # tests/properties
+ROOT = HERE.parents[1]
 STATS = re.compile(r"(\d+) passing, (\d+) failing, and (\d+) invalid")
 
 
 def suites() -> dict[str, str]:
-    """{family (a hypothesis test's name): its file} over tests/test_properties*.py."""
+    """{family (a hypothesis test's name): its file} over tests/properties/test_properties*.py."""
     found = {}
-    for path in sorted((ROOT / "tests").glob("test_properties*.py")):
+    for path in sorted(HERE.glob("test_properties*.py")):
         for name in re.findall(r"^def (test_\w+)\(data\)", path.read_text(), flags=re.M):
             assert name not in found, f"{name} is defined in two property suites"
-            found[name] = f"tests/{path.name}"
+            found[name] = path.relative_to(ROOT).as_posix()
     return found
 
 

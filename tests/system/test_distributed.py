@@ -19,7 +19,7 @@ from repmode.registry import registrations
 
 pytestmark = pytest.mark.skipif(not dist.is_available(), reason="this torch build has no torch.distributed")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def torchrun(nproc: int, *argv: str, threads: int | None = None) -> subprocess.CompletedProcess:

@@ -15,7 +15,7 @@ import repmode
 from repmode.divergence import diff_traces, replay
 from repmode.trace import Tracer, read_trace
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def conv_step(threads: int = 1):

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CUDA_SOURCES = sorted((ROOT / "csrc").rglob("*.cu"))
 NVCC_FLAGS = ["-std=c++17", "--fmad=false", "-ftz=false", "-prec-div=true", "-prec-sqrt=true"]
 

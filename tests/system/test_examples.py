@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # example: the least test accuracy it reaches with its default epochs (all of them run whole:
 # about 10-40 s each on 2 cores).
