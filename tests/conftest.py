@@ -11,7 +11,7 @@ def rng():
     return torch.Generator().manual_seed(1234)
 
 
-# Hypothesis profiles for the property tests (tests/test_properties.py): `ci` is bounded and
+# Hypothesis profiles for the property tests (tests/properties/test_properties.py): `ci` is bounded and
 # derandomized so the default run is stable; `long` is the 100,000 examples per family.
 # Pick one with REPMODE_HYPOTHESIS_PROFILE (default `ci`); REPMODE_HYPOTHESIS_EXAMPLES overrides
 # the number of examples of the chosen profile (for a medium local run).

@@ -207,7 +207,7 @@ def _same(a, b) -> bool:
     ("quantized", lambda t: torch.quantize_per_tensor(t, 0.1, 0, torch.qint8), "quantized"),
 ])
 def test_every_kernel_registration_refuses_other_layouts(layout, convert, name):
-    """Extends tests/test_supported_ops_table.py's generic dtype check to layouts: every kernel or
+    """Extends tests/core/test_supported_ops_table.py's generic dtype check to layouts: every kernel or
     composite overload that runs on dense float32 inputs raises UnsupportedOpError naming the
     layout (never another error, a crash or a result) when its floating inputs are sparse COO or
     quantized."""

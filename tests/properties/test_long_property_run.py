@@ -1,4 +1,4 @@
-"""The long-run driver's bookkeeping (tests/long_property_run.py): which chunks count, which rerun."""
+"""The long-run driver's bookkeeping (tests/properties/long_property_run.py): which chunks count, which rerun."""
 import json
 
 import long_property_run as runner

@@ -10,8 +10,8 @@ max/min). Every family checks, per example:
 (d) output shape and dtype as native torch's, and the same stride class (contiguous or not);
 (e) every NaN a kernel writes is the canonical NaN (0x7FC00000 for float32).
 
-The checker is tests/property_checks.py. Profiles: tests/conftest.py
-(`REPMODE_HYPOTHESIS_PROFILE=ci|long`); tests/long_property_run.py runs the long profile.
+The checker is tests/support/property_checks.py. Profiles: tests/conftest.py
+(`REPMODE_HYPOTHESIS_PROFILE=ci|long`); tests/properties/long_property_run.py runs the long profile.
 """
 from __future__ import annotations
 
@@ -225,7 +225,7 @@ def test_cumsum_sequential(data):
 def test_mm_bmm_addmm(data):
     """mm/bmm/addmm: each output a chain of k products; any such chain is within γ_k·Σ|a||b| of
     the exact product (bf16/fp16: widened exactly, then one more rounding); addmm adds |β·t| and
-    |α|·(that) terms. The reference is exact (tests/property_checks.exact_addmm), for float64 too."""
+    |α|·(that) terms. The reference is exact (tests/support/property_checks.exact_addmm), for float64 too."""
     op = data.draw(st.sampled_from(["mm", "bmm", "addmm"]))
     dt = data.draw(st.sampled_from(dtypes_of(aten.mm.default)))
     n, k, m = (data.draw(st.integers(0, 9)) for _ in range(3))

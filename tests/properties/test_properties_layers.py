@@ -1,7 +1,7 @@
 """Property-based tests (hypothesis) over repmode's layer families: scaled_dot_product_attention,
 nn.MultiheadAttention / nn.TransformerEncoderLayer, the recurrent layers, index_put/put, and
 nll_loss2d with the losses of docs/semantics.md "More losses". Same checks (a)-(e) as
-tests/test_properties.py (see its docstring), by tests/property_checks.py's ``check``.
+tests/properties/test_properties.py (see its docstring), by tests/support/property_checks.py's ``check``.
 """
 from __future__ import annotations
 
@@ -740,10 +740,10 @@ def test_recurrent_layers(data):
 
     Backward (b): no error bound of BPTT is derived here. float32 nn.LSTM reaches repmode's own
     mkldnn_rnn_layer(_backward) composites, and their output and every gradient must equal, bit
-    for bit, the documented step order re-stated one op at a time (tests/recurrent_reference.py,
+    for bit, the documented step order re-stated one op at a time (tests/support/recurrent_reference.py,
     each op repmode's, held to its bound by its own family). float64 LSTM, GRU and RNN run torch's
     decomposed cells, so their gradients are autograd's formulas over registered ops, each
-    property-tested; tests/test_recurrent.py compares all gradients with float64 autograd."""
+    property-tested; tests/families/recurrent/test_recurrent.py compares all gradients with float64 autograd."""
     kind = data.draw(st.sampled_from(["LSTM", "GRU", "RNN_tanh", "RNN_relu"]))
     dt = data.draw(st.sampled_from(dtypes_of(aten.mkldnn_rnn_layer.default)))
     I, Hs = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 3))

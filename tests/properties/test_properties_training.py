@@ -1,10 +1,10 @@
 """Property-based tests (hypothesis) for training utilities, integer arithmetic and random numbers,
-in the style of tests/test_properties.py (read its docstring for (a)-(e)): optimizer steps in their
+in the style of tests/properties/test_properties.py (read its docstring for (a)-(e)): optimizer steps in their
 for-loop, foreach and fused forms; clip_grad_norm_/clip_grad_value_ and GradScaler's two ops;
 integer +, −, ×, //, %, neg, abs, sum, cumsum, prod and arange; and the random ops under
 ``repmode.enabled(seed=s)``.
 
-The checker is tests/property_checks.py; where one call of ``check`` does not fit (random values
+The checker is tests/support/property_checks.py; where one call of ``check`` does not fit (random values
 have no float64 reference; an optimizer compares its forms with each other) the checks are written
 out, keeping (a)-(e) in spirit.
 """

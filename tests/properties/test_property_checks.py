@@ -1,4 +1,4 @@
-"""The property suites' own references (tests/property_checks.py) against exact rational arithmetic."""
+"""The property suites' own references (tests/support/property_checks.py) against exact rational arithmetic."""
 import math
 from fractions import Fraction
 

@@ -1,4 +1,4 @@
-"""Checks of repmode's collectives, run in every rank of a gloo group by tests/test_distributed.py:
+"""Checks of repmode's collectives, run in every rank of a gloo group by tests/system/test_distributed.py:
 
     torchrun --standalone --nproc_per_node=3 tests/support/distributed_checks.py OUT_DIR
 

@@ -1,6 +1,6 @@
 """The per-example checker of the property suites (tests/test_properties*.py), and the error
 bounds they share. ``check`` runs one op natively and under repmode and asserts (a)-(e) of
-tests/test_properties.py's docstring; ``assert_within`` is the float64-reference comparison."""
+tests/properties/test_properties.py's docstring; ``assert_within`` is the float64-reference comparison."""
 from __future__ import annotations
 
 import math

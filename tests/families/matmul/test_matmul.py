@@ -271,7 +271,7 @@ def test_addmm_scales_the_product_not_an_operand():
     """α multiplies mm(A, B) after the chain (docs/semantics.md), so in float64 a subnormal times max
     keeps its term and a zero product stays zero. Native float64 addmm scales an operand by α first:
     it drops the term below and makes (−1.5·max)·0 = NaN, which is why the property suite's
-    reference is exact (tests/property_checks.exact_addmm), not native float64."""
+    reference is exact (tests/support/property_checks.exact_addmm), not native float64."""
     big = torch.finfo(torch.float64).max
     t = torch.tensor([[0.0015409961082440433]], dtype=torch.float64)
     a, b = torch.tensor([[5e-324]], dtype=torch.float64), torch.tensor([[big]], dtype=torch.float64)
