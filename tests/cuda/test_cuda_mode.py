@@ -7,7 +7,7 @@ import torch
 
 import repmode
 from repmode.tools import crosscheck
-from cuda_helpers import needs_cuda_tensors
+from support.cuda_helpers import needs_cuda_tensors
 
 pytestmark = needs_cuda_tensors
 

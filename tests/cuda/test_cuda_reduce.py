@@ -11,8 +11,8 @@ import math
 import pytest
 import torch
 
-from cuda_helpers import needs_cuda, random_input
-from reduce_helpers import CODE, DTYPES, SENTINEL, out_like, ptr, run_both
+from support.cuda_helpers import needs_cuda, random_input
+from support.cuda_reduce_helpers import CODE, DTYPES, SENTINEL, out_like, ptr, run_both
 
 pytestmark = needs_cuda
 

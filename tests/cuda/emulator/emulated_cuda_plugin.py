@@ -3,7 +3,7 @@ machine without a GPU. Loaded by tests/cuda/emulate.py as `-p emulated_cuda_plug
 REPMODE_EMU_MODULE_DIR naming the folder that holds `repmode_cuda_emulated`.
 
 The substitutions, and nothing else:
-- cuda_helpers.GPU is the emulated module, its `needs_cuda` mark no longer skips, and `stream()`
+- support.cuda_helpers.GPU is the emulated module, its `needs_cuda` mark no longer skips, and `stream()`
   is a fixed non-null handle (the launchers' StreamScope takes its stream path);
 - a tensor asked for on a CUDA device is made on the CPU with the same arguments (sizes, strides,
   dtype), and every device transfer (`.to(device)`, `.cuda()`, `.cpu()`) copies, as a real
@@ -71,8 +71,8 @@ _mode = CudaOnCpu()
 def pytest_configure(config):
     emulated = _load_module()
     config._repmode_emulated = emulated
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests/cuda, as pytest adds it
-    import cuda_helpers
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # tests/, as pytest's `pythonpath` adds it
+    from support import cuda_helpers
 
     cuda_helpers.GPU = emulated
     cuda_helpers.needs_cuda = pytest.mark.emulated_cuda

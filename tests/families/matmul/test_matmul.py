@@ -1,0 +1,284 @@
+"""mm/addmm/bmm: the sequential FMA chain, checked against exact rational arithmetic, and
+invariance to threads, ISA, layout and batch composition."""
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import torch
+
+import repmode
+from repmode._ext import C, DTYPE_CODE
+from support import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa, layouts, num_threads
+
+
+def round_to_float32(q: Fraction) -> float:
+    """Round an exact rational to the nearest float32, ties to even (no floating point used)."""
+    if q == 0:
+        return 0.0
+    sign = -1 if q < 0 else 1
+    q = abs(q)
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    e = max(e, -126)  # subnormal spacing below 2^-126
+    ulp = Fraction(2) ** (e - 23)
+    n, r = divmod(q, ulp)
+    if r > ulp / 2 or (r == ulp / 2 and n % 2 == 1):
+        n += 1
+    value = float(n * ulp)
+    if value >= 2.0 ** 128:
+        return sign * float("inf")
+    return sign * float(np.float32(value))
+
+
+def model_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """acc = +0; acc = round(a[i,k]*b[k,j] + acc) exactly, k = 0..K-1."""
+    M, K = a.shape
+    N = b.shape[1]
+    A = [[Fraction(v) for v in row] for row in a.tolist()]
+    B = [[Fraction(v) for v in row] for row in b.tolist()]
+    out = torch.empty(M, N)
+    for i in range(M):
+        for j in range(N):
+            acc = 0.0
+            for k in range(K):
+                acc = round_to_float32(A[i][k] * B[k][j] + Fraction(acc))
+            out[i, j] = acc
+    return out
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 1), (3, 5, 7), (7, 13, 17), (17, 9, 33), (6, 40, 16), (2, 0, 3)])
+def test_mm_equals_exact_rational_model(rng, shape):
+    M, K, N = shape
+    # wide exponent range so the rounding of every step matters
+    a = torch.randn(M, K, generator=rng) * torch.exp2(torch.randint(-10, 10, (M, K), generator=rng).float())
+    b = torch.randn(K, N, generator=rng)
+    with repmode.enabled():
+        got = a @ b
+    assert_bitwise_equal(got, model_mm(a, b))
+
+
+def test_round_to_float32_model_itself():
+    for v in [1.0, 1 + 2 ** -24, 1 + 3 * 2 ** -24, 2 ** -149, 3 * 2 ** -150, -0.1]:
+        assert round_to_float32(Fraction(v)) == float(np.float32(v))
+
+
+SHAPES = [(1, 1, 1), (5, 3, 2), (70, 33, 65), (257, 129, 300), (64, 512, 96)]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("M,K,N", SHAPES)
+def test_fast_paths_equal_reference(rng, dtype, M, K, N):
+    a = torch.randn(M, K, generator=rng, dtype=dtype)
+    b = torch.randn(K, N, generator=rng, dtype=dtype)
+    ref = torch.empty(M, N, dtype=dtype)
+    C.gemm_reference(DTYPE_CODE[dtype], 1, M, N, K, a.data_ptr(), 0, K, 1, b.data_ptr(), 0, N, 1,
+                     ref.data_ptr(), 0, N, 1)
+    for isa in available_isas():
+        for threads in (1, 2, 3):
+            with cpu_isa(isa), num_threads(threads), repmode.enabled():
+                got = a @ b
+            assert_bitwise_equal(got, ref, f"isa={isa} threads={threads}")
+    for (na, la), (nb, lb) in zip(layouts(a).items(), layouts(b).items()):
+        with repmode.enabled():
+            got = la @ lb
+        assert_bitwise_equal(got, ref, f"layout={na}")
+
+
+def test_batch_composition_and_addmm_bmm(rng):
+    a = torch.randn(100, 64, generator=rng)
+    b = torch.randn(64, 48, generator=rng)
+    bias = torch.randn(48, generator=rng)
+    with repmode.enabled():
+        full = a @ b
+        for i in (0, 7, 99):
+            assert_bitwise_equal(full[i:i + 1], a[i:i + 1] @ b, f"row {i}")
+        lin = torch.addmm(bias, a, b)
+        lin_scaled = torch.addmm(bias, a, b, beta=0.5, alpha=2.0)
+        lin_beta0 = torch.addmm(torch.full((48,), float("nan")), a, b, beta=0)
+        batched = torch.bmm(a.reshape(4, 25, 64), b.expand(4, 64, 48))
+    with repmode.enabled():
+        expected_lin = full + bias
+        expected_scaled = (bias * 0.5) + (full * 2.0)
+    assert_bitwise_equal(lin, expected_lin)
+    assert_bitwise_equal(lin_scaled, expected_scaled)
+    assert_bitwise_equal(lin_beta0, full)
+    assert_bitwise_equal(batched.reshape(100, 48), full)
+
+
+def test_accuracy_against_float64(rng):
+    a = torch.randn(50, 300, generator=rng)
+    b = torch.randn(300, 40, generator=rng)
+    with repmode.enabled():
+        got = a @ b
+    exact = a.double() @ b.double()
+    bound = 300 * 2 ** -24 * (a.abs().double() @ b.abs().double())
+    assert ((got.double() - exact).abs() <= bound).all()
+
+
+def test_gradients_match_float64_autograd(rng):
+    a = torch.randn(20, 30, generator=rng, requires_grad=True)
+    b = torch.randn(30, 10, generator=rng, requires_grad=True)
+    bias = torch.randn(10, generator=rng, requires_grad=True)
+    with repmode.enabled():
+        torch.addmm(bias, a, b).relu().sum().backward()
+    a64, b64, c64 = (t.detach().double().requires_grad_() for t in (a, b, bias))
+    torch.addmm(c64, a64, b64).relu().sum().backward()
+    for g, w in [(a.grad, a64.grad), (b.grad, b64.grad), (bias.grad, c64.grad)]:
+        assert torch.allclose(g.double(), w, rtol=1e-5, atol=1e-5)
+
+
+def test_errors():
+    a, b = torch.ones(2, 3), torch.ones(4, 5)
+    c = torch.ones(2, 2, dtype=torch.complex64)
+    with repmode.enabled():
+        with pytest.raises(RuntimeError, match="cannot be multiplied"):
+            a @ b
+        with pytest.raises(repmode.UnsupportedOpError, match="complex64"):
+            c @ c
+
+
+def _products(a, v, b3, c3, w):
+    return {
+        "mv": a @ v, "dot": v @ v, "vdot": torch.vdot(v, v), "addmv": torch.addmv(w, a, v, beta=0.5, alpha=2.0),
+        "baddbmm": torch.baddbmm(c3, a.expand(3, *a.shape), b3, beta=0.25), "addr": torch.addr(a, w, v, alpha=0.5),
+        "matmul_3d_1d": torch.matmul(b3.transpose(1, 2), v), "einsum": torch.einsum("ij,j->i", a, v),
+        "outer": torch.outer(w, v),
+    }
+
+
+def test_vector_products_invariance_and_accuracy(rng):
+    a = torch.randn(300, 257, generator=rng)
+    v = torch.randn(257, generator=rng)
+    b3 = torch.randn(3, 257, 40, generator=rng)
+    c3 = torch.randn(3, 300, 40, generator=rng)
+    w = torch.randn(300, generator=rng)
+    with num_threads(1), repmode.enabled():
+        want = _products(a, v, b3, c3, w)
+    for threads in (2, 3):
+        for isa in available_isas():
+            with num_threads(threads), cpu_isa(isa), repmode.enabled():
+                got = _products(a, v, b3, c3, w)
+            for k in want:
+                assert_bitwise_equal(want[k], got[k], f"{k} threads={threads} isa={isa}")
+    la = layouts(a)
+    for name, lay in la.items():
+        with repmode.enabled():
+            got = _products(lay, v, b3, c3, w)
+        for k in ("mv", "addmv", "einsum"):
+            assert_bitwise_equal(want[k], got[k], f"{k} layout={name}")
+    native = _products(a.double(), v.double(), b3.double(), c3.double(), w.double())
+    for k in want:
+        assert torch.allclose(want[k].double(), native[k], rtol=1e-4, atol=1e-4), k
+    # the vector forms are the same chain as mm
+    with repmode.enabled():
+        assert_bitwise_equal(want["mv"], (a @ v.unsqueeze(1)).squeeze(1))
+        assert_bitwise_equal(want["dot"], (v.unsqueeze(0) @ v.unsqueeze(1)).reshape(()))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.complex64])
+def test_addr_refuses_other_dtypes_clearly(dtype):
+    a, v = torch.ones(2, 2, dtype=dtype), torch.ones(2, dtype=dtype)
+    with pytest.raises(repmode.UnsupportedOpError, match="aten.addr.default"):
+        with repmode.enabled():
+            torch.addr(a, v, v)
+
+
+
+# ---- bf16/fp16 (autocast's products): widened exactly, the float32 chain, one rounding ----------
+
+def round_to_format(value: float, mantissa_bits: int, min_exponent: int, max_exponent: int) -> float:
+    """Round a float32 value to a binary format with `mantissa_bits` stored bits, ties to even
+    (exact rationals, no floating point): bfloat16 = (7, -126, 127), float16 = (10, -14, 15)."""
+    q = Fraction(value)
+    if q == 0 or math.isinf(value) or math.isnan(value):
+        return value
+    sign = -1 if q < 0 else 1
+    q = abs(q)
+    e = q.numerator.bit_length() - q.denominator.bit_length()
+    if Fraction(2) ** e > q:
+        e -= 1
+    e = max(e, min_exponent)
+    ulp = Fraction(2) ** (e - mantissa_bits)
+    n, r = divmod(q, ulp)
+    if r > ulp / 2 or (r == ulp / 2 and n % 2 == 1):
+        n += 1
+    rounded = n * ulp
+    if rounded >= Fraction(2) ** (max_exponent + 1):
+        return sign * float("inf")
+    return sign * float(rounded)
+
+
+_FORMATS = {torch.bfloat16: (7, -126, 127), torch.float16: (10, -14, 15)}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+@pytest.mark.parametrize("shape", [(1, 1, 1), (3, 5, 7), (7, 13, 17), (5, 33, 4)])
+def test_low_precision_mm_is_the_widened_float32_chain_rounded_once(rng, dtype, shape):
+    M, K, N = shape
+    a = (torch.randn(M, K, generator=rng) * 4).to(dtype)
+    b = torch.randn(K, N, generator=rng).to(dtype)
+    with repmode.enabled():
+        got = a @ b
+    chain = model_mm(a.float(), b.float())  # exact widening, then the independent float32 chain
+    expected = torch.tensor([[round_to_format(v, *_FORMATS[dtype]) for v in row] for row in chain.tolist()],
+                            dtype=dtype)
+    assert got.dtype == dtype
+    assert_bitwise_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_low_precision_product_family_rounds_the_float32_result_once(rng, dtype):
+    a, b = torch.randn(6, 9, generator=rng), torch.randn(9, 5, generator=rng)
+    bias, v = torch.randn(5, generator=rng), torch.randn(9, generator=rng)
+    ba, bb = torch.randn(3, 6, 9, generator=rng), torch.randn(3, 9, 5, generator=rng)
+    low = {name: t.to(dtype) for name, t in dict(a=a, b=b, bias=bias, v=v, ba=ba, bb=bb).items()}
+    wide = {name: t.float() for name, t in low.items()}
+    cases = {
+        "addmm": lambda t: torch.addmm(t["bias"], t["a"], t["b"], beta=0.5, alpha=2.0),
+        "bmm": lambda t: torch.bmm(t["ba"], t["bb"]),
+        "baddbmm": lambda t: torch.baddbmm(t["ba"] @ t["bb"], t["ba"], t["bb"]),
+        "mv": lambda t: torch.mv(t["a"], t["v"]),
+        "dot": lambda t: torch.dot(t["v"], t["v"]),
+        "linear": lambda t: torch.nn.functional.linear(t["a"], t["b"].t(), t["bias"]),
+    }
+    with repmode.enabled():
+        for name, case in cases.items():
+            got = case(low)
+            assert got.dtype == dtype, name
+            assert_bitwise_equal(got, case(wide).to(dtype), name)
+        out = torch.empty(6, 5, dtype=dtype)
+        torch.mm(low["a"], low["b"], out=out)
+        assert_bitwise_equal(out, torch.mm(wide["a"], wide["b"]).to(dtype), "mm out=")
+        inplace = low["a"] @ low["b"]
+        expected = torch.addmm(inplace.float(), wide["a"], wide["b"]).to(dtype)
+        inplace.addmm_(low["a"], low["b"])
+        assert_bitwise_equal(inplace, expected, "addmm_")
+        with pytest.raises(RuntimeError, match="same dtype"):
+            torch.mm(low["a"], b)
+
+
+def test_low_precision_mm_is_invariant_to_threads_and_layout(rng):
+    a = torch.randn(37, 70, generator=rng).bfloat16()
+    b = torch.randn(70, 45, generator=rng).bfloat16()
+    assert_invariant(lambda x, y: {"mm": x @ y}, a, b)
+
+
+def test_addmm_scales_the_product_not_an_operand():
+    """α multiplies mm(A, B) after the chain (docs/semantics.md), so in float64 a subnormal times max
+    keeps its term and a zero product stays zero. Native float64 addmm scales an operand by α first:
+    it drops the term below and makes (−1.5·max)·0 = NaN, which is why the property suite's
+    reference is exact (tests/support/property_checks.exact_addmm), not native float64."""
+    big = torch.finfo(torch.float64).max
+    t = torch.tensor([[0.0015409961082440433]], dtype=torch.float64)
+    a, b = torch.tensor([[5e-324]], dtype=torch.float64), torch.tensor([[big]], dtype=torch.float64)
+    with repmode.enabled():
+        kept = torch.addmm(t, a, b, alpha=0.25)
+        zero = torch.addmm(torch.zeros(1, 1, dtype=torch.float64), torch.tensor([[big, 0.0]], dtype=torch.float64),
+                           torch.tensor([[0.0], [2.0]], dtype=torch.float64), alpha=-1.5)
+    exact = Fraction(t.item()) + Fraction(1, 4) * Fraction(5e-324) * Fraction(big)
+    assert kept.item() == float(exact) != t.item()
+    assert zero.item() == 0.0

@@ -1,0 +1,219 @@
+"""torch.distributed under repmode: collectives checked in a 3-rank gloo group, DDP through the
+example, and strict mode on every collective op torch defines."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.distributed as dist
+from torch.utils._python_dispatch import TorchDispatchMode
+
+import repmode
+from repmode.kernels import registrations
+
+pytestmark = pytest.mark.skipif(not dist.is_available(), reason="this torch build has no torch.distributed")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def torchrun(nproc: int, *argv: str, threads: int | None = None) -> subprocess.CompletedProcess:
+    """``torchrun --standalone --nproc_per_node=nproc argv...`` in fresh processes."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = str(threads)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}", *argv]
+    for attempt in (1, 2):
+        proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        # torchrun picks a free port and binds it later; another process can take it in between
+        if proc.returncode == 0 or not PORT_TAKEN.search(proc.stderr):
+            break
+    assert proc.returncode == 0, f"{' '.join(cmd)} failed:\n{proc.stdout[-4000:]}\n{proc.stderr[-8000:]}"
+    return proc
+
+
+PORT_TAKEN = re.compile(r"EADDRINUSE|[Aa]ddress already in use")
+
+
+# ---- the collectives, in three ranks ------------------------------------------------------------
+
+from support.distributed_checks import CHECKS  # noqa: E402  (tests/ is on sys.path under pytest)
+
+
+@pytest.fixture(scope="module")
+def rank_results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ranks")
+    torchrun(3, "tests/support/distributed_checks.py", str(out))
+    return [json.loads((out / f"rank{r}.json").read_text()) for r in range(3)]
+
+
+@pytest.mark.parametrize("name", list(CHECKS))
+def test_collective_in_three_ranks(rank_results, name):
+    for rank, results in enumerate(rank_results):
+        assert results.get(name) == "ok", f"rank {rank}: {results.get(name, 'did not run')}"
+
+
+# ---- DDP: the example, twice ----------------------------------------------------------------------
+
+DIGEST_LINE = re.compile(r"^rank (\d+)/2: (initial parameters|trained parameters|test logits):\s+([0-9a-f]{64})$",
+                         re.M)
+
+
+def ddp_digests(threads: int) -> dict[tuple[int, str], str]:
+    proc = torchrun(2, "examples/train_ddp.py", "--epochs", "1", "--threads", str(threads), threads=threads)
+    found = {(int(r), what): digest for r, what, digest in DIGEST_LINE.findall(proc.stdout)}
+    assert len(found) == 6, proc.stdout
+    return found
+
+
+def test_ddp_example_gives_the_same_digests_on_every_rank_and_thread_count():
+    one, two = ddp_digests(threads=1), ddp_digests(threads=2)
+    assert one == two, f"1 thread: {one}\n2 threads: {two}"
+    for what in ("initial parameters", "trained parameters", "test logits"):
+        assert one[(0, what)] == one[(1, what)], f"{what} differ between ranks"
+
+
+# ---- strict mode over every collective torch defines ------------------------------------------
+
+# Collectives left unregistered on purpose, so strict mode refuses them: which sender
+# recv_any_source_ hears from depends on timing.
+REFUSED = {"c10d.recv_any_source_.default"}
+
+
+def collective_overloads() -> list[torch._ops.OpOverload]:
+    import torch.distributed._functional_collectives  # noqa: F401  (defines the Python-side ops)
+
+    found = []
+    for schema in torch._C._jit_get_all_schemas():
+        namespace, _, name = schema.name.partition("::")
+        if namespace in ("c10d", "_c10d_functional", "_c10d_functional_autograd"):
+            packet = getattr(getattr(torch.ops, namespace), name)
+            found.append(getattr(packet, schema.overload_name or "default"))
+    return sorted(set(found), key=str)
+
+
+def test_every_collective_is_registered_or_refused_on_purpose():
+    overloads = collective_overloads()
+    assert len(overloads) > 25
+    registered = {r.overload for r in registrations()}
+    missing = [str(op) for op in overloads if op not in registered and str(op) not in REFUSED]
+    assert not missing, f"collectives neither registered nor listed as refused: {missing}"
+
+
+@pytest.fixture
+def one_rank_group():
+    dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+    try:
+        yield dist.group.WORLD
+    finally:
+        dist.destroy_process_group()
+
+
+def test_strict_mode_refuses_an_unregistered_collective(one_rank_group):
+    with pytest.raises(repmode.UnsupportedOpError, match=r"no reproducible implementation of c10d\.recv_any_source_"):
+        with repmode.enabled():
+            dist.recv(torch.empty(2))  # from any source
+
+
+def test_an_unregistered_collective_is_refused_like_any_op(one_rank_group, monkeypatch):
+    """Strict mode's refusal does not depend on which collectives happen to be registered."""
+    from repmode.registry import DISPATCH
+
+    monkeypatch.delitem(DISPATCH, torch.ops.c10d.allreduce_.default)
+    with pytest.raises(repmode.UnsupportedOpError, match=r"c10d\.allreduce_"):
+        with repmode.enabled():
+            dist.all_reduce(torch.ones(3))
+
+
+def test_one_rank_all_reduce_is_the_identity(one_rank_group):
+    x = torch.randn(5, 3)
+    with repmode.enabled():
+        y = x.clone()
+        dist.all_reduce(y)
+        work = dist.all_reduce(y, async_op=True)
+        work.wait()
+    assert torch.equal(x, y)
+
+
+# ---- every reducing collective refuses the dtypes and layouts it does not claim ------------------
+
+class _Capture(TorchDispatchMode):
+    """Runs ops natively and keeps the first (op, args) of each collective: real boxed process
+    groups and reduce ops, which Python cannot build directly."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        if func.namespace.startswith(("c10d", "_c10d")):
+            self.calls.setdefault(func, (args, kwargs or {}))
+        return func(*args, **(kwargs or {}))
+
+
+def _reducing_calls(group) -> dict:
+    name = group.group_name
+    opts = dist.AllreduceCoalescedOptions()
+    rs_opts = dist.ReduceScatterOptions()
+    with _Capture() as capture:
+        dist.all_reduce(torch.ones(4))
+        group.allreduce_coalesced([torch.ones(4)], opts).wait()
+        dist.reduce(torch.ones(4), dst=0)
+        dist.reduce_scatter(torch.empty(4), [torch.ones(4)])
+        dist.reduce_scatter_tensor(torch.empty(4), torch.ones(4))
+        group.reduce_scatter_tensor_coalesced([torch.empty(4)], [torch.ones(4)], rs_opts).wait()
+        functional = torch.ops._c10d_functional
+        for t in (functional.all_reduce(torch.ones(4), "sum", name),
+                  functional.all_reduce_(torch.ones(4), "sum", name),
+                  *functional.all_reduce_coalesced([torch.ones(4)], "sum", name),
+                  *functional.all_reduce_coalesced_([torch.ones(4)], "sum", name),
+                  functional.reduce_scatter_tensor(torch.ones(4), "sum", 1, name),
+                  functional.reduce_scatter_tensor_out(torch.ones(4), "sum", 1, name, out=torch.empty(4)),
+                  *functional.reduce_scatter_tensor_coalesced([torch.ones(4)], "sum", 1, name),
+                  torch.ops._c10d_functional_autograd.reduce_scatter_tensor(torch.ones(4), "sum", 1, name)):
+            functional.wait_tensor(t)
+    return capture.calls
+
+
+def _replace_tensors(value, make):
+    if isinstance(value, torch.Tensor):
+        return make(value)
+    if isinstance(value, (list, tuple)):
+        return type(value)(_replace_tensors(v, make) for v in value)
+    if isinstance(value, dict):
+        return {k: _replace_tensors(v, make) for k, v in value.items()}
+    return value
+
+
+BAD_INPUTS = {
+    "complex64": lambda t: t.to(torch.complex64),
+    "float8_e4m3fn": lambda t: t.to(torch.float8_e4m3fn),
+    "sparse": lambda t: t.to_sparse(),
+    "quantized": lambda t: torch.quantize_per_tensor(t, 0.1, 0, torch.qint8),
+}
+
+
+def test_every_reducing_collective_refuses_unclaimed_dtypes_and_layouts(one_rank_group):
+    calls = _reducing_calls(one_rank_group)
+    kernels = {r.overload for r in registrations() if r.family == "collectives" and r.kind == "kernel"}
+    assert kernels <= set(calls), f"not exercised here: {sorted(map(str, kernels - set(calls)))}"
+    wrong = []
+    for op in sorted(kernels, key=str):
+        args, kwargs = calls[op]
+        with repmode.enabled():  # the captured call runs under repmode as it is
+            op(*_replace_tensors(args, torch.clone), **_replace_tensors(kwargs, torch.clone))
+        for name, make in BAD_INPUTS.items():
+            bad_args, bad_kwargs = _replace_tensors(args, make), _replace_tensors(kwargs, make)
+            try:
+                with repmode.enabled():
+                    op(*bad_args, **bad_kwargs)
+                wrong.append(f"{op} ran on {name} tensors")
+            except repmode.UnsupportedOpError as exc:
+                if name not in str(exc):
+                    wrong.append(f"{op} refused {name} without naming it: {exc}")
+    assert not wrong, "\n".join(wrong)
