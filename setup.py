@@ -20,7 +20,7 @@ FP_FLAGS = ["-O3", "-ffp-contract=off", "-fno-fast-math", "-fno-finite-math-only
             "-fno-unsafe-math-optimizations"]
 
 # The same for nvcc: no FMA contraction, denormals kept, IEEE division and square root (and never
-# --use_fast_math). tests/test_cuda_sources.py compiles every .cu with these flags as well.
+# --use_fast_math). tests/cuda/test_cuda_sources.py compiles every .cu with these flags as well.
 NVCC_FP_FLAGS = ["--fmad=false", "-ftz=false", "-prec-div=true", "-prec-sqrt=true"]
 
 # Compile the sources in parallel (one job per core unless REPMODE_BUILD_JOBS says otherwise).

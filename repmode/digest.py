@@ -1,6 +1,6 @@
 """``repmode.digest(obj)``: a SHA-256 of values, independent of device and memory layout.
 
-What is hashed (this layout is part of repmode's stable interface; tests/test_digest.py pins
+What is hashed (this layout is part of repmode's stable interface; tests/core/test_digest.py pins
 it with recorded constants):
 
 * a tensor: a header ``tensor:<dtype>:<shape>`` (length-prefixed), then its elements in

@@ -136,7 +136,7 @@ def register_refusal(overloads: Iterable, reason: str, family: str) -> None:
     if not reason or not reason.strip():
         raise ValueError("every refusal needs the reason the user is shown")
     for op in _as_list(overloads):
-        _add(op, "refusal", _refuse, family, reason)
+        _add(op, "refusal", _refuse, family, reason, dtypes=())
 
 
 def _refuse(func, args, kwargs):

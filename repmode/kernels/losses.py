@@ -154,7 +154,7 @@ def binary_cross_entropy_with_logits(func, args, kwargs):
 # ``nll_loss`` reach for (N, C, d1, ...) inputs), as the 2-D ``nll_loss`` over the (n, d1, d2)
 # positions in row-major order (docs/semantics.md "More losses"). Class weights, ignore_index,
 # label smoothing, probability targets, ``l1_loss`` and ``kl_div`` (both ``log_target``) already
-# reach registered ops; tests/test_losses_extra.py checks them in strict mode.
+# reach registered ops; tests/families/losses/test_losses_extra.py checks them in strict mode.
 
 
 def _positions_as_rows(func, args, kwargs, x, target):

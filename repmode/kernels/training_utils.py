@@ -2,7 +2,7 @@
 update, op by op, and the exact infinity tests ``clip_grad_norm_(error_if_nonfinite=True)``
 reaches. ``clip_grad_norm_``/``clip_grad_value_`` (foreach or not), the LR schedulers (pure
 Python arithmetic on floats) and RMSprop/Adagrad in their for-loop and foreach forms reach only
-ops registered elsewhere (tests/test_training_utils.py checks them in strict mode)."""
+ops registered elsewhere (tests/families/training_utils/test_training_utils.py checks them in strict mode)."""
 from __future__ import annotations
 
 import numpy as np

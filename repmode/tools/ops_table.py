@@ -118,7 +118,7 @@ def order_summary(reg: Registration, summaries: dict[str, str]) -> str:
 
 
 def dtypes_text(reg: Registration) -> str:
-    if reg.dtypes is None and reg.kind != "refusal":
+    if reg.dtypes is None:
         raise TableError(f"{reg.name} declares no dtypes: pass dtypes= to its register_kernel/register_composite")
     if reg.kind == "refusal":
         return "none (refused)"
@@ -157,7 +157,7 @@ def render_markdown(semantics: Path = SEMANTICS) -> str:
         "# Supported ops",
         "",
         f"Generated from repmode's registry under torch {torch_minor()} by `{REGENERATE}`; do not edit by "
-        "hand (tests/test_supported_ops_table.py fails when this file is out of date).",
+        "hand (tests/core/test_supported_ops_table.py fails when this file is out of date).",
         "",
         f"{len(regs)} overloads (aten, and the c10d collectives of torch.distributed): "
         f"{kinds['kernel']} kernels, {kinds['composite']} composites, {kinds['passthrough']} passthroughs, "
@@ -175,7 +175,7 @@ def render_markdown(semantics: Path = SEMANTICS) -> str:
         "the dtype they create. Other dtypes raise `UnsupportedOpError` in strict mode; with "
         "`strict=False` they run natively and are reported.",
         "- **devices**: `cpu` = this build has CPU kernels only, tensors on other devices are not "
-        "supported; `any` = torch's own kernel on any device.",
+        "supported; `any` = torch's own kernel on any device; `none` = refused everywhere.",
         "- **order**: the one-line summary of the op's evaluation order, from the first line of its section "
         "of [semantics.md](semantics.md); for a passthrough, the reason its native result is exact.",
         "",
