@@ -2,14 +2,14 @@
 // (docs/semantics.md, "Batch and group normalization"). A normalized group is M terms
 // t[0..M) in a fixed logical order (batch norm: one channel, terms in (n, spatial) row-major
 // order; group norm: one (n, group), terms in (channel, spatial) row-major order). Every sum
-// is the canonical Sum order (reduce_order.h); every other step is one IEEE operation.
+// is the canonical Sum order (reduction_order.h); every other step is one IEEE operation.
 // A missing weight is 1 and a missing bias is -0.0: x * 1 and x + (-0.0) are exact
 // identities, so those steps change nothing.
 #pragma once
 
 #include "defs.h"
 #include "math.h"
-#include "reduce_order.h"
+#include "reduction_order.h"
 
 namespace repmode {
 

@@ -30,22 +30,36 @@ struct ConvGeom {
   REPMODE_HD int64_t kdim() const { return cig() * kvol(); }
 };
 
-// The geometry from the 22 integers the bindings take: N, Ci, Co, G, then in[3], out[3],
-// kernel[3], stride[3], padding[3], dilation[3] (host only; `who` prefixes the errors).
+// The geometry's integer layout, defined here once: X(field, member) in the order Python passes
+// them (exported as _C.codes()["ConvGeom"], the field names in order; repmode/kernels/
+// convolution.py builds the list by name). 1-d and 2-d convolutions are padded to 3-d with
+// leading size-1 dims.
+// clang-format off
+#define REPMODE_CONV_GEOM_FIELDS(X)                                                        \
+  X(N, N) X(Ci, Ci) X(Co, Co) X(G, G)                                                      \
+  X(in0, in[0])         X(in1, in[1])         X(in2, in[2])                                \
+  X(out0, out[0])       X(out1, out[1])       X(out2, out[2])                              \
+  X(k0, k[0])           X(k1, k[1])           X(k2, k[2])                                  \
+  X(stride0, stride[0]) X(stride1, stride[1]) X(stride2, stride[2])                        \
+  X(pad0, pad[0])       X(pad1, pad[1])       X(pad2, pad[2])                              \
+  X(dil0, dil[0])       X(dil1, dil[1])       X(dil2, dil[2])
+// clang-format on
+
+#define REPMODE_X(field, member) +1
+constexpr int kConvGeomFields = 0 REPMODE_CONV_GEOM_FIELDS(REPMODE_X);
+#undef REPMODE_X
+
+// The geometry from the kConvGeomFields (22) integers of REPMODE_CONV_GEOM_FIELDS (host only;
+// `who` prefixes the errors).
 inline ConvGeom conv_geom_of(const std::vector<int64_t>& v, const char* who) {
-  if (v.size() != 22) throw std::invalid_argument(std::string(who) + ": convolution geometry needs 22 integers");
+  if (v.size() != size_t(kConvGeomFields))
+    throw std::invalid_argument(std::string(who) + ": convolution geometry needs 22 integers");
   ConvGeom g{};
-  g.N = v[0];
-  g.Ci = v[1];
-  g.Co = v[2];
-  g.G = v[3];
+  size_t i = 0;
+#define REPMODE_X(field, member) g.member = v[i++];
+  REPMODE_CONV_GEOM_FIELDS(REPMODE_X)
+#undef REPMODE_X
   for (int d = 0; d < 3; ++d) {
-    g.in[d] = v[4 + d];
-    g.out[d] = v[7 + d];
-    g.k[d] = v[10 + d];
-    g.stride[d] = v[13 + d];
-    g.pad[d] = v[16 + d];
-    g.dil[d] = v[19 + d];
     if (g.stride[d] < 1 || g.dil[d] < 1 || g.k[d] < 1)
       throw std::invalid_argument(std::string(who) + ": convolution stride, dilation and kernel must be >= 1");
   }

@@ -14,6 +14,19 @@
 
 namespace repmode {
 
+// The dtype codes Python passes (exported as _C.codes()["Dtype"]): name, C++ type, code.
+// clang-format off
+#define REPMODE_DTYPES(X) \
+  X(float32, float,  0)   \
+  X(float64, double, 1)
+// clang-format on
+
+enum class Dtype : int {
+#define REPMODE_X(name, type, code) name = code,
+  REPMODE_DTYPES(REPMODE_X)
+#undef REPMODE_X
+};
+
 // Reinterpret bits without undefined behaviour, on host and device.
 REPMODE_HD uint32_t bits_of(float x) { uint32_t u; memcpy(&u, &x, 4); return u; }
 REPMODE_HD uint64_t bits_of(double x) { uint64_t u; memcpy(&u, &x, 8); return u; }

@@ -670,7 +670,7 @@ REPMODE_HD_COLD float expf_accurate_path(double x, int* path) {
 }
 
 REPMODE_HD float cr_expf_impl(float xf, int* path) {
-  // path (diagnostics for tools/check_math.cpp): 0 special, 1 fast, 2 accurate, 3 accurate
+  // path (diagnostics for csrc/verify/check_math.cpp): 0 special, 1 fast, 2 accurate, 3 accurate
   // but still within its error bound of a boundary (never observed).
   uint32_t ux = bits_of(xf);
   uint32_t ax = ux & 0x7fffffffu;
@@ -685,7 +685,7 @@ REPMODE_HD float cr_expf_impl(float xf, int* path) {
   // (2^-54) and kFastEps assume, so when the rounding test passes, every value within the
   // error bound -- the exact exp(x) among them -- rounds to the same float. exp(x) is
   // never exactly a boundary (it is transcendental for x != 0), so the accurate path
-  // (< 2^-100 vs kAccurateEps) decides the rest; tools/check_math.cpp confirms on all
+  // (< 2^-100 vs kAccurateEps) decides the rest; csrc/verify/check_math.cpp confirms on all
   // inputs that it always does.
   double x = double(xf);
   int m;

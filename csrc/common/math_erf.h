@@ -12,7 +12,7 @@
 // fast_path_is_hard (could the exact value be on the other side of a float32 rounding
 // boundary, assuming an error of up to kFastEps = 2^-49?). The few inputs that fail it
 // go to an accurate path in double-double (relative error < 2^-94, 2^-102 measured),
-// whose own rounding test is never hard on any float32 input: tools/check_math.cpp runs
+// whose own rounding test is never hard on any float32 input: csrc/verify/check_math.cpp runs
 // the accurate path alone over every input (cases erff_paths, erfcf_paths).
 //  * erf(|x|), |x| < 5.9375: 48 polynomials of degree 9 in t = |x| - k/8, k = round(8|x|)
 //    (rows of kErfPoly; row 0 is odd in |x| on [0, 1/16]), evaluated by erf_eval without
@@ -642,7 +642,7 @@ REPMODE_HD DD erf_accurate(double ax, ErfKind kind) {
 // bound < 2^-94 is within kAccurateEps = 2^-85 of math.h). Diagnostics for the verifier:
 // *path = 2, or 3 if the value lies within kAccurateEps of a rounding boundary (then the
 // result could be wrong; no float32 input does that: cases erff_paths and erfcf_paths of
-// tools/check_math.cpp).
+// csrc/verify/check_math.cpp).
 REPMODE_HD uint32_t round_accurate(DD y, int* path) {
   bool hard;
   uint32_t b = round_to_f32(y.hi, y.lo, math_detail::kAccurateEps, &hard);
@@ -768,7 +768,7 @@ REPMODE_HD float cr_erfcf(float x) { return erf_detail::cr_erfcf_impl(x, nullptr
 // erf for float64: erf_poly_d (the float32 fast path's polynomials, in double) on
 // 2^-27 <= |x| < 5.9216 (|erf| rounds to 1 above), a fixed sequence of IEEE operations.
 // Relative error < 2^-50.03 (erf_row's bound), i.e. < 8 ulp; measured against __float128
-// over 3*10^7 random |x| log-uniform in [1e-320, 6.5] (tools/check_math.cpp, case erf):
+// over 3*10^7 random |x| log-uniform in [1e-320, 6.5] (csrc/verify/check_math.cpp, case erf):
 // at most 2.97 ulp (near x = 1/16, where erf is half of row 1's constant term), 1.1% not
 // correctly rounded. NaN -> canonical NaN, erf(+-0) = +-0, erf(+-inf) = +-1.
 // Subnormal |x|: erf(x) = (2/sqrt(pi)) x (1 + O(2^-2044)), x = n 2^-1074 with the integer n

@@ -103,7 +103,7 @@ REPMODE_HD_COLD float log2f_accurate_path(double M, int e, int* path) {
 // rounds like hi. Otherwise the accurate path decides. log2(x) is rational only at powers
 // of two, where it is an integer (a float32, never a boundary, so the accurate path's test
 // cannot fail there); elsewhere it is transcendental, hence never exactly a boundary, and
-// tools/check_math.cpp confirms on all inputs that the accurate path always decides. The
+// csrc/verify/check_math.cpp confirms on all inputs that the accurate path always decides. The
 // result is never subnormal or infinite (2^-24.5 < |log2 x| <= 149 for x != 1), and
 // log2(1) = +0 comes out of the same arithmetic (r = 0, H = 0: every term is +0).
 REPMODE_HD float cr_log2f_impl(float xf, int* path) {

@@ -326,7 +326,7 @@ REPMODE_HD_COLD bool pow_exact_f32(uint32_t ax, uint32_t uy, uint32_t* bits) {
 // 2^61 pairs with a finite, nonzero, non-trivial result the worst is expected around 61 bits,
 // and the chance that any pair reaches 72 is about 2^-10. Even then path 4 returns the
 // accurate rounding, which is wrong only if x^y is within 2^-99.6 of the boundary (>= 96
-// identical bits, chance about 2^-35). tools/math_cases/pow.cpp counts path 4: 0 so far.
+// identical bits, chance about 2^-35). csrc/verify/math_cases/pow.cpp counts path 4: 0 so far.
 REPMODE_HD_COLD float powf_accurate_path(double M, int e, double y, uint32_t ax, uint32_t uy,
                                          uint32_t sign, int* path) {
   int m;

@@ -295,7 +295,7 @@ REPMODE_HD_COLD float sincosf_accurate_path(uint32_t ax, int shift, uint32_t sig
 }
 
 // v ~ sin(|x|) (shift = 0) or cos(|x|) (shift = 16) for 2^-12 <= |x| < 2^128, as a double
-// with relative error < 2^-49.6 (tools/math_cases/trig.cpp measures the largest).
+// with relative error < 2^-49.6 (csrc/verify/math_cases/trig.cpp measures the largest).
 //
 // Error: with the reduction above (|f_hat/f - 1| < 2^-53 + 2^-68) and
 // |f| <= 1/2, s = sin(pi f/32) (1 + ds) with |ds| < 5 * 2^-53 + 2^-60 < 2^-50.6 (the
@@ -313,7 +313,7 @@ REPMODE_HD_COLD float sincosf_accurate_path(uint32_t ax, int shift, uint32_t sig
 // those of other binades are >= 2^27 units away), so a passing v rounds like the exact
 // value, by one IEEE conversion. sin(x) and cos(x) are transcendental for float x != 0 and never a
 // boundary; the accurate path (< 2^-91.6) decides the rest against kAccurateEps (2^-85),
-// and tools/math_cases/trig.cpp confirms over all 2^32 inputs that it always does.
+// and csrc/verify/math_cases/trig.cpp confirms over all 2^32 inputs that it always does.
 REPMODE_HD double sincosf_fast(uint32_t ax, int shift) {
   using namespace consts;
   int n;

@@ -35,7 +35,21 @@ struct PoolSpan {
   int64_t extent;  // the divisor's length when padded positions count (avg with count_include_pad)
 };
 
-enum PoolKind : int { kPoolMax = 0, kPoolAvg = 1, kPoolAdaptiveAvg = 2, kPoolAdaptiveMax = 3 };
+// The pooling kinds, defined here once (X(python_name, enumerator, code)); exported to Python as
+// _C.codes()["PoolKind"] (repmode/kernels/pooling.py).
+// clang-format off
+#define REPMODE_POOL_KINDS(X)             \
+  X(MAX,          kPoolMax,         0) \
+  X(AVG,          kPoolAvg,         1) \
+  X(ADAPTIVE_AVG, kPoolAdaptiveAvg, 2) \
+  X(ADAPTIVE_MAX, kPoolAdaptiveMax, 3)
+// clang-format on
+
+enum PoolKind : int {
+#define REPMODE_X(python_name, name, code) name = code,
+  REPMODE_POOL_KINDS(REPMODE_X)
+#undef REPMODE_X
+};
 
 // Sliding max pooling: output o with kernel k, stride s, padding p, dilation d over I inputs
 // (torch: start = o*s - p moved up by whole dilations into the input, end = min(start + (k-1)*d

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "../common/elementwise_formulas.h"
-#include "../common/log_softmax.h"
+#include "../common/elementwise.h"
+#include "../common/softmax_loss.h"
 #include "isa.h"
 
 #if defined(__x86_64__)

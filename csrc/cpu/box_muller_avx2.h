@@ -1,5 +1,5 @@
 // AVX2 versions of the two float64 functions of the Box-Muller transform
-// (csrc/common/random_dists.h), four lanes at a time, bit for bit equal to the scalar ones:
+// (csrc/common/random.h), four lanes at a time, bit for bit equal to the scalar ones:
 //
 //   log4_avx2(x, out)            out[k] = repmode_log(x[k]) for positive normal finite x[k]
 //   sincos_turns4_avx2(u, s, c)  (s[k], c[k]) = sincos_turns(u[k]) for 0 <= u[k] < 1

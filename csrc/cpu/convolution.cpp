@@ -19,6 +19,8 @@
 // once (one per thread, each in its own buffer), and their partials are added in order.
 
 #include "convolution.h"
+#include "dispatch.h"
+#include "entry_points.h"
 
 #include <algorithm>
 #include <cstring>
@@ -26,7 +28,7 @@
 
 #include <omp.h>
 
-#include "gemm.h"
+#include "matmul.h"
 #include "parallel.h"
 
 namespace repmode::cpu {
@@ -518,5 +520,47 @@ REPMODE_INSTANTIATE_CONV(float)
 REPMODE_INSTANTIATE_CONV(double)
 
 #undef REPMODE_INSTANTIATE_CONV
+
+// ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
+
+namespace {
+
+ConvGeom geom_of(const Ints& v) { return conv_geom_of(v, "repmode._C"); }
+
+}  // namespace
+
+void conv_forward(int dtype, const Ints& geom, uintptr_t x, uintptr_t w, uintptr_t bias, uintptr_t y, int nthreads) {
+  const ConvGeom g = geom_of(geom);
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    conv_forward<T>(g, ptr<const T>(x), ptr<const T>(w), ptr<const T>(bias), ptr<T>(y), nthreads);
+  });
+}
+
+void conv_grad_input(int dtype, const Ints& geom, uintptr_t gy, uintptr_t w, uintptr_t bias, uintptr_t gx,
+                     int nthreads) {
+  const ConvGeom g = geom_of(geom);
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    conv_grad_input<T>(g, ptr<const T>(gy), ptr<const T>(w), ptr<const T>(bias), ptr<T>(gx), nthreads);
+  });
+}
+
+void conv_grad_weight(int dtype, const Ints& geom, uintptr_t x, uintptr_t gy, uintptr_t gw, int nthreads) {
+  const ConvGeom g = geom_of(geom);
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    conv_grad_weight<T>(g, ptr<const T>(x), ptr<const T>(gy), ptr<T>(gw), nthreads);
+  });
+}
+
+void convolution_reference(int what, int dtype, const Ints& geom, uintptr_t a, uintptr_t b, uintptr_t bias,
+                           uintptr_t out) {
+  const ConvGeom g = geom_of(geom);
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    conv_reference<T>(what, g, ptr<const T>(a), ptr<const T>(b), ptr<const T>(bias), ptr<T>(out));
+  });
+}
 
 }  // namespace repmode::cpu

@@ -1,5 +1,5 @@
 // Reproducible convolution on the CPU: im2col / col2im around the canonical GEMM
-// (csrc/cpu/gemm.h). Every output is computed in the order of csrc/common/convolution.h;
+// (csrc/cpu/matmul.h). Every output is computed in the order of csrc/common/convolution.h;
 // threads, chunk sizes and ISA paths only decide who computes which outputs.
 #pragma once
 

@@ -1,5 +1,5 @@
 // The CPU elementwise engine: out[i] = formula(op)(a[i], b[i], c[i], p0, p1, p2) over an
-// N-d index space with broadcasting (stride 0). Formulas: csrc/common/elementwise_formulas.h.
+// N-d index space with broadcasting (stride 0). Formulas: csrc/common/elementwise.h.
 #pragma once
 #include <cstdint>
 #include <vector>

@@ -1,5 +1,5 @@
 // Elementwise activations and their backward formulas that take several steps (evaluated
-// in double and rounded once: csrc/common/elementwise_formulas.h).
+// in double and rounded once: csrc/common/elementwise.h).
 #include "elementwise_engine.h"
 
 namespace repmode::cpu {

@@ -1,13 +1,13 @@
 // Internals of the CPU elementwise engine (csrc/cpu/elementwise.cpp and the
 // elementwise_<group>.cpp files that instantiate it for groups of ops, so the many
 // instantiations compile in parallel). Only memory walking lives here; the arithmetic of
-// one element is EwFormula (csrc/common/elementwise_formulas.h), identical on every path.
+// one element is EwFormula (csrc/common/elementwise.h), identical on every path.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "../common/elementwise_formulas.h"
+#include "../common/elementwise.h"
 #include "isa.h"
 #include "parallel.h"
 

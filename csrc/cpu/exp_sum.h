@@ -4,7 +4,7 @@
 //   exp_shifted_sum(x, m, out, n) = canonical sum over j < n of e_j = exp_of(x[j] - m)
 //
 // (x[j] - m one rounding in T, exp_of correctly rounded, the sum in the canonical order of
-// csrc/common/reduce_order.h), also storing e_j to out[j] when out is not null.
+// csrc/common/reduction_order.h), also storing e_j to out[j] when out is not null.
 //
 // The AVX2 float path keeps the 32 lanes of a chunk in four registers (lane l is element
 // l % 8 of register l / 8) and adds e_j to lane j % 32 in increasing j, as the reference
@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "../common/math_overloads.h"
-#include "../common/reduce_order.h"
+#include "../common/reduction_order.h"
 #include "isa.h"
-#include "reduce.h"
+#include "reduction.h"
 
 #if defined(__x86_64__)
 #include "vec_math_avx2.h"

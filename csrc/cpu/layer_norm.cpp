@@ -2,12 +2,14 @@
 // contiguous_sum (the active ISA's chunk code, same bits as canonical_sum), the per-element
 // steps are the formulas of csrc/common/layer_norm.h evaluated element by element.
 #include "layer_norm.h"
+#include "dispatch.h"
+#include "entry_points.h"
 
 #include <vector>
 
 #include "../common/layer_norm.h"
 #include "parallel.h"
-#include "reduce.h"
+#include "reduction.h"
 
 namespace repmode::cpu {
 
@@ -203,5 +205,34 @@ void layer_norm_backward(const T* g, const T* x, const T* mean, const T* rstd, c
 REPMODE_INSTANTIATE(float)
 REPMODE_INSTANTIATE(double)
 #undef REPMODE_INSTANTIATE
+
+// ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
+
+void layer_norm_forward(int dtype, uintptr_t x, int64_t M, int64_t N, uintptr_t w, uintptr_t b, double eps,
+                        uintptr_t y, uintptr_t mean, uintptr_t rstd, int nthreads, bool reference) {
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if (reference)
+      layer_norm_forward_reference<T>(ptr<const T>(x), M, N, ptr<const T>(w), ptr<const T>(b), eps, ptr<T>(y),
+                                      ptr<T>(mean), ptr<T>(rstd));
+    else
+      layer_norm_forward<T>(ptr<const T>(x), M, N, ptr<const T>(w), ptr<const T>(b), eps, ptr<T>(y), ptr<T>(mean),
+                            ptr<T>(rstd), nthreads);
+  });
+}
+
+void layer_norm_backward(int dtype, uintptr_t g, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w,
+                         int64_t M, int64_t N, uintptr_t dx, uintptr_t dw, uintptr_t db, int nthreads,
+                         bool reference) {
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if (reference)
+      layer_norm_backward_reference<T>(ptr<const T>(g), ptr<const T>(x), ptr<const T>(mean), ptr<const T>(rstd),
+                                       ptr<const T>(w), M, N, ptr<T>(dx), ptr<T>(dw), ptr<T>(db));
+    else
+      layer_norm_backward<T>(ptr<const T>(g), ptr<const T>(x), ptr<const T>(mean), ptr<const T>(rstd),
+                             ptr<const T>(w), M, N, ptr<T>(dx), ptr<T>(dw), ptr<T>(db), nthreads);
+  });
+}
 
 }  // namespace repmode::cpu

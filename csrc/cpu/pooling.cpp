@@ -4,6 +4,8 @@
 //    or (n, channel block) pairs (backward); kLanes channels advance together, each channel
 //    running exactly the scalar sequence of its own plane.
 #include "pooling.h"
+#include "dispatch.h"
+#include "entry_points.h"
 
 #include <atomic>
 #include <cstring>
@@ -462,5 +464,48 @@ void pool_backward_reference(const T* grad_output, const int64_t* index, T* grad
 REPMODE_INSTANTIATE(float)
 REPMODE_INSTANTIATE(double)
 #undef REPMODE_INSTANTIATE
+
+// ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
+
+namespace {
+
+PoolGeom make_geom(int kind, const Ints& in_sizes, const Ints& out_sizes, const Ints& k, const Ints& s,
+                   const Ints& p, const Ints& dil, bool count_include_pad, int64_t divisor_override, const Ints& xs,
+                   const Ints& os, const Ints& is) {
+  return pool_geom_of(kind, in_sizes, out_sizes, k, s, p, dil, count_include_pad, divisor_override, xs, os, is,
+                      "repmode._C pooling");
+}
+
+}  // namespace
+
+void pool_forward(int dtype, int kind, uintptr_t x, uintptr_t out, uintptr_t index, const Ints& in_sizes,
+                  const Ints& out_sizes, const Ints& k, const Ints& s, const Ints& p, const Ints& dil,
+                  bool count_include_pad, int64_t divisor_override, const Ints& xs, const Ints& os, const Ints& is,
+                  int nthreads, bool reference) {
+  const PoolGeom g =
+      make_geom(kind, in_sizes, out_sizes, k, s, p, dil, count_include_pad, divisor_override, xs, os, is);
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    if (reference)
+      pool_forward_reference<T>(ptr<const T>(x), ptr<T>(out), ptr<int64_t>(index), g);
+    else
+      pool_forward<T>(ptr<const T>(x), ptr<T>(out), ptr<int64_t>(index), g, nthreads);
+  });
+}
+
+void pool_backward(int dtype, int kind, uintptr_t grad_output, uintptr_t index, uintptr_t grad_input,
+                   const Ints& in_sizes, const Ints& out_sizes, const Ints& k, const Ints& s, const Ints& p,
+                   const Ints& dil, bool count_include_pad, int64_t divisor_override, const Ints& xs, const Ints& os,
+                   const Ints& is, int nthreads, bool reference) {
+  const PoolGeom g =
+      make_geom(kind, in_sizes, out_sizes, k, s, p, dil, count_include_pad, divisor_override, xs, os, is);
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    if (reference)
+      pool_backward_reference<T>(ptr<const T>(grad_output), ptr<const int64_t>(index), ptr<T>(grad_input), g);
+    else
+      pool_backward<T>(ptr<const T>(grad_output), ptr<const int64_t>(index), ptr<T>(grad_input), g, nthreads);
+  });
+}
 
 }  // namespace repmode::cpu

@@ -1,4 +1,6 @@
 #include "recurrent.h"
+#include "dispatch.h"
+#include "entry_points.h"
 
 #include <type_traits>
 
@@ -76,5 +78,26 @@ void lstm_backward_step(int64_t B, int64_t H, const T* go, int64_t go_rs, int64_
 REPMODE_INSTANTIATE(float)
 REPMODE_INSTANTIATE(double)
 #undef REPMODE_INSTANTIATE
+
+// ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
+
+void lstm_forward_step(int dtype, int64_t B, int64_t H, uintptr_t a, int64_t a_rs, uintptr_t r, int64_t r_rs,
+                       uintptr_t c_prev, int64_t c_rs, uintptr_t ws, uintptr_t h, int nthreads) {
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    lstm_forward_step<T>(B, H, ptr<T>(a), a_rs, ptr<T>(r), r_rs, ptr<T>(c_prev), c_rs, ptr<T>(ws), ptr<T>(h),
+                         nthreads);
+  });
+}
+
+void lstm_backward_step(int dtype, int64_t B, int64_t H, uintptr_t go, int64_t go_rs, int64_t go_cs, uintptr_t dh,
+                        uintptr_t dc, uintptr_t ws, uintptr_t c_prev, int64_t c_rs, uintptr_t dgates,
+                        uintptr_t dc_out, int nthreads) {
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    lstm_backward_step<T>(B, H, ptr<T>(go), go_rs, go_cs, ptr<T>(dh), ptr<T>(dc), ptr<T>(ws), ptr<T>(c_prev), c_rs,
+                          ptr<T>(dgates), ptr<T>(dc_out), nthreads);
+  });
+}
 
 }  // namespace repmode::cpu

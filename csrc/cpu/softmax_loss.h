@@ -3,6 +3,11 @@
 
 namespace repmode::cpu {
 
+// Along n of contiguous (outer, n, inner) tensors.
+template <typename T>
+void softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, bool safe, int nthreads);
+template <typename T>
+void softmax_backward(const T* grad, const T* y, T* out, int64_t outer, int64_t n, int64_t inner, int nthreads);
 // x and out are contiguous (outer, n, inner); the softmax runs along n.
 template <typename T>
 void log_softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, int nthreads);

@@ -32,7 +32,7 @@
 // intermediate of a kept log lane is subnormal, and in exp only a tiny or subnormal x makes
 // r * r (or x itself) subnormal, where flushing it to zero still leaves hi = RN(1 + x).
 //
-// Verified against the scalar functions on all 2^32 inputs by tools/check_vec_math.cpp.
+// Verified against the scalar functions on all 2^32 inputs by csrc/verify/check_vec_math.cpp.
 #pragma once
 
 #include <immintrin.h>

@@ -30,7 +30,7 @@
 // intermediate (|t| >= 2^-125 or 0, so t^8 >= 2^-1000; coefficients and partial sums are
 // far above 2^-1022), and normal float results.
 //
-// Verified against cr_erff on all 2^32 inputs by tools/check_math.cpp (case "erff").
+// Verified against cr_erff on all 2^32 inputs by csrc/verify/check_math.cpp (case "erff").
 #pragma once
 
 #include <immintrin.h>

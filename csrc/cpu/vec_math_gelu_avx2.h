@@ -1,5 +1,5 @@
 // AVX2 + FMA array version of float32 gelu (approximate='none'), bit for bit equal to its
-// definition, the scalar formula of csrc/common/elementwise_formulas.h,
+// definition, the scalar formula of csrc/common/elementwise.h,
 //
 //   D(x) = RN((x * 0.5) * repmode_erfc(RN(x * -kSqrtHalf))),  gelu(x) = (float)D(x)
 //
@@ -91,15 +91,15 @@
 // steps end near their constant terms, q 2^-n >= Q(13) / 2 > 2^-129), F is a normal float32 value, and the scalar calls
 // are the definition itself.
 //
-// Verified against the scalar formula on all 2^32 inputs by tools/check_math.cpp (case
-// "gelu-simd" in tools/math_cases/gelu.cpp).
+// Verified against the scalar formula on all 2^32 inputs by csrc/verify/check_math.cpp (case
+// "gelu-simd" in csrc/verify/math_cases/gelu.cpp).
 #pragma once
 
 #include <immintrin.h>
 
 #include <cstdint>
 
-#include "../common/elementwise_formulas.h"
+#include "../common/elementwise.h"
 #include "vec_math_avx2.h"
 
 #define REPMODE_GELU_AVX2_FN __attribute__((target("avx2,fma")))

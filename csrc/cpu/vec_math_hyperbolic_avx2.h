@@ -33,8 +33,8 @@
 // do not matter: no intermediate of a lane that is kept is subnormal, and the results
 // kept from (float) conversions are normal float32 values.
 //
-// Verified against the scalar functions on all 2^32 inputs by tools/check_math.cpp
-// (tools/math_cases/hyperbolic.cpp registers these as the array paths).
+// Verified against the scalar functions on all 2^32 inputs by csrc/verify/check_math.cpp
+// (csrc/verify/math_cases/hyperbolic.cpp registers these as the array paths).
 #pragma once
 
 #include <immintrin.h>

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "../common/convolution.h"
-#include "gemm.cuh"
+#include "matmul.cuh"
 #include "launchers.h"
 #include "runtime.cuh"
 

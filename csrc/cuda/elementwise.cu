@@ -1,11 +1,11 @@
 // Elementwise ops on the GPU (csrc/cuda/launchers.h): out[i] = EwFormula<T, op>::apply(a[i], b[i],
 // c[i], p) over an N-d strided index space, the CPU engine's contract (csrc/cpu/elementwise.h).
 // Every element is independent, so the only thing a GPU decides is which thread computes which
-// element; its bits are the shared formula's (csrc/common/elementwise_formulas.h).
+// element; its bits are the shared formula's (csrc/common/elementwise.h).
 #include <stdexcept>
 #include <string>
 
-#include "../common/elementwise_formulas.h"
+#include "../common/elementwise.h"
 #include "launchers.h"
 #include "runtime.cuh"
 
@@ -62,7 +62,7 @@ __global__ void ew_kernel(const EwArgs<T> g) {
 template <typename T>
 void launch(int op, const EwArgs<T>& g, cudaStream_t stream) {
   switch (static_cast<EwOp>(op)) {
-#define REPMODE_EW_LAUNCH(name)                                                   \
+#define REPMODE_EW_LAUNCH(name, code)                                                  \
   case EwOp::name:                                                                \
     ew_kernel<T, EwOp::name><<<blocks_for(g.n), kBlock, 0, stream>>>(g);          \
     break;

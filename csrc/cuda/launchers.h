@@ -1,10 +1,10 @@
 // The CUDA kernels' host entry points, one per function of repmode._C that a kernel family
-// calls. Each takes the same arguments as its CPU twin in csrc/bindings.cpp and
-// csrc/bind_<family>.cpp, except that the CPU's `nthreads` is the CUDA stream to launch on
+// calls. Each takes the same arguments as its CPU twin in csrc/bindings/cpu_module.cpp and
+// csrc/cpu/<family>.cpp, except that the CPU's `nthreads` is the CUDA stream to launch on
 // (cudaStream_t as an integer; 0 = the legacy default stream). Pointers are device pointers on
 // the stream's device; launches are asynchronous on that stream and error-checked (a CUDA error
 // throws std::runtime_error). Plain C++: no CUDA types, so the pybind11 binding
-// (csrc/cuda/bind_cuda.cpp) builds with the host compiler. The arithmetic of every output is the
+// (csrc/bindings/cuda_module.cpp) builds with the host compiler. The arithmetic of every output is the
 // shared csrc/common/ headers', so the bits equal the CPU's (docs/semantics.md, docs/cuda.md).
 #pragma once
 
@@ -35,7 +35,7 @@ uint64_t random_ints(uintptr_t out, int64_t n, uint64_t seed, uint64_t offset, i
 void cumulative(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, bool product,
                 uintptr_t stream);
 
-// --- row reductions, softmax, nll (csrc/cuda/reduce.cu, csrc/cuda/softmax_loss.cu) ---
+// --- row reductions, softmax, nll (csrc/cuda/reduction.cu, csrc/cuda/softmax_loss.cu) ---
 void sum_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out, int64_t s_out,
               bool mean, uintptr_t stream);
 void var_mean_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, double correction,
@@ -63,13 +63,13 @@ void nll_loss_backward(int dtype, uintptr_t grad_input, int64_t N, int64_t C, ui
                        uintptr_t target, int64_t s_target, uintptr_t weight, int reduction, int64_t ignore_index,
                        uintptr_t total_weight, uintptr_t stream);
 
-// --- matrix products (csrc/cuda/gemm.cu) ---
+// --- matrix products (csrc/cuda/matmul.cu) ---
 void gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm,
           int64_t sAk, uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb, int64_t sCm,
           int64_t sCn, uintptr_t stream);
 
 // --- convolution and pooling (csrc/cuda/convolution.cu, csrc/cuda/pooling.cu) ---
-// geom: the 22 integers of csrc/bind_convolution.cpp.
+// geom: the 22 integers of csrc/common/convolution.h.
 void conv_forward(int dtype, const Ints& geom, uintptr_t x, uintptr_t w, uintptr_t bias, uintptr_t y,
                   uintptr_t stream);
 void conv_grad_input(int dtype, const Ints& geom, uintptr_t gy, uintptr_t w, uintptr_t bias, uintptr_t gx,

@@ -1,12 +1,12 @@
 // Random fills on the GPU (csrc/cuda/launchers.h): repmode's Philox stream and distributions
-// (csrc/common/philox.h, csrc/common/random_dists.h). Element i of a fill at stream offset o is
+// (csrc/common/philox.h, csrc/common/random.h). Element i of a fill at stream offset o is
 // slot i % per of stream block o + i / per, a pure function of (seed, o, i): one thread per
 // block computes it with the shared scalar formula (the CPU's AVX2 Philox and Box-Muller paths
 // give the same bits as that formula), so the values are the CPU's whatever the launch shape.
 #include <stdexcept>
 #include <string>
 
-#include "../common/random_dists.h"
+#include "../common/random.h"
 #include "launchers.h"
 #include "runtime.cuh"
 

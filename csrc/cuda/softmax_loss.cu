@@ -1,15 +1,14 @@
 // CUDA softmax, log_softmax, their backwards, and nll_loss (the CPU twins:
-// csrc/cpu/reduce_rows.cpp, csrc/cpu/softmax_loss.cpp). A contiguous (outer, n, inner) tensor
+// csrc/cpu/reduction.cpp, csrc/cpu/softmax_loss.cpp). A contiguous (outer, n, inner) tensor
 // holds outer * inner rows along n (stride inner). The row passes of each formula are walks of
-// reduce_rows (csrc/cuda/reduce_rows.cuh: one warp per 4096-term chunk, scratch levels for long
+// reduce_rows (csrc/cuda/reduction_rows.cuh: one warp per 4096-term chunk, scratch levels for long
 // rows) writing one value per row to a scratch row; the outputs are then one thread per element.
-// Every term and output is the shared function of csrc/common/row_reductions.h,
+// Every term and output is the shared function of csrc/common/reduction.h,
 // log_softmax.h and nll_loss.h, so the bits are the CPU's.
-#include "../common/log_softmax.h"
-#include "../common/nll_loss.h"
-#include "../common/row_reductions.h"
+#include "../common/softmax_loss.h"
+#include "../common/reduction.h"
 #include "launchers.h"
-#include "reduce_rows.cuh"
+#include "reduction_rows.cuh"
 #include "runtime.cuh"
 
 namespace repmode::cuda {

@@ -1,5 +1,5 @@
 """Build the host emulation of repmode's CUDA kernels: the module `repmode_cuda_emulated`, with
-the functions of repmode._C_cuda (csrc/cuda/bind_cuda.cpp) that this tree implements.
+the functions of repmode._C_cuda (csrc/bindings/cuda_module.cpp) that this tree implements.
 
     python tests/cuda/emulator/build.py [--out DIR]      # prints the folder holding the module
 
