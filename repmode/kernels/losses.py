@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import torch
 
+from .. import _ext
 from ..registry import register_composite
 from ._common import FLOAT_WIDENED, FLOAT_WIDENED_INT, call_registered as _call
 
 aten = torch.ops.aten
-_NONE, _MEAN, _SUM = 0, 1, 2
+# Reduction codes defined in csrc/common/softmax_loss.h (REPMODE_REDUCTIONS).
+_NONE, _MEAN, _SUM = (_ext.codes("Reduction")[n] for n in ("NONE", "MEAN", "SUM"))
 
 
 def _reduce(loss: torch.Tensor, reduction: int) -> torch.Tensor:
