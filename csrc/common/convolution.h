@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "defs.h"
-#include "math.h"  // repmode_fma
+#include "math.h"
+#include "matmul.h"  // gemm_chain_step: the GEMM chain the CPU lowering runs on
 
 namespace repmode {
 
@@ -120,7 +121,7 @@ REPMODE_HD T conv_forward_at(const ConvGeom& g, const T* x, const T* w, const T*
     for (int64_t f = 0; f < kvol; ++f) {
       conv_unflatten(g.k, f, kk);
       const int64_t ip = conv_input_pos(g, o, kk);
-      acc = repmode_fma(wc[f], ip < 0 ? T(0) : xc[ip], acc);
+      acc = gemm_chain_step(wc[f], ip < 0 ? T(0) : xc[ip], acc);
     }
   }
   acc = canon(acc);
@@ -168,7 +169,7 @@ REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int6
     T part = T(0);
     for (int64_t c = 0; c < g.cog(); ++c) {
       const int64_t co = grp * g.cog() + c;
-      part = repmode_fma(w[(co * g.cig() + cl) * kvol + f], gy[(n * g.Co + co) * g.out_len() + op], part);
+      part = gemm_chain_step(w[(co * g.cig() + cl) * kvol + f], gy[(n * g.Co + co) * g.out_len() + op], part);
     }
     return canon(part);
   });
@@ -198,7 +199,7 @@ REPMODE_HD T conv_grad_weight_partial(const ConvGeom& g, const T* x, const T* gy
   for (int64_t p = 0; p < g.out_len(); ++p) {
     conv_unflatten(g.out, p, o);
     const int64_t ip = conv_input_pos(g, o, kk);
-    acc = repmode_fma(gyc[p], ip < 0 ? T(0) : xc[ip], acc);
+    acc = gemm_chain_step(gyc[p], ip < 0 ? T(0) : xc[ip], acc);
   }
   return canon(acc);
 }

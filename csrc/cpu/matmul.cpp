@@ -27,15 +27,14 @@
 #endif
 
 #include "../common/defs.h"
+#include "../common/matmul.h"
 #include "isa.h"
 
 namespace repmode::cpu {
 namespace {
 
 // Explicit fma: the library is built with -ffp-contract=off, so nothing is fused unless
-// written so.
-inline float fma_of(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
-inline double fma_of(double a, double b, double c) { return __builtin_fma(a, b, c); }
+// written so. Every scalar step and finish is the shared chain of csrc/common/matmul.h.
 
 template <typename T>
 struct Problem {
@@ -76,17 +75,19 @@ struct ScalarKernel {
                    bool last) {
     T acc[MR][NR];
     for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NR; ++j) acc[i][j] = resume ? c[i * ldc + j] : T(0);
+      for (int j = 0; j < NR; ++j) acc[i][j] = resume ? c[i * ldc + j] : gemm_chain_start<T>();
     for (int64_t k = 0; k < kc; ++k, a += MR, b += NR)
       for (int i = 0; i < MR; ++i)
-        for (int j = 0; j < NR; ++j) acc[i][j] = fma_of(a[i], b[j], acc[i][j]);
+        for (int j = 0; j < NR; ++j) acc[i][j] = gemm_chain_step(a[i], b[j], acc[i][j]);
     for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NR; ++j) c[i * ldc + j] = last ? canon(acc[i][j]) : acc[i][j];
+      for (int j = 0; j < NR; ++j) c[i * ldc + j] = last ? gemm_chain_finish(acc[i][j]) : acc[i][j];
   }
 };
 
 #if REPMODE_GEMM_X86
 
+// The AVX2 paths below compute gemm_chain_step / gemm_chain_finish (csrc/common/matmul.h) per lane:
+// _mm256_fmadd_* is the same exact fma, canon8/canon4 the same canonical NaN.
 __attribute__((target("avx2,fma"))) inline __m256 canon8(__m256 x) {
   const __m256 nan = _mm256_castsi256_ps(_mm256_set1_epi32(int(kCanonicalNanBits32)));
   return _mm256_blendv_ps(x, nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
@@ -456,10 +457,10 @@ void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K,
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
-        T acc = T(0);
+        T acc = gemm_chain_start<T>();
         for (int64_t k = 0; k < K; ++k)
-          acc = fma_of(A[b * sAb + i * sAm + k * sAk], B[b * sBb + k * sBk + j * sBn], acc);
-        C[b * sCb + i * sCm + j * sCn] = canon(acc);
+          acc = gemm_chain_step(A[b * sAb + i * sAm + k * sAk], B[b * sBb + k * sBk + j * sBn], acc);
+        C[b * sCb + i * sCm + j * sCn] = gemm_chain_finish(acc);
       }
 }
 

@@ -13,7 +13,8 @@
 #include <type_traits>
 
 #include "../common/defs.h"
-#include "../common/math.h"  // repmode_fma
+#include "../common/math.h"
+#include "../common/matmul.h"  // the chain: gemm_chain_start / step / finish
 #include "matmul.cuh"
 #include "launchers.h"
 #include "runtime.cuh"
@@ -161,7 +162,7 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
-      for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
+      for (int j = 0; j < TN; ++j) acc[i][j] = gemm_chain_start<T>();
 
     // One k step: every accumulator takes its next fma, in increasing k.
     auto step = [&](int buf, int kk) {
@@ -173,7 +174,7 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = repmode_fma(a[i], bv[j], acc[i][j]);
+        for (int j = 0; j < TN; ++j) acc[i][j] = gemm_chain_step(a[i], bv[j], acc[i][j]);
     };
 
     load_a(0);
@@ -208,7 +209,7 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
 #pragma unroll
       for (int j = 0; j < TN; ++j) {
         const int64_t n = n0 + (j / 4) * TX * 4 + tx * 4 + j % 4;
-        if (n < p.N) C[m * p.sCm + n * p.sCn] = canon(acc[i][j]);
+        if (n < p.N) C[m * p.sCm + n * p.sCn] = gemm_chain_finish(acc[i][j]);
       }
     }
   }

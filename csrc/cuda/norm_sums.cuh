@@ -22,6 +22,7 @@
 
 #include <stdexcept>
 
+#include "../common/batch_norm.h"  // norm_sq_term
 #include "../common/reduction_order.h"
 #include "runtime.cuh"
 

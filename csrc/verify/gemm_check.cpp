@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../common/defs.h"
+#include "../common/matmul.h"
 #include "../cpu/matmul.h"
 #include "../cpu/isa.h"
 
@@ -171,8 +172,8 @@ int64_t split_k_disagreements() {
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
       float lo = 0, hi = 0;
-      for (int64_t k = 0; k < K / 2; ++k) lo = std::fma(a[i * K + k], b[k * N + j], lo);
-      for (int64_t k = K / 2; k < K; ++k) hi = std::fma(a[i * K + k], b[k * N + j], hi);
+      for (int64_t k = 0; k < K / 2; ++k) lo = repmode::gemm_chain_step(a[i * K + k], b[k * N + j], lo);
+      for (int64_t k = K / 2; k < K; ++k) hi = repmode::gemm_chain_step(a[i * K + k], b[k * N + j], hi);
       differ += repmode::bits_of(lo + hi) != repmode::bits_of(c[i * N + j]);
     }
   return differ;
