@@ -1,5 +1,5 @@
 // Convolution: the canonical order of every output, written as plain per-element functions
-// (docs/semantics.md "## Convolution"). The CPU fast path (csrc/cpu/convolution.cpp) lowers
+// (docs/semantics.md "## Convolution"). The CPU fast path (csrc/cpu/convolution.cpp, convolution_lowering.h) lowers
 // the same chains onto the canonical GEMM; tests check it against these bit for bit.
 //
 // Tensors are contiguous here: x (N, Ci, I0, I1, I2), w (Co, Ci/G, K0, K1, K2),

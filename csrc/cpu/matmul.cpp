@@ -1,5 +1,5 @@
 // Reproducible GEMM: a packed, cache-blocked multiply (GotoBLAS-style) whose every
-// output is the canonical fma chain over k (see gemm.h).
+// output is the canonical fma chain over k (see matmul.h and csrc/common/matmul.h).
 //
 // How the blocking keeps the order:
 //  * Threads own whole output tiles (a task: one batch item, a range of rows and a

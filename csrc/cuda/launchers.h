@@ -1,11 +1,12 @@
 // The CUDA kernels' host entry points, one per function of repmode._C that a kernel family
-// calls. Each takes the same arguments as its CPU twin in csrc/bindings/cpu_module.cpp and
-// csrc/cpu/<family>.cpp, except that the CPU's `nthreads` is the CUDA stream to launch on
-// (cudaStream_t as an integer; 0 = the legacy default stream). Pointers are device pointers on
-// the stream's device; launches are asynchronous on that stream and error-checked (a CUDA error
-// throws std::runtime_error). Plain C++: no CUDA types, so the pybind11 binding
-// (csrc/bindings/cuda_module.cpp) builds with the host compiler. The arithmetic of every output is the
-// shared csrc/common/ headers', so the bits equal the CPU's (docs/semantics.md, docs/cuda.md).
+// calls. Each takes the same arguments as its CPU twin in csrc/cpu/entry_points.h, except that
+// the CPU's `nthreads` is the CUDA stream to launch on (cudaStream_t as an integer; 0 = the
+// legacy default stream). Pointers are device pointers on the stream's device; launches are
+// asynchronous on that stream and error-checked (a CUDA error throws std::runtime_error). Plain
+// C++: no CUDA types, so the pybind11 binding (csrc/bindings/cuda_module.cpp, expanding
+// csrc/bindings/entry_points.def) builds with the host compiler. The arithmetic of every output
+// is the shared csrc/common/ headers', so the bits equal the CPU's (docs/semantics.md,
+// docs/cuda.md).
 #pragma once
 
 #include <cstdint>
@@ -85,7 +86,7 @@ void pool_backward(int dtype, int kind, uintptr_t grad_output, uintptr_t index, 
                    const Ints& dil, bool count_include_pad, int64_t divisor_override, const Ints& xs, const Ints& os,
                    const Ints& is, uintptr_t stream, bool reference);
 
-// --- normalization and recurrent cells (csrc/cuda/norms.cu, csrc/cuda/recurrent.cu) ---
+// --- normalization and recurrent cells (csrc/cuda/layer_norm.cu, batch_norm.cu, recurrent.cu) ---
 void layer_norm_forward(int dtype, uintptr_t x, int64_t M, int64_t N, uintptr_t w, uintptr_t b, double eps,
                         uintptr_t y, uintptr_t mean, uintptr_t rstd, uintptr_t stream, bool reference);
 void layer_norm_backward(int dtype, uintptr_t g, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w,

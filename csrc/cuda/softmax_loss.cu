@@ -3,8 +3,8 @@
 // holds outer * inner rows along n (stride inner). The row passes of each formula are walks of
 // reduce_rows (csrc/cuda/reduction_rows.cuh: one warp per 4096-term chunk, scratch levels for long
 // rows) writing one value per row to a scratch row; the outputs are then one thread per element.
-// Every term and output is the shared function of csrc/common/reduction.h,
-// log_softmax.h and nll_loss.h, so the bits are the CPU's.
+// Every term and output is the shared function of csrc/common/reduction.h and
+// csrc/common/softmax_loss.h, so the bits are the CPU's.
 #include "../common/softmax_loss.h"
 #include "../common/reduction.h"
 #include "launchers.h"

@@ -1,6 +1,6 @@
 // Compile-only check that repmode's math routines and every elementwise formula build as
 // device code:
-//   nvcc -c -x cu --fmad=false -std=c++17 csrc/cuda/math_compile_check.cu -o /tmp/m.o
+//   nvcc -c -x cu --fmad=false -std=c++17 csrc/cuda/checks/math_compile_check.cu -o /tmp/m.o
 // It is not linked into the extension; the kernels also serve as templates for comparing
 // device results with the host functions bit for bit.
 #include "../../common/elementwise.h"
