@@ -21,14 +21,14 @@ PYBIND11_MODULE(_C, m) {
   const auto nogil = py::call_guard<py::gil_scoped_release>();
   std::vector<std::tuple<std::string, std::string>> bound;
 
-#define REPMODE_ENTRY(family, name)               \
-  m.def(#name, &rc::name, nogil);                 \
+#define REPMODE_ENTRY(family, name) \
+  m.def(#name, &rc::name, nogil);   \
   bound.emplace_back(#family, #name);
 #define REPMODE_CPU_ENTRY(family, name) REPMODE_ENTRY(family, name)
 #define REPMODE_CPU_CONTROL(family, name) \
   m.def(#name, &rc::name);                \
   bound.emplace_back(#family, #name);
-#define REPMODE_ENTRY_SIZED(family, name, size_arg)                  \
+#define REPMODE_ENTRY_SIZED(family, name, size_arg)                   \
   m.def(#name, &rb::ReleaseGilAboveSmall<&rc::name, size_arg>::call); \
   bound.emplace_back(#family, #name);
 #include "entry_points.def"

@@ -109,8 +109,8 @@ REPMODE_HD T conv_lowered_at(const ConvGeom& g, const T* xc, int64_t f, int64_t 
 // the kernel offsets in row-major order, of x_padded · w (a padding position is a zero term
 // of the chain); then one addition of bias[co] when there is a bias.
 template <typename T>
-REPMODE_HD T conv_forward_at(const ConvGeom& g, const T* x, const T* w, const T* bias,
-                             int64_t n, int64_t co, int64_t pos) {
+REPMODE_HD T conv_forward_at(const ConvGeom& g, const T* x, const T* w, const T* bias, int64_t n, int64_t co,
+                             int64_t pos) {
   int64_t o[3], kk[3];
   conv_unflatten(g.out, pos, o);
   const int64_t grp = co / g.cog(), kvol = g.kvol();
@@ -162,8 +162,7 @@ REPMODE_HD T conv_grad_input_gather(const ConvGeom& g, int64_t ipos, const Part&
 // group's output channels co (increasing) of w[co, ci, f] · gy[n, co, o] (NaN made
 // canonical) is added: acc = acc + P_f.
 template <typename T>
-REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int64_t n,
-                                int64_t ci, int64_t ipos) {
+REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int64_t n, int64_t ci, int64_t ipos) {
   const int64_t grp = ci / g.cig(), cl = ci % g.cig(), kvol = g.kvol();
   return conv_grad_input_gather<T>(g, ipos, [&](int64_t f, int64_t op) {
     T part = T(0);
@@ -178,8 +177,8 @@ REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int6
 // The input gradient as the op writes it: conv_grad_input_at, plus bias[ci] once at the end
 // when there is a bias (the transposed convolution's forward).
 template <typename T>
-REPMODE_HD T conv_grad_input_out(const ConvGeom& g, const T* gy, const T* w, const T* bias, int64_t n,
-                                 int64_t ci, int64_t ipos) {
+REPMODE_HD T conv_grad_input_out(const ConvGeom& g, const T* gy, const T* w, const T* bias, int64_t n, int64_t ci,
+                                 int64_t ipos) {
   const T v = conv_grad_input_at<T>(g, gy, w, n, ci, ipos);
   return bias ? conv_add_bias(v, bias[ci]) : v;
 }
@@ -188,8 +187,8 @@ REPMODE_HD T conv_grad_input_out(const ConvGeom& g, const T* gy, const T* w, con
 // row-major order of gy[n, co, pos] · x_padded[n, ci, pos·stride − pad + f·dil] (padding
 // positions are zero terms), NaN made canonical.
 template <typename T>
-REPMODE_HD T conv_grad_weight_partial(const ConvGeom& g, const T* x, const T* gy, int64_t n,
-                                      int64_t co, int64_t cl, int64_t f) {
+REPMODE_HD T conv_grad_weight_partial(const ConvGeom& g, const T* x, const T* gy, int64_t n, int64_t co, int64_t cl,
+                                      int64_t f) {
   int64_t o[3], kk[3];
   conv_unflatten(g.k, f, kk);
   const int64_t grp = co / g.cog();
@@ -215,8 +214,7 @@ REPMODE_HD T conv_grad_weight_step(T acc, T part, int64_t n) {
 // Weight gradient: gw = P_0, then gw = gw + P_n for n = 1 .. N-1 in increasing n
 // (N = 0 gives +0.0).
 template <typename T>
-REPMODE_HD T conv_grad_weight_at(const ConvGeom& g, const T* x, const T* gy, int64_t co,
-                                 int64_t cl, int64_t f) {
+REPMODE_HD T conv_grad_weight_at(const ConvGeom& g, const T* x, const T* gy, int64_t co, int64_t cl, int64_t f) {
   T acc = T(0);
   for (int64_t n = 0; n < g.N; ++n)
     acc = conv_grad_weight_step(acc, conv_grad_weight_partial(g, x, gy, n, co, cl, f), n);

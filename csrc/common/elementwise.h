@@ -90,18 +90,23 @@ namespace ew_detail {
 using Wide = double;
 
 // Round a double result once to T and canonicalise NaN.
-template <typename T> REPMODE_HD T narrow(Wide r) { return canon(static_cast<T>(r)); }
+template <typename T>
+REPMODE_HD T narrow(Wide r) {
+  return canon(static_cast<T>(r));
+}
 
 REPMODE_HD bool sign_bit(float x) { return bits_of(x) >> 31; }
 REPMODE_HD bool sign_bit(double x) { return bits_of(x) >> 63; }
 
-template <typename T> REPMODE_HD T minimum(T a, T b) {
+template <typename T>
+REPMODE_HD T minimum(T a, T b) {
   if (a != a || b != b) return Canonical<T>::nan();
   if (a < b) return a;
   if (b < a) return b;
   return sign_bit(a) ? a : b;  // equal: -0 if either is -0
 }
-template <typename T> REPMODE_HD T maximum(T a, T b) {
+template <typename T>
+REPMODE_HD T maximum(T a, T b) {
   if (a != a || b != b) return Canonical<T>::nan();
   if (a > b) return a;
   if (b > a) return b;
@@ -109,11 +114,11 @@ template <typename T> REPMODE_HD T maximum(T a, T b) {
 }
 
 // Constants, each the double nearest to the exact value.
-constexpr Wide kSqrtHalf = 0x1.6a09e667f3bcdp-1;       // 1/sqrt(2)
-constexpr Wide kInvSqrt2Pi = 0x1.9884533d43651p-2;     // 1/sqrt(2 pi)
-constexpr Wide kSqrt2OverPi = 0x1.9884533d43651p-1;    // sqrt(2/pi)
-constexpr Wide kGeluKappa = 0.044715;                  // tanh-gelu's cubic coefficient
-constexpr Wide kGeluKappa3 = 0.134145;                 // 3 * 0.044715
+constexpr Wide kSqrtHalf = 0x1.6a09e667f3bcdp-1;     // 1/sqrt(2)
+constexpr Wide kInvSqrt2Pi = 0x1.9884533d43651p-2;   // 1/sqrt(2 pi)
+constexpr Wide kSqrt2OverPi = 0x1.9884533d43651p-1;  // sqrt(2/pi)
+constexpr Wide kGeluKappa = 0.044715;                // tanh-gelu's cubic coefficient
+constexpr Wide kGeluKappa3 = 0.134145;               // 3 * 0.044715
 
 }  // namespace ew_detail
 
@@ -121,13 +126,17 @@ constexpr Wide kGeluKappa3 = 0.134145;                 // 3 * 0.044715
 template <typename T, EwOp op>
 struct EwFormula;
 
-#define REPMODE_EW(op_name, ...)                                                          \
-  template <typename T> struct EwFormula<T, EwOp::op_name> {                              \
-    static REPMODE_HD T apply(T a, T b, T c, const EwParams<T>& p) {                      \
-      using namespace ew_detail;                                                          \
-      (void)a; (void)b; (void)c; (void)p;                                                 \
-      __VA_ARGS__                                                                         \
-    }                                                                                     \
+#define REPMODE_EW(op_name, ...)                                     \
+  template <typename T>                                              \
+  struct EwFormula<T, EwOp::op_name> {                               \
+    static REPMODE_HD T apply(T a, T b, T c, const EwParams<T>& p) { \
+      using namespace ew_detail;                                     \
+      (void)a;                                                       \
+      (void)b;                                                       \
+      (void)c;                                                       \
+      (void)p;                                                       \
+      __VA_ARGS__                                                    \
+    }                                                                \
   };
 
 // ---- arithmetic (one or two roundings in T) ----

@@ -113,11 +113,11 @@ constexpr double kSigmoidFastEps = 0x1p-48;
 constexpr uint64_t kSigmoidFastTol = 32;
 
 // Input thresholds (float32 bit patterns of |x| for tanh).
-constexpr uint32_t kTanhTinyBits = 0x39000000u;  // 2^-13: below, tanh(x) rounds to x
-constexpr uint32_t kTanhSatBits = 0x41140000u;   // 9.25: above, tanh(|x|) rounds to 1
-constexpr float kSigmoidSat = 17.5f;             // above, sigmoid rounds to 1
-constexpr float kSigmoidNormal = -87.33f;        // at or above, the result is >= 2^-126
-constexpr float kSigmoidZero = -104.0f;          // below, sigmoid rounds to +0
+constexpr uint32_t kTanhTinyBits = 0x39000000u;     // 2^-13: below, tanh(x) rounds to x
+constexpr uint32_t kTanhSatBits = 0x41140000u;      // 9.25: above, tanh(|x|) rounds to 1
+constexpr float kSigmoidSat = 17.5f;                // above, sigmoid rounds to 1
+constexpr float kSigmoidNormal = -87.33f;           // at or above, the result is >= 2^-126
+constexpr float kSigmoidZero = -104.0f;             // below, sigmoid rounds to +0
 constexpr uint32_t kSigmoidHalfBits = 0x33800000u;  // 2^-24: up to, sigmoid rounds to 1/2
 
 // ============================== tanh ==============================

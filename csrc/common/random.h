@@ -71,7 +71,9 @@ REPMODE_HD void uniform_from_block(const PhiloxBlock& b, double from, double to,
 REPMODE_HD double box_muller_u1(const PhiloxBlock& b) { return double(top53(b.w[0], b.w[1]) + 1) * 0x1p-53; }
 REPMODE_HD double box_muller_u2(const PhiloxBlock& b) { return double(top53(b.w[2], b.w[3])) * 0x1p-53; }
 REPMODE_HD double box_muller_radius_of(double log_u1) { return sqrt_of(-2.0 * log_u1); }
-REPMODE_HD double box_muller_radius(const PhiloxBlock& b) { return box_muller_radius_of(repmode_log(box_muller_u1(b))); }
+REPMODE_HD double box_muller_radius(const PhiloxBlock& b) {
+  return box_muller_radius_of(repmode_log(box_muller_u1(b)));
+}
 REPMODE_HD void box_muller_angle(const PhiloxBlock& b, double* s, double* c) { sincos_turns(box_muller_u2(b), s, c); }
 template <typename T>
 REPMODE_HD void normal_pair(double r, double s, double c, double mean, double stddev, T* out) {

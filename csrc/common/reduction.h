@@ -22,7 +22,9 @@ REPMODE_HD T var_mean_var(T ss, int64_t n, double correction) {
 }
 // std = sqrt(var) when take_sqrt.
 template <typename T>
-REPMODE_HD T var_or_std(T var, bool take_sqrt) { return take_sqrt ? canon(sqrt_of(var)) : var; }
+REPMODE_HD T var_or_std(T var, bool take_sqrt) {
+  return take_sqrt ? canon(sqrt_of(var)) : var;
+}
 
 template <typename T, typename Load>
 REPMODE_HD void row_var_mean(int64_t n, const Load& load, double correction, T* var, T* mean) {
@@ -34,7 +36,9 @@ REPMODE_HD void row_var_mean(int64_t n, const Load& load, double correction, T* 
 
 // sum / mean: the canonical sum S, divided by n for a mean.
 template <typename T>
-REPMODE_HD T sum_or_mean(T sum, int64_t n, bool mean) { return canon(mean ? sum / T(n) : sum); }
+REPMODE_HD T sum_or_mean(T sum, int64_t n, bool mean) {
+  return canon(mean ? sum / T(n) : sum);
+}
 
 // Total order used by max/min: -0 < +0, and NaN above everything (so the extreme of a row that
 // holds a NaN is NaN). Under a total order the extreme does not depend on the evaluation order.
@@ -74,11 +78,17 @@ REPMODE_HD int64_t row_arg_extreme(int64_t n, const Load& load, bool is_max) {
 
 // logsumexp: m = max(x); m' = m if finite else 0; out = log(canonical sum of exp(x - m')) + m.
 template <typename T>
-REPMODE_HD T logsumexp_shift(T m) { return (m - m == T(0.0)) ? m : T(0.0); }  // m - m is 0 only for finite m
+REPMODE_HD T logsumexp_shift(T m) {
+  return (m - m == T(0.0)) ? m : T(0.0);
+}  // m - m is 0 only for finite m
 template <typename T>
-REPMODE_HD T logsumexp_term(T x, T shift) { return exp_of(x - shift); }
+REPMODE_HD T logsumexp_term(T x, T shift) {
+  return exp_of(x - shift);
+}
 template <typename T>
-REPMODE_HD T logsumexp_result(T s, T m) { return canon(log_of(s) + m); }
+REPMODE_HD T logsumexp_result(T s, T m) {
+  return canon(log_of(s) + m);
+}
 
 template <typename T, typename Load>
 REPMODE_HD T row_logsumexp(int64_t n, const Load& load) {
@@ -93,7 +103,9 @@ REPMODE_HD T row_logsumexp(int64_t n, const Load& load) {
 // of |x|, +0 / +inf for an empty row), 0 (count of nonzeros), any other p ((sum |x|^p)^(1/p)).
 // The sums use the canonical order; the terms and the final step are the functions below.
 template <typename T>
-REPMODE_HD T vector_norm_abs(T v) { return v < T(0) ? -v : v + T(0); }
+REPMODE_HD T vector_norm_abs(T v) {
+  return v < T(0) ? -v : v + T(0);
+}
 
 // |x|^p for the general-p norm: exp(p * log|x|) evaluated in float64 with repmode's routines,
 // then rounded once to T. Reproducible everywhere; not correctly rounded.
@@ -139,11 +151,17 @@ REPMODE_HD T row_norm(int64_t n, const Load& load, double ord) {
 // softmax: m = max(x); e_j = exp(x_j - m); S = canonical sum of e_j; y_j = e_j / S.
 // safe: a row whose every element is -inf gives zeros instead of NaN (_safe_softmax).
 template <typename T>
-REPMODE_HD T softmax_term(T x, T m) { return exp_of(x - m); }
+REPMODE_HD T softmax_term(T x, T m) {
+  return exp_of(x - m);
+}
 template <typename T>
-REPMODE_HD bool softmax_zero_row(T m, bool safe) { return safe && m == T(-1.0) / T(0.0); }
+REPMODE_HD bool softmax_zero_row(T m, bool safe) {
+  return safe && m == T(-1.0) / T(0.0);
+}
 template <typename T>
-REPMODE_HD T softmax_value(T x, T m, T s) { return canon(softmax_term(x, m) / s); }
+REPMODE_HD T softmax_value(T x, T m, T s) {
+  return canon(softmax_term(x, m) / s);
+}
 
 template <typename T, typename Load, typename Store>
 REPMODE_HD void softmax_row(int64_t n, const Load& x, const Store& out, bool safe) {
@@ -159,9 +177,13 @@ REPMODE_HD void softmax_row(int64_t n, const Load& x, const Store& out, bool saf
 
 // softmax backward: G = canonical sum of round(g_j * y_j); grad_j = round(y_j * round(g_j - G)).
 template <typename T>
-REPMODE_HD T softmax_backward_term(T g, T y) { return g * y; }
+REPMODE_HD T softmax_backward_term(T g, T y) {
+  return g * y;
+}
 template <typename T>
-REPMODE_HD T softmax_backward_value(T g, T y, T G) { return canon(y * (g - G)); }
+REPMODE_HD T softmax_backward_value(T g, T y, T G) {
+  return canon(y * (g - G));
+}
 
 template <typename T, typename LoadG, typename LoadY, typename Store>
 REPMODE_HD void softmax_backward_row(int64_t n, const LoadG& g, const LoadY& y, const Store& out) {

@@ -21,12 +21,24 @@ constexpr int64_t kSumChunk = 4096;
 // The combining operation of a tree reduction: + for sums (identity -0.0), x for products
 // (identity +1.0). The same lanes, chunks and tree serve both.
 struct AddOp {
-  template <typename T> static REPMODE_HD T identity() { return T(-0.0); }
-  template <typename T> static REPMODE_HD T apply(T a, T b) { return a + b; }
+  template <typename T>
+  static REPMODE_HD T identity() {
+    return T(-0.0);
+  }
+  template <typename T>
+  static REPMODE_HD T apply(T a, T b) {
+    return a + b;
+  }
 };
 struct MulOp {
-  template <typename T> static REPMODE_HD T identity() { return T(1.0); }
-  template <typename T> static REPMODE_HD T apply(T a, T b) { return a * b; }
+  template <typename T>
+  static REPMODE_HD T identity() {
+    return T(1.0);
+  }
+  template <typename T>
+  static REPMODE_HD T apply(T a, T b) {
+    return a * b;
+  }
 };
 
 // The fixed halving tree over 32 lane values (destroys v).

@@ -34,9 +34,13 @@ REPMODE_HD T row_max(int64_t n, const Load& load) {
 
 // out[j] = (x[j] - m) - log(S),  m = max(x),  S = canonical sum of exp(x[j] - m).
 template <typename T>
-REPMODE_HD T log_softmax_term(T x, T m) { return exp_of(x - m); }
+REPMODE_HD T log_softmax_term(T x, T m) {
+  return exp_of(x - m);
+}
 template <typename T>
-REPMODE_HD T log_softmax_value(T x, T m, T ls) { return canon((x - m) - ls); }
+REPMODE_HD T log_softmax_value(T x, T m, T ls) {
+  return canon((x - m) - ls);
+}
 
 template <typename T, typename Load, typename Store>
 REPMODE_HD void log_softmax_row(int64_t n, const Load& x, const Store& out) {
@@ -48,7 +52,9 @@ REPMODE_HD void log_softmax_row(int64_t n, const Load& x, const Store& out) {
 }
 
 template <typename T>
-REPMODE_HD T log_softmax_backward_value(T g, T y, T G) { return canon(g - exp_of(y) * G); }
+REPMODE_HD T log_softmax_backward_value(T g, T y, T G) {
+  return canon(g - exp_of(y) * G);
+}
 
 // grad_in[j] = g[j] - exp(y[j]) * G,  G = canonical sum of g (y is log_softmax's output).
 template <typename T, typename LoadG, typename LoadY, typename Store>

@@ -17,9 +17,9 @@ namespace repmode::cpu {
 using namespace segsum;
 
 template <typename T>
-void batch_norm_forward(const T* x, T* y, int64_t N, int64_t C, int64_t S, bool channels_last, const T* w,
-                        const T* b, T* running_mean, T* running_var, bool training, double momentum,
-                        double eps, T* save_mean, T* save_invstd, int nthreads) {
+void batch_norm_forward(const T* x, T* y, int64_t N, int64_t C, int64_t S, bool channels_last, const T* w, const T* b,
+                        T* running_mean, T* running_var, bool training, double momentum, double eps, T* save_mean,
+                        T* save_invstd, int nthreads) {
   const int64_t M = N * S;
   const int64_t chunks = M > 0 ? chunk_count(M) : 1;
   const T epsT = T(eps);
@@ -111,9 +111,9 @@ void batch_norm_forward(const T* x, T* y, int64_t N, int64_t C, int64_t S, bool 
 }
 
 template <typename T>
-void batch_norm_backward(const T* dy, const T* x, int64_t N, int64_t C, int64_t S, bool channels_last,
-                         const T* w, const T* mean, const T* invstd, const T* running_mean,
-                         const T* running_var, bool train, double eps, T* dx, T* dw, T* db, int nthreads) {
+void batch_norm_backward(const T* dy, const T* x, int64_t N, int64_t C, int64_t S, bool channels_last, const T* w,
+                         const T* mean, const T* invstd, const T* running_mean, const T* running_var, bool train,
+                         double eps, T* dx, T* dw, T* db, int nthreads) {
   const int64_t M = N * S;
   const int64_t chunks = M > 0 ? chunk_count(M) : 1;
   std::vector<T> ws, mv(C), iv(C), sdy(C), sdx(C), k1(C), k2(C), scale(C);
@@ -209,8 +209,8 @@ void batch_norm_backward(const T* dy, const T* x, int64_t N, int64_t C, int64_t 
 }
 
 template <typename T>
-void group_norm_forward(const T* x, T* y, int64_t N, int64_t C, int64_t HxW, int64_t G, const T* w,
-                        const T* b, double eps, T* mean, T* rstd, int nthreads) {
+void group_norm_forward(const T* x, T* y, int64_t N, int64_t C, int64_t HxW, int64_t G, const T* w, const T* b,
+                        double eps, T* mean, T* rstd, int nthreads) {
   const int64_t Cg = C / G, D = Cg * HxW, R = N * G;
   const int64_t chunks = D > 0 ? chunk_count(D) : 1;
   const T epsT = T(eps);
@@ -260,8 +260,8 @@ void group_norm_forward(const T* x, T* y, int64_t N, int64_t C, int64_t HxW, int
 }
 
 template <typename T>
-void group_norm_backward(const T* dy, const T* x, const T* mean, const T* rstd, const T* w, int64_t N,
-                         int64_t C, int64_t HxW, int64_t G, T* dx, T* dw, T* db, int nthreads) {
+void group_norm_backward(const T* dy, const T* x, const T* mean, const T* rstd, const T* w, int64_t N, int64_t C,
+                         int64_t HxW, int64_t G, T* dx, T* dw, T* db, int nthreads) {
   const int64_t Cg = C / G, D = Cg * HxW, R = N * G;
   std::vector<T> ws;
   const T* wp = or_fill(w, C, T(1.0), ws);
@@ -326,15 +326,15 @@ void group_norm_backward(const T* dy, const T* x, const T* mean, const T* rstd, 
   }
 }
 
-#define REPMODE_INSTANTIATE(T)                                                                                   \
-  template void batch_norm_forward<T>(const T*, T*, int64_t, int64_t, int64_t, bool, const T*, const T*, T*, T*, \
-                                      bool, double, double, T*, T*, int);                                        \
-  template void batch_norm_backward<T>(const T*, const T*, int64_t, int64_t, int64_t, bool, const T*, const T*,  \
-                                       const T*, const T*, const T*, bool, double, T*, T*, T*, int);             \
-  template void group_norm_forward<T>(const T*, T*, int64_t, int64_t, int64_t, int64_t, const T*, const T*,      \
-                                      double, T*, T*, int);                                                      \
-  template void group_norm_backward<T>(const T*, const T*, const T*, const T*, const T*, int64_t, int64_t,       \
-                                       int64_t, int64_t, T*, T*, T*, int);
+#define REPMODE_INSTANTIATE(T)                                                                                         \
+  template void batch_norm_forward<T>(const T*, T*, int64_t, int64_t, int64_t, bool, const T*, const T*, T*, T*, bool, \
+                                      double, double, T*, T*, int);                                                    \
+  template void batch_norm_backward<T>(const T*, const T*, int64_t, int64_t, int64_t, bool, const T*, const T*,        \
+                                       const T*, const T*, const T*, bool, double, T*, T*, T*, int);                   \
+  template void group_norm_forward<T>(const T*, T*, int64_t, int64_t, int64_t, int64_t, const T*, const T*, double,    \
+                                      T*, T*, int);                                                                    \
+  template void group_norm_backward<T>(const T*, const T*, const T*, const T*, const T*, int64_t, int64_t, int64_t,    \
+                                       int64_t, T*, T*, T*, int);
 
 REPMODE_INSTANTIATE(float)
 REPMODE_INSTANTIATE(double)
@@ -348,8 +348,8 @@ void batch_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t 
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     batch_norm_forward<T>(ptr<const T>(x), ptr<T>(y), N, C, S, channels_last, ptr<const T>(w), ptr<const T>(b),
-                          ptr<T>(rmean), ptr<T>(rvar), training, momentum, eps, ptr<T>(save_mean),
-                          ptr<T>(save_invstd), nthreads);
+                          ptr<T>(rmean), ptr<T>(rvar), training, momentum, eps, ptr<T>(save_mean), ptr<T>(save_invstd),
+                          nthreads);
   });
 }
 
@@ -358,14 +358,14 @@ void batch_norm_backward(int dtype, uintptr_t dy, uintptr_t x, int64_t N, int64_
                          double eps, uintptr_t dx, uintptr_t dw, uintptr_t db, int nthreads) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    batch_norm_backward<T>(ptr<const T>(dy), ptr<const T>(x), N, C, S, channels_last, ptr<const T>(w), ptr<const T>(mean),
-                           ptr<const T>(invstd), ptr<const T>(rmean), ptr<const T>(rvar), train, eps, ptr<T>(dx),
-                           ptr<T>(dw), ptr<T>(db), nthreads);
+    batch_norm_backward<T>(ptr<const T>(dy), ptr<const T>(x), N, C, S, channels_last, ptr<const T>(w),
+                           ptr<const T>(mean), ptr<const T>(invstd), ptr<const T>(rmean), ptr<const T>(rvar), train,
+                           eps, ptr<T>(dx), ptr<T>(dw), ptr<T>(db), nthreads);
   });
 }
 
-void group_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t HxW, int64_t G,
-                        uintptr_t w, uintptr_t b, double eps, uintptr_t mean, uintptr_t rstd, int nthreads) {
+void group_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t HxW, int64_t G, uintptr_t w,
+                        uintptr_t b, double eps, uintptr_t mean, uintptr_t rstd, int nthreads) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     group_norm_forward<T>(ptr<const T>(x), ptr<T>(y), N, C, HxW, G, ptr<const T>(w), ptr<const T>(b), eps, ptr<T>(mean),
@@ -373,13 +373,12 @@ void group_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t 
   });
 }
 
-void group_norm_backward(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w,
-                         int64_t N, int64_t C, int64_t HxW, int64_t G, uintptr_t dx, uintptr_t dw, uintptr_t db,
-                         int nthreads) {
+void group_norm_backward(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w, int64_t N,
+                         int64_t C, int64_t HxW, int64_t G, uintptr_t dx, uintptr_t dw, uintptr_t db, int nthreads) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    group_norm_backward<T>(ptr<const T>(dy), ptr<const T>(x), ptr<const T>(mean), ptr<const T>(rstd), ptr<const T>(w), N, C,
-                           HxW, G, ptr<T>(dx), ptr<T>(dw), ptr<T>(db), nthreads);
+    group_norm_backward<T>(ptr<const T>(dy), ptr<const T>(x), ptr<const T>(mean), ptr<const T>(rstd), ptr<const T>(w),
+                           N, C, HxW, G, ptr<T>(dx), ptr<T>(dw), ptr<T>(db), nthreads);
   });
 }
 

@@ -10,9 +10,9 @@
 namespace repmode::cpu {
 
 template <typename T>
-void batch_norm_forward_reference(const T* x, T* y, int64_t N, int64_t C, int64_t S, const T* w,
-                                  const T* b, T* running_mean, T* running_var, bool training,
-                                  double momentum, double eps, T* save_mean, T* save_invstd) {
+void batch_norm_forward_reference(const T* x, T* y, int64_t N, int64_t C, int64_t S, const T* w, const T* b,
+                                  T* running_mean, T* running_var, bool training, double momentum, double eps,
+                                  T* save_mean, T* save_invstd) {
   const int64_t M = N * S;
   for (int64_t c = 0; c < C; ++c) {
     auto load = [&](int64_t j) { return x[((j / S) * C + c) * S + j % S]; };
@@ -22,8 +22,7 @@ void batch_norm_forward_reference(const T* x, T* y, int64_t N, int64_t C, int64_
       if (save_mean) save_mean[c] = canon(mean);
       if (save_invstd) save_invstd[c] = canon(invstd);
       if (running_mean) running_mean[c] = norm_running_update<T>(running_mean[c], double(mean), momentum);
-      if (running_var)
-        running_var[c] = norm_running_update<T>(running_var[c], norm_unbiased_var<T>(q, M), momentum);
+      if (running_var) running_var[c] = norm_running_update<T>(running_var[c], norm_unbiased_var<T>(q, M), momentum);
     } else {
       mean = running_mean[c];
       invstd = norm_invstd<T>(running_var[c], T(eps));
@@ -38,17 +37,17 @@ void batch_norm_forward_reference(const T* x, T* y, int64_t N, int64_t C, int64_
 }
 
 template <typename T>
-void batch_norm_backward_reference(const T* dy, const T* x, int64_t N, int64_t C, int64_t S, const T* w,
-                                   const T* mean, const T* invstd, const T* running_mean,
-                                   const T* running_var, bool train, double eps, T* dx, T* dw, T* db) {
+void batch_norm_backward_reference(const T* dy, const T* x, int64_t N, int64_t C, int64_t S, const T* w, const T* mean,
+                                   const T* invstd, const T* running_mean, const T* running_var, bool train, double eps,
+                                   T* dx, T* dw, T* db) {
   const int64_t M = N * S;
   for (int64_t c = 0; c < C; ++c) {
     const T m = train ? mean[c] : running_mean[c];
     const T is = train ? invstd[c] : norm_invstd<T>(running_var[c], T(eps));
     auto at = [&](int64_t j) { return ((j / S) * C + c) * S + j % S; };
     T sg, sgx;
-    norm_grad_sums<T>(M, [&](int64_t j) { return dy[at(j)]; },
-                      [&](int64_t j) { return norm_xhat<T>(x[at(j)], m, is); }, &sg, &sgx);
+    norm_grad_sums<T>(
+        M, [&](int64_t j) { return dy[at(j)]; }, [&](int64_t j) { return norm_xhat<T>(x[at(j)], m, is); }, &sg, &sgx);
     if (dw) dw[c] = canon(sgx);
     if (db) db[c] = canon(sg);
     const T scale = norm_times_weight<T>(is, w ? w[c] : T(1.0));
@@ -63,8 +62,8 @@ void batch_norm_backward_reference(const T* dy, const T* x, int64_t N, int64_t C
 }
 
 template <typename T>
-void group_norm_forward_reference(const T* x, T* y, int64_t N, int64_t C, int64_t HxW, int64_t G,
-                                  const T* w, const T* b, double eps, T* mean, T* rstd) {
+void group_norm_forward_reference(const T* x, T* y, int64_t N, int64_t C, int64_t HxW, int64_t G, const T* w,
+                                  const T* b, double eps, T* mean, T* rstd) {
   const int64_t Cg = C / G, D = Cg * HxW;
   for (int64_t r = 0; r < N * G; ++r) {
     const T* xr = x + r * D;
@@ -80,8 +79,8 @@ void group_norm_forward_reference(const T* x, T* y, int64_t N, int64_t C, int64_
 }
 
 template <typename T>
-void group_norm_backward_reference(const T* dy, const T* x, const T* mean, const T* rstd, const T* w,
-                                   int64_t N, int64_t C, int64_t HxW, int64_t G, T* dx, T* dw, T* db) {
+void group_norm_backward_reference(const T* dy, const T* x, const T* mean, const T* rstd, const T* w, int64_t N,
+                                   int64_t C, int64_t HxW, int64_t G, T* dx, T* dw, T* db) {
   const int64_t Cg = C / G, D = Cg * HxW;
   auto wc = [&](int64_t c) { return w ? w[c] : T(1.0); };
   if (dx) {
@@ -101,24 +100,24 @@ void group_norm_backward_reference(const T* dy, const T* x, const T* mean, const
       auto at = [&](int64_t j) { return ((j / HxW) * C + c) * HxW + j % HxW; };
       auto grp = [&](int64_t j) { return (j / HxW) * G + c / Cg; };
       T sg, sgx;
-      norm_grad_sums<T>(N * HxW, [&](int64_t j) { return dy[at(j)]; },
-                        [&](int64_t j) { return norm_xhat<T>(x[at(j)], mean[grp(j)], rstd[grp(j)]); }, &sg, &sgx);
+      norm_grad_sums<T>(
+          N * HxW, [&](int64_t j) { return dy[at(j)]; },
+          [&](int64_t j) { return norm_xhat<T>(x[at(j)], mean[grp(j)], rstd[grp(j)]); }, &sg, &sgx);
       if (dw) dw[c] = canon(sgx);
       if (db) db[c] = canon(sg);
     }
   }
 }
 
-#define REPMODE_INSTANTIATE(T)                                                                                   \
-  template void batch_norm_forward_reference<T>(const T*, T*, int64_t, int64_t, int64_t, const T*, const T*, T*, \
-                                                T*, bool, double, double, T*, T*);                               \
-  template void batch_norm_backward_reference<T>(const T*, const T*, int64_t, int64_t, int64_t, const T*,        \
-                                                 const T*, const T*, const T*, const T*, bool, double, T*, T*,   \
-                                                 T*);                                                            \
-  template void group_norm_forward_reference<T>(const T*, T*, int64_t, int64_t, int64_t, int64_t, const T*,      \
-                                                const T*, double, T*, T*);                                       \
-  template void group_norm_backward_reference<T>(const T*, const T*, const T*, const T*, const T*, int64_t,      \
-                                                 int64_t, int64_t, int64_t, T*, T*, T*);
+#define REPMODE_INSTANTIATE(T)                                                                                        \
+  template void batch_norm_forward_reference<T>(const T*, T*, int64_t, int64_t, int64_t, const T*, const T*, T*, T*,  \
+                                                bool, double, double, T*, T*);                                        \
+  template void batch_norm_backward_reference<T>(const T*, const T*, int64_t, int64_t, int64_t, const T*, const T*,   \
+                                                 const T*, const T*, const T*, bool, double, T*, T*, T*);             \
+  template void group_norm_forward_reference<T>(const T*, T*, int64_t, int64_t, int64_t, int64_t, const T*, const T*, \
+                                                double, T*, T*);                                                      \
+  template void group_norm_backward_reference<T>(const T*, const T*, const T*, const T*, const T*, int64_t, int64_t,  \
+                                                 int64_t, int64_t, T*, T*, T*);
 
 REPMODE_INSTANTIATE(float)
 REPMODE_INSTANTIATE(double)
@@ -126,29 +125,30 @@ REPMODE_INSTANTIATE(double)
 
 // ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
 
-void batch_norm_forward_reference(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t S,
-                                  uintptr_t w, uintptr_t b, uintptr_t rmean, uintptr_t rvar, bool training,
-                                  double momentum, double eps, uintptr_t save_mean, uintptr_t save_invstd) {
+void batch_norm_forward_reference(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t S, uintptr_t w,
+                                  uintptr_t b, uintptr_t rmean, uintptr_t rvar, bool training, double momentum,
+                                  double eps, uintptr_t save_mean, uintptr_t save_invstd) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    batch_norm_forward_reference<T>(ptr<const T>(x), ptr<T>(y), N, C, S, ptr<const T>(w), ptr<const T>(b), ptr<T>(rmean),
-                                    ptr<T>(rvar), training, momentum, eps, ptr<T>(save_mean), ptr<T>(save_invstd));
+    batch_norm_forward_reference<T>(ptr<const T>(x), ptr<T>(y), N, C, S, ptr<const T>(w), ptr<const T>(b),
+                                    ptr<T>(rmean), ptr<T>(rvar), training, momentum, eps, ptr<T>(save_mean),
+                                    ptr<T>(save_invstd));
   });
 }
 
-void batch_norm_backward_reference(int dtype, uintptr_t dy, uintptr_t x, int64_t N, int64_t C, int64_t S,
-                                   uintptr_t w, uintptr_t mean, uintptr_t invstd, uintptr_t rmean, uintptr_t rvar,
-                                   bool train, double eps, uintptr_t dx, uintptr_t dw, uintptr_t db) {
+void batch_norm_backward_reference(int dtype, uintptr_t dy, uintptr_t x, int64_t N, int64_t C, int64_t S, uintptr_t w,
+                                   uintptr_t mean, uintptr_t invstd, uintptr_t rmean, uintptr_t rvar, bool train,
+                                   double eps, uintptr_t dx, uintptr_t dw, uintptr_t db) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     batch_norm_backward_reference<T>(ptr<const T>(dy), ptr<const T>(x), N, C, S, ptr<const T>(w), ptr<const T>(mean),
-                                     ptr<const T>(invstd), ptr<const T>(rmean), ptr<const T>(rvar), train, eps, ptr<T>(dx),
-                                     ptr<T>(dw), ptr<T>(db));
+                                     ptr<const T>(invstd), ptr<const T>(rmean), ptr<const T>(rvar), train, eps,
+                                     ptr<T>(dx), ptr<T>(dw), ptr<T>(db));
   });
 }
 
-void group_norm_forward_reference(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t HxW,
-                                  int64_t G, uintptr_t w, uintptr_t b, double eps, uintptr_t mean, uintptr_t rstd) {
+void group_norm_forward_reference(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t HxW, int64_t G,
+                                  uintptr_t w, uintptr_t b, double eps, uintptr_t mean, uintptr_t rstd) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     group_norm_forward_reference<T>(ptr<const T>(x), ptr<T>(y), N, C, HxW, G, ptr<const T>(w), ptr<const T>(b), eps,
@@ -156,9 +156,9 @@ void group_norm_forward_reference(int dtype, uintptr_t x, uintptr_t y, int64_t N
   });
 }
 
-void group_norm_backward_reference(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, uintptr_t rstd,
-                                   uintptr_t w, int64_t N, int64_t C, int64_t HxW, int64_t G, uintptr_t dx,
-                                   uintptr_t dw, uintptr_t db) {
+void group_norm_backward_reference(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w,
+                                   int64_t N, int64_t C, int64_t HxW, int64_t G, uintptr_t dx, uintptr_t dw,
+                                   uintptr_t db) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     group_norm_backward_reference<T>(ptr<const T>(dy), ptr<const T>(x), ptr<const T>(mean), ptr<const T>(rstd),

@@ -90,8 +90,7 @@ void conv_grad_input_small(const ConvGeom& g, const T* gy, const T* w, const T* 
       parallel_for(cnt, nthreads, cog * L, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i)
           for (int64_t c = 0; c < cog; ++c)
-            std::memcpy(gyb + c * ld + i * L, gy + ((n0 + i) * g.Co + grp * cog + c) * L,
-                        size_t(L) * sizeof(T));
+            std::memcpy(gyb + c * ld + i * L, gy + ((n0 + i) * g.Co + grp * cog + c) * L, size_t(L) * sizeof(T));
       });
       gemm<T>(1, K, ld, cog, w + grp * cog * K, 0, 1, K, gyb, 0, ld, 1, gcols, 0, ld, 1, nthreads);
       parallel_for(cnt, nthreads, K * L, [&](int64_t i0, int64_t i1) {
@@ -150,8 +149,7 @@ void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y
 }
 
 template <typename T>
-void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx,
-                     int nthreads) {
+void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx, int nthreads) {
   const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig(), lin = g.in_len();
   if (g.N == 0 || g.Ci == 0 || lin == 0) return;
   const int64_t rows = g.out[0] * g.out[1], rowlen = g.out[2];
@@ -170,8 +168,8 @@ void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, 
         const int64_t r0 = std::max<int64_t>(0, r1 - crow);
         const int64_t p0 = r0 * rowlen, p1 = r1 * rowlen, m = p1 - p0;
         T* col = thread_buffer<T>(size_t(K * m), 0);
-        gemm<T>(1, K, m, cog, w + grp * cog * K, 0, 1, K, gy + (n * g.Co + grp * cog) * L + p0, 0,
-                L, 1, col, 0, m, 1, inner);
+        gemm<T>(1, K, m, cog, w + grp * cog * K, 0, 1, K, gy + (n * g.Co + grp * cog) * L + p0, 0, L, 1, col, 0, m, 1,
+                inner);
         std::vector<Segment>& segs = thread_segments();
         chunk_segments(g, p0, p1, segs);
         col2im_add<T>(g, cig, gxt, segs, col, m);
@@ -242,8 +240,7 @@ void conv_grad_weight_small(const ConvGeom& g, const T* x, const T* gy, T* gw, i
             for (int64_t p = 0; p < L; ++p) gyt[p * cog + c] = gyg[c * L + p];
         }
       });
-      gemm<T>(cnt, K, cog, L, cols, K * L, L, 1, gyts, L * cog, cog, 1, slots + grp * K * cog,
-              wsize, cog, 1, nthreads);
+      gemm<T>(cnt, K, cog, L, cols, K * L, L, 1, gyts, L * cog, cog, 1, slots + grp * K * cog, wsize, cog, 1, nthreads);
     }
     accumulate_partials(slots, wsize, n0, cnt, acc.data(), nthreads);
   }
@@ -330,10 +327,10 @@ void conv_reference(int what, const ConvGeom& g, const T* a, const T* b, const T
   }
 }
 
-#define REPMODE_INSTANTIATE_CONV(T)                                                          \
-  template void conv_forward<T>(const ConvGeom&, const T*, const T*, const T*, T*, int);     \
-  template void conv_grad_input<T>(const ConvGeom&, const T*, const T*, const T*, T*, int);  \
-  template void conv_grad_weight<T>(const ConvGeom&, const T*, const T*, T*, int);           \
+#define REPMODE_INSTANTIATE_CONV(T)                                                         \
+  template void conv_forward<T>(const ConvGeom&, const T*, const T*, const T*, T*, int);    \
+  template void conv_grad_input<T>(const ConvGeom&, const T*, const T*, const T*, T*, int); \
+  template void conv_grad_weight<T>(const ConvGeom&, const T*, const T*, T*, int);          \
   template void conv_reference<T>(int, const ConvGeom&, const T*, const T*, const T*, T*);
 
 REPMODE_INSTANTIATE_CONV(float)

@@ -16,8 +16,7 @@ void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y
 // gx = the input gradient of conv (x shaped by g.in) for gy; plus bias[ci] once at the end
 // when bias != nullptr (the transposed convolution's forward).
 template <typename T>
-void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx,
-                     int nthreads);
+void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx, int nthreads);
 
 // gw = the weight gradient of conv for input x and output gradient gy.
 template <typename T>

@@ -48,8 +48,8 @@ void chunk_segments(const ConvGeom& g, int64_t p0, int64_t p1, std::vector<Segme
 // count, step) on the valid part (src = first input element, step = its stride), and
 // zero(dst, count) on the padding part. dst is the row's entry for the segment's column.
 template <typename T, class Op, class Zero>
-inline void walk_lowered(const ConvGeom& g, int64_t nc, T* xc, const std::vector<Segment>& segs,
-                         T* col, int64_t ldc, const Op& op, const Zero& zero) {
+inline void walk_lowered(const ConvGeom& g, int64_t nc, T* xc, const std::vector<Segment>& segs, T* col, int64_t ldc,
+                         const Op& op, const Zero& zero) {
   const int64_t kvol = g.kvol(), lin = g.in_len();
   const int64_t s2 = g.stride[2];
   for (int64_t c = 0; c < nc; ++c) {
@@ -79,8 +79,7 @@ inline void walk_lowered(const ConvGeom& g, int64_t nc, T* xc, const std::vector
 }
 
 template <typename T>
-void im2col(const ConvGeom& g, int64_t nc, const T* xc, const std::vector<Segment>& segs, T* col,
-            int64_t ldc) {
+void im2col(const ConvGeom& g, int64_t nc, const T* xc, const std::vector<Segment>& segs, T* col, int64_t ldc) {
   walk_lowered<T>(
       g, nc, const_cast<T*>(xc), segs, col, ldc,
       [](T* dst, const T* src, int64_t n, int64_t s) {
@@ -100,8 +99,7 @@ void im2col(const ConvGeom& g, int64_t nc, const T* xc, const std::vector<Segmen
 
 // gx[...] += col[...] for every valid (row, position); padding entries are dropped.
 template <typename T>
-void col2im_add(const ConvGeom& g, int64_t nc, T* gxc, const std::vector<Segment>& segs, T* col,
-                int64_t ldc) {
+void col2im_add(const ConvGeom& g, int64_t nc, T* gxc, const std::vector<Segment>& segs, T* col, int64_t ldc) {
   walk_lowered<T>(
       g, nc, gxc, segs, col, ldc,
       [](T* src_col, T* dst, int64_t n, int64_t s) {

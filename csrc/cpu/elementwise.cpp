@@ -44,13 +44,12 @@ void dispatch(int op, const EwJob<T>& job) {
 }  // namespace
 
 template <typename T>
-void elementwise_contiguous(int op, int64_t n, T* out, const T* a, const T* b, int64_t sb,
-                            const T* c, int64_t sc, const double params[3], int nthreads) {
+void elementwise_contiguous(int op, int64_t n, T* out, const T* a, const T* b, int64_t sb, const T* c, int64_t sc,
+                            const double params[3], int nthreads) {
   if (n <= 0) return;
   if (unary_array_op<T>(op)) {  // same bits as the formula, through the SIMD array routines
-    parallel_for(n, nthreads, 8, [&](int64_t begin, int64_t end) {
-      unary_array(op, a + begin, out + begin, end - begin);
-    });
+    parallel_for(n, nthreads, 8,
+                 [&](int64_t begin, int64_t end) { unary_array(op, a + begin, out + begin, end - begin); });
     return;
   }
   const T zero = T(0);
@@ -69,9 +68,8 @@ void elementwise_contiguous(int op, int64_t n, T* out, const T* a, const T* b, i
 }
 
 template <typename T>
-void elementwise(int op, const std::vector<int64_t>& sizes, T* out,
-                 const std::vector<int64_t>& out_strides, const Operand<T>& a, const Operand<T>& b,
-                 const Operand<T>& c, const double params[3], int nthreads) {
+void elementwise(int op, const std::vector<int64_t>& sizes, T* out, const std::vector<int64_t>& out_strides,
+                 const Operand<T>& a, const Operand<T>& b, const Operand<T>& c, const double params[3], int nthreads) {
   for (int64_t s : sizes)
     if (s == 0) return;
   const std::vector<int64_t> zeros(sizes.size(), 0);
@@ -89,12 +87,11 @@ void elementwise(int op, const std::vector<int64_t>& sizes, T* out,
   dispatch(op, job);
 }
 
-#define INSTANTIATE(T)                                                                              \
-  template void elementwise_contiguous<T>(int, int64_t, T*, const T*, const T*, int64_t, const T*, \
-                                          int64_t, const double[3], int);                               \
-  template void elementwise<T>(int, const std::vector<int64_t>&, T*, const std::vector<int64_t>&,   \
-                               const Operand<T>&, const Operand<T>&, const Operand<T>&, const double[3], \
-                               int);
+#define INSTANTIATE(T)                                                                                               \
+  template void elementwise_contiguous<T>(int, int64_t, T*, const T*, const T*, int64_t, const T*, int64_t,          \
+                                          const double[3], int);                                                     \
+  template void elementwise<T>(int, const std::vector<int64_t>&, T*, const std::vector<int64_t>&, const Operand<T>&, \
+                               const Operand<T>&, const Operand<T>&, const double[3], int);
 INSTANTIATE(float)
 INSTANTIATE(double)
 #undef INSTANTIATE
@@ -114,9 +111,9 @@ Operand<T> operand(uintptr_t p, const Ints& strides, double value, size_t ndim, 
 }  // namespace
 
 void elementwise(int op, int dtype, const Ints& sizes, uintptr_t out, const Ints& out_strides, uintptr_t a,
-                 const Ints& a_strides, double a_value, uintptr_t b, const Ints& b_strides, double b_value,
-                 bool has_b, uintptr_t c, const Ints& c_strides, double c_value, bool has_c,
-                 const std::vector<double>& params, int nthreads) {
+                 const Ints& a_strides, double a_value, uintptr_t b, const Ints& b_strides, double b_value, bool has_b,
+                 uintptr_t c, const Ints& c_strides, double c_value, bool has_c, const std::vector<double>& params,
+                 int nthreads) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     T sa = 0, sb = 0, sc = 0;
@@ -129,8 +126,8 @@ void elementwise(int op, int dtype, const Ints& sizes, uintptr_t out, const Ints
   });
 }
 
-void elementwise_flat(int op, int dtype, int64_t n, uintptr_t out, uintptr_t a, uintptr_t b, double b_value,
-                      bool has_b, double p0, double p1, int nthreads) {
+void elementwise_flat(int op, int dtype, int64_t n, uintptr_t out, uintptr_t a, uintptr_t b, double b_value, bool has_b,
+                      double p0, double p1, int nthreads) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     const T scalar = static_cast<T>(b_value);

@@ -18,7 +18,7 @@ namespace repmode::cpu {
 using Ints = std::vector<int64_t>;
 
 // --- runtime: CPU control (csrc/cpu/isa.cpp) ---
-bool flush_denormal_active();              // FTZ or DAZ set in this thread's MXCSR
+bool flush_denormal_active();               // FTZ or DAZ set in this thread's MXCSR
 bool set_cpu_isa(const std::string& name);  // "auto", "scalar", "avx2", "avx512"; false if unavailable
 std::string cpu_isa();
 std::string best_cpu_isa();
@@ -27,13 +27,13 @@ std::string best_cpu_isa();
 // Operands a, b, c: pointer + strides, or (pointer 0) the Python number `value`; b and c may be
 // absent (has_b / has_c false). params: the op's number arguments p0, p1, p2.
 void elementwise(int op, int dtype, const Ints& sizes, uintptr_t out, const Ints& out_strides, uintptr_t a,
-                 const Ints& a_strides, double a_value, uintptr_t b, const Ints& b_strides, double b_value,
-                 bool has_b, uintptr_t c, const Ints& c_strides, double c_value, bool has_c,
-                 const std::vector<double>& params, int nthreads);
+                 const Ints& a_strides, double a_value, uintptr_t b, const Ints& b_strides, double b_value, bool has_b,
+                 uintptr_t c, const Ints& c_strides, double c_value, bool has_c, const std::vector<double>& params,
+                 int nthreads);
 // The hot path: contiguous operands of n elements; b is an array (b != 0), the number b_value
 // (b == 0, has_b) or absent. (The binding keeps the GIL below 4096 elements.)
-void elementwise_flat(int op, int dtype, int64_t n, uintptr_t out, uintptr_t a, uintptr_t b, double b_value,
-                      bool has_b, double p0, double p1, int nthreads);
+void elementwise_flat(int op, int dtype, int64_t n, uintptr_t out, uintptr_t a, uintptr_t b, double b_value, bool has_b,
+                      double p0, double p1, int nthreads);
 
 // --- random (csrc/cpu/random.cpp) ---
 uint64_t random_fill(int dist, int dtype, uintptr_t out, int64_t n, uint64_t seed, uint64_t offset, double p0,
@@ -52,20 +52,18 @@ void sum_rows_reference(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM
 void var_mean_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, double correction,
                    uintptr_t var, uintptr_t mean, bool take_sqrt, int nthreads);
 void prod_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out, int nthreads);
-void extreme_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, bool is_max,
-                  uintptr_t values, uintptr_t indices, int nthreads);
-void logsumexp_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out,
-                    int nthreads);
+void extreme_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, bool is_max, uintptr_t values,
+                  uintptr_t indices, int nthreads);
+void logsumexp_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out, int nthreads);
 void norm_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, double ord, uintptr_t out,
                int nthreads);
 void cumulative(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, bool product,
                 int nthreads);
 
 // --- softmax_loss (csrc/cpu/softmax_loss.cpp) ---
-void softmax(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, bool safe,
-             int nthreads);
-void softmax_backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n,
-                      int64_t inner, int nthreads);
+void softmax(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, bool safe, int nthreads);
+void softmax_backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n, int64_t inner,
+                      int nthreads);
 void log_softmax(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, int nthreads);
 void log_softmax_backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n,
                           int64_t inner, int nthreads);
@@ -78,12 +76,12 @@ void nll_loss_backward(int dtype, uintptr_t grad_input, int64_t N, int64_t C, ui
                        uintptr_t total_weight);
 
 // --- matmul (csrc/cpu/matmul.cpp) ---
-void gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm,
-          int64_t sAk, uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb, int64_t sCm,
-          int64_t sCn, int nthreads);
-void gemm_reference(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb,
-                    int64_t sAm, int64_t sAk, uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C,
-                    int64_t sCb, int64_t sCm, int64_t sCn);
+void gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,
+          uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb, int64_t sCm, int64_t sCn,
+          int nthreads);
+void gemm_reference(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm,
+                    int64_t sAk, uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb,
+                    int64_t sCm, int64_t sCn);
 
 // --- convolution (csrc/cpu/convolution.cpp) ---
 // geom: the integers of REPMODE_CONV_GEOM_FIELDS (csrc/common/convolution.h), exported as
@@ -109,11 +107,10 @@ void pool_backward(int dtype, int kind, uintptr_t grad_output, uintptr_t index, 
                    const Ints& is, int nthreads, bool reference);
 
 // --- layer_norm (csrc/cpu/layer_norm.cpp) ---
-void layer_norm_forward(int dtype, uintptr_t x, int64_t M, int64_t N, uintptr_t w, uintptr_t b, double eps,
-                        uintptr_t y, uintptr_t mean, uintptr_t rstd, int nthreads, bool reference);
-void layer_norm_backward(int dtype, uintptr_t g, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w,
-                         int64_t M, int64_t N, uintptr_t dx, uintptr_t dw, uintptr_t db, int nthreads,
-                         bool reference);
+void layer_norm_forward(int dtype, uintptr_t x, int64_t M, int64_t N, uintptr_t w, uintptr_t b, double eps, uintptr_t y,
+                        uintptr_t mean, uintptr_t rstd, int nthreads, bool reference);
+void layer_norm_backward(int dtype, uintptr_t g, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w, int64_t M,
+                         int64_t N, uintptr_t dx, uintptr_t dw, uintptr_t db, int nthreads, bool reference);
 
 // --- batch_norm: batch and group norm (csrc/cpu/batch_norm.cpp, batch_norm_reference.cpp) ---
 void batch_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t S, bool channels_last,
@@ -122,28 +119,27 @@ void batch_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t 
 void batch_norm_backward(int dtype, uintptr_t dy, uintptr_t x, int64_t N, int64_t C, int64_t S, bool channels_last,
                          uintptr_t w, uintptr_t mean, uintptr_t invstd, uintptr_t rmean, uintptr_t rvar, bool train,
                          double eps, uintptr_t dx, uintptr_t dw, uintptr_t db, int nthreads);
-void group_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t HxW, int64_t G,
-                        uintptr_t w, uintptr_t b, double eps, uintptr_t mean, uintptr_t rstd, int nthreads);
-void group_norm_backward(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w,
-                         int64_t N, int64_t C, int64_t HxW, int64_t G, uintptr_t dx, uintptr_t dw, uintptr_t db,
-                         int nthreads);
-void batch_norm_forward_reference(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t S,
-                                  uintptr_t w, uintptr_t b, uintptr_t rmean, uintptr_t rvar, bool training,
-                                  double momentum, double eps, uintptr_t save_mean, uintptr_t save_invstd);
-void batch_norm_backward_reference(int dtype, uintptr_t dy, uintptr_t x, int64_t N, int64_t C, int64_t S,
-                                   uintptr_t w, uintptr_t mean, uintptr_t invstd, uintptr_t rmean, uintptr_t rvar,
-                                   bool train, double eps, uintptr_t dx, uintptr_t dw, uintptr_t db);
-void group_norm_forward_reference(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t HxW,
-                                  int64_t G, uintptr_t w, uintptr_t b, double eps, uintptr_t mean, uintptr_t rstd);
-void group_norm_backward_reference(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, uintptr_t rstd,
-                                   uintptr_t w, int64_t N, int64_t C, int64_t HxW, int64_t G, uintptr_t dx,
-                                   uintptr_t dw, uintptr_t db);
+void group_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t HxW, int64_t G, uintptr_t w,
+                        uintptr_t b, double eps, uintptr_t mean, uintptr_t rstd, int nthreads);
+void group_norm_backward(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w, int64_t N,
+                         int64_t C, int64_t HxW, int64_t G, uintptr_t dx, uintptr_t dw, uintptr_t db, int nthreads);
+void batch_norm_forward_reference(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t S, uintptr_t w,
+                                  uintptr_t b, uintptr_t rmean, uintptr_t rvar, bool training, double momentum,
+                                  double eps, uintptr_t save_mean, uintptr_t save_invstd);
+void batch_norm_backward_reference(int dtype, uintptr_t dy, uintptr_t x, int64_t N, int64_t C, int64_t S, uintptr_t w,
+                                   uintptr_t mean, uintptr_t invstd, uintptr_t rmean, uintptr_t rvar, bool train,
+                                   double eps, uintptr_t dx, uintptr_t dw, uintptr_t db);
+void group_norm_forward_reference(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t HxW, int64_t G,
+                                  uintptr_t w, uintptr_t b, double eps, uintptr_t mean, uintptr_t rstd);
+void group_norm_backward_reference(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w,
+                                   int64_t N, int64_t C, int64_t HxW, int64_t G, uintptr_t dx, uintptr_t dw,
+                                   uintptr_t db);
 
 // --- recurrent (csrc/cpu/recurrent.cpp) ---
 void lstm_forward_step(int dtype, int64_t B, int64_t H, uintptr_t a, int64_t a_rs, uintptr_t r, int64_t r_rs,
                        uintptr_t c_prev, int64_t c_rs, uintptr_t ws, uintptr_t h, int nthreads);
 void lstm_backward_step(int dtype, int64_t B, int64_t H, uintptr_t go, int64_t go_rs, int64_t go_cs, uintptr_t dh,
-                        uintptr_t dc, uintptr_t ws, uintptr_t c_prev, int64_t c_rs, uintptr_t dgates,
-                        uintptr_t dc_out, int nthreads);
+                        uintptr_t dc, uintptr_t ws, uintptr_t c_prev, int64_t c_rs, uintptr_t dgates, uintptr_t dc_out,
+                        int nthreads);
 
 }  // namespace repmode::cpu

@@ -36,7 +36,7 @@ __attribute__((target("avx2,fma"))) inline float exp_shifted_chunk_avx2(const fl
   for (int g = 0; g < 4; ++g) acc[g] = _mm256_set1_ps(-0.0f);
   int64_t i = 0;
   for (; i + 32 <= len; i += 32) {
-    #pragma GCC unroll 4
+#pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
       const __m256 e = exp8_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8 * g), vm));
       if (kStore) _mm256_storeu_ps(out + i + 8 * g, e);

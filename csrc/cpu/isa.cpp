@@ -41,9 +41,12 @@ bool set_active_isa(Isa isa) {
 
 const char* isa_name(Isa isa) {
   switch (isa) {
-    case Isa::scalar: return "scalar";
-    case Isa::avx2: return "avx2";
-    case Isa::avx512: return "avx512";
+    case Isa::scalar:
+      return "scalar";
+    case Isa::avx2:
+      return "avx2";
+    case Isa::avx512:
+      return "avx512";
   }
   return "unknown";
 }

@@ -39,9 +39,12 @@ namespace {
 template <typename T>
 struct Problem {
   int64_t batch, M, N, K;
-  const T* A; int64_t sAb, sAm, sAk;
-  const T* B; int64_t sBb, sBk, sBn;
-  T* C; int64_t sCb, sCm, sCn;
+  const T* A;
+  int64_t sAb, sAm, sAk;
+  const T* B;
+  int64_t sBb, sBk, sBn;
+  T* C;
+  int64_t sCb, sCm, sCn;
 };
 
 // Copies MR full rows of a row-major A (row stride rs) into a micro-panel, element
@@ -67,12 +70,9 @@ struct ScalarKernel {
   using Elem = T;
   static constexpr int MR = MR_, NR = NR_, MC = MC_, KC = KC_, NC = NC_;
 
-  static void pack_a_rows(const T* a, int64_t rs, int64_t kc, T* dst) {
-    gather_rows<MR>(a, rs, kc, dst);
-  }
+  static void pack_a_rows(const T* a, int64_t rs, int64_t kc, T* dst) { gather_rows<MR>(a, rs, kc, dst); }
 
-  static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool resume,
-                   bool last) {
+  static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool resume, bool last) {
     T acc[MR][NR];
     for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NR; ++j) acc[i][j] = resume ? c[i * ldc + j] : gemm_chain_start<T>();
@@ -94,8 +94,7 @@ __attribute__((target("avx2,fma"))) inline __m256 canon8(__m256 x) {
 }
 
 __attribute__((target("avx2,fma"))) inline __m256d canon4(__m256d x) {
-  const __m256d nan =
-      _mm256_castsi256_pd(_mm256_set1_epi64x(static_cast<long long>(kCanonicalNanBits64)));
+  const __m256d nan = _mm256_castsi256_pd(_mm256_set1_epi64x(static_cast<long long>(kCanonicalNanBits64)));
   return _mm256_blendv_pd(x, nan, _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
 }
 
@@ -107,8 +106,7 @@ struct Avx2F32Kernel {
 
   // gather_rows for 6 rows, transposing 6×8 blocks in registers: moving one element at
   // a time made packing A about 5% of a large multiply.
-  __attribute__((target("avx2,fma"))) static void pack_a_rows(const float* a, int64_t rs,
-                                                              int64_t kc, float* dst) {
+  __attribute__((target("avx2,fma"))) static void pack_a_rows(const float* a, int64_t rs, int64_t kc, float* dst) {
     int64_t k = 0;
     for (; k + 8 <= kc; k += 8, dst += 8 * MR) {
       const float* r = a + k;
@@ -124,8 +122,8 @@ struct Avx2F32Kernel {
       const __m256 top[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
                              _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE)};
       // Rows 4,5 of columns (0,1), (2,3), (4,5), (6,7), two columns per register.
-      const __m128 bottom[4] = {_mm256_castps256_ps128(t4), _mm256_castps256_ps128(t5),
-                                _mm256_extractf128_ps(t4, 1), _mm256_extractf128_ps(t5, 1)};
+      const __m128 bottom[4] = {_mm256_castps256_ps128(t4), _mm256_castps256_ps128(t5), _mm256_extractf128_ps(t4, 1),
+                                _mm256_extractf128_ps(t5, 1)};
 #pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {
         _mm_storeu_ps(dst + c * MR, _mm256_castps256_ps128(top[c]));
@@ -137,10 +135,8 @@ struct Avx2F32Kernel {
     gather_rows<MR>(a + k, rs, kc - k, dst);
   }
 
-  __attribute__((target("avx2,fma"))) static void tile(int64_t kc, const float* a,
-                                                       const float* b, float* c,
-                                                       int64_t ldc, bool resume,
-                                                       bool last) {
+  __attribute__((target("avx2,fma"))) static void tile(int64_t kc, const float* a, const float* b, float* c,
+                                                       int64_t ldc, bool resume, bool last) {
     __m256 acc[MR][2];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; ++i) {
@@ -171,14 +167,10 @@ struct Avx2F64Kernel {
   using Elem = double;
   static constexpr int MR = 6, NR = 8, MC = 96, KC = 256, NC = 256;
 
-  static void pack_a_rows(const double* a, int64_t rs, int64_t kc, double* dst) {
-    gather_rows<MR>(a, rs, kc, dst);
-  }
+  static void pack_a_rows(const double* a, int64_t rs, int64_t kc, double* dst) { gather_rows<MR>(a, rs, kc, dst); }
 
-  __attribute__((target("avx2,fma"))) static void tile(int64_t kc, const double* a,
-                                                       const double* b, double* c,
-                                                       int64_t ldc, bool resume,
-                                                       bool last) {
+  __attribute__((target("avx2,fma"))) static void tile(int64_t kc, const double* a, const double* b, double* c,
+                                                       int64_t ldc, bool resume, bool last) {
     __m256d acc[MR][2];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; ++i) {
@@ -283,8 +275,8 @@ void* thread_scratch() {
 // straight to the kernel; tails and strided C go through a small contiguous tile whose
 // partial is copied in and out (exact).
 template <class Kr, typename T = typename Kr::Elem>
-void run_micro_tile(int64_t kc, const T* a, const T* b, T* c, int64_t mr, int64_t nr,
-                    int64_t sCm, int64_t sCn, bool resume, bool last) {
+void run_micro_tile(int64_t kc, const T* a, const T* b, T* c, int64_t mr, int64_t nr, int64_t sCm, int64_t sCn,
+                    bool resume, bool last) {
   if (mr == Kr::MR && nr == Kr::NR && sCn == 1) {
     Kr::tile(kc, a, b, c, sCm, resume, last);
     return;
@@ -312,8 +304,8 @@ inline int64_t even_chunk(int64_t extent, int64_t most, int64_t unit) {
 // packed once and reused by every MC-row block of A; inside, a B micro-panel (KC×NR)
 // stays in L1 while the packed A block (MC×KC) streams from L2.
 template <class Kr, typename T = typename Kr::Elem>
-void run_output_tile(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int64_t j0,
-                     int64_t n, T* apack, T* bpack) {
+void run_output_tile(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int64_t j0, int64_t n, T* apack,
+                     T* bpack) {
   const T* A = p.A + bi * p.sAb + i0 * p.sAm;
   const T* B = p.B + bi * p.sBb + j0 * p.sBn;
   T* C = p.C + bi * p.sCb + i0 * p.sCm + j0 * p.sCn;
@@ -329,8 +321,8 @@ void run_output_tile(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int
       for (int64_t jr = 0; jr < n; jr += Kr::NR)
         for (int64_t ir = 0; ir < rows; ir += Kr::MR)
           run_micro_tile<Kr>(kc, apack + ir * kc, bpack + jr * kc, Cb + ir * p.sCm + jr * p.sCn,
-                             std::min<int64_t>(Kr::MR, rows - ir),
-                             std::min<int64_t>(Kr::NR, n - jr), p.sCm, p.sCn, resume, last);
+                             std::min<int64_t>(Kr::MR, rows - ir), std::min<int64_t>(Kr::NR, n - jr), p.sCm, p.sCn,
+                             resume, last);
     }
   }
 }
@@ -351,9 +343,7 @@ TilePlan plan_tasks(int64_t batch, int64_t M, int64_t N, int nthreads) {
   t.nt = even_chunk(N, Kr::NC, Kr::NR);
   t.nb = ceil_div(N, t.nt);
   t.mb = 1;
-  const auto unbalanced = [&] {
-    return t.tasks(batch) < 4 * nthreads && t.tasks(batch) % nthreads != 0;
-  };
+  const auto unbalanced = [&] { return t.tasks(batch) < 4 * nthreads && t.tasks(batch) % nthreads != 0; };
   while (unbalanced() && t.mb * Kr::MR < M) ++t.mb;
   t.mt = round_up(ceil_div(M, t.mb), Kr::MR);
   t.mb = ceil_div(M, t.mt);
@@ -370,8 +360,7 @@ template <class Kr, typename T = typename Kr::Elem>
 void run_gemm(const Problem<T>& p, int nthreads) {
   static_assert(scratch_bytes<Kr>() <= kScratchBytes, "packing panels exceed scratch");
   static_assert(Kr::MC % Kr::MR == 0 && Kr::NC % Kr::NR == 0, "blocks must hold whole micro-tiles");
-  if (double(p.batch) * double(p.M) * double(p.N) * double(p.K) < kMinFmasForThreads)
-    nthreads = 1;
+  if (double(p.batch) * double(p.M) * double(p.N) * double(p.K) < kMinFmasForThreads) nthreads = 1;
   const TilePlan plan = plan_tasks<Kr>(p.batch, p.M, p.N, nthreads);
   const int64_t ntasks = plan.tasks(p.batch);
   nthreads = int(std::min<int64_t>(nthreads, ntasks));
@@ -386,8 +375,7 @@ void run_gemm(const Problem<T>& p, int nthreads) {
     T* bpack = apack + Kr::MC * Kr::KC;
     const int64_t jb = t % plan.nb, ib = (t / plan.nb) % plan.mb, bi = t / (plan.nb * plan.mb);
     const int64_t i0 = ib * plan.mt, j0 = jb * plan.nt;
-    run_output_tile<Kr>(p, bi, i0, std::min(plan.mt, p.M - i0), j0, std::min(plan.nt, p.N - j0),
-                        apack, bpack);
+    run_output_tile<Kr>(p, bi, i0, std::min(plan.mt, p.M - i0), j0, std::min(plan.nt, p.N - j0), apack, bpack);
   };
 
   if (nthreads <= 1) {
@@ -403,10 +391,8 @@ void run_gemm(const Problem<T>& p, int nthreads) {
 // column-major C is computed as a row-major one, keeping the kernels' direct stores.
 template <typename T>
 Problem<T> transposed(const Problem<T>& p) {
-  return Problem<T>{p.batch, p.N, p.M, p.K,
-                    p.B, p.sBb, p.sBn, p.sBk,
-                    p.A, p.sAb, p.sAk, p.sAm,
-                    p.C, p.sCb, p.sCn, p.sCm};
+  return Problem<T>{p.batch, p.N,   p.M,   p.K,   p.B, p.sBb, p.sBn, p.sBk,
+                    p.A,     p.sAb, p.sAk, p.sAm, p.C, p.sCb, p.sCn, p.sCm};
 }
 
 template <typename T>
@@ -416,14 +402,17 @@ void fill_zero(const Problem<T>& p) {
       for (int64_t j = 0; j < p.N; ++j) p.C[b * p.sCb + i * p.sCm + j * p.sCn] = T(0);
 }
 
-template <typename T> struct Kernels;
-template <> struct Kernels<float> {
+template <typename T>
+struct Kernels;
+template <>
+struct Kernels<float> {
   using Scalar = ScalarKernel<float, 4, 4, 64, 256, 256>;
 #if REPMODE_GEMM_X86
   using Avx2 = Avx2F32Kernel;
 #endif
 };
-template <> struct Kernels<double> {
+template <>
+struct Kernels<double> {
   using Scalar = ScalarKernel<double, 4, 4, 64, 256, 256>;
 #if REPMODE_GEMM_X86
   using Avx2 = Avx2F64Kernel;
@@ -433,10 +422,8 @@ template <> struct Kernels<double> {
 }  // namespace
 
 template <typename T>
-void gemm(int64_t batch, int64_t M, int64_t N, int64_t K,
-          const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
-          const T* B, int64_t sBb, int64_t sBk, int64_t sBn,
-          T* C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads) {
+void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk, const T* B,
+          int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads) {
   Problem<T> p{batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk, sBn, C, sCb, sCm, sCn};
   if (batch <= 0 || M <= 0 || N <= 0) return;
   if (K <= 0) return fill_zero(p);
@@ -450,10 +437,8 @@ void gemm(int64_t batch, int64_t M, int64_t N, int64_t K,
 }
 
 template <typename T>
-void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K,
-                    const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
-                    const T* B, int64_t sBb, int64_t sBk, int64_t sBn,
-                    T* C, int64_t sCb, int64_t sCm, int64_t sCn) {
+void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
+                    const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn) {
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
@@ -464,13 +449,11 @@ void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K,
       }
 }
 
-#define REPMODE_INSTANTIATE_GEMM(T)                                                      \
-  template void gemm<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, int64_t,  \
-                        int64_t, const T*, int64_t, int64_t, int64_t, T*, int64_t,       \
-                        int64_t, int64_t, int);                                          \
-  template void gemm_reference<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, \
-                                  int64_t, int64_t, const T*, int64_t, int64_t, int64_t, \
-                                  T*, int64_t, int64_t, int64_t);
+#define REPMODE_INSTANTIATE_GEMM(T)                                                                                  \
+  template void gemm<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, int64_t, int64_t, const T*, int64_t,  \
+                        int64_t, int64_t, T*, int64_t, int64_t, int64_t, int);                                       \
+  template void gemm_reference<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, int64_t, int64_t, const T*, \
+                                  int64_t, int64_t, int64_t, T*, int64_t, int64_t, int64_t);
 
 REPMODE_INSTANTIATE_GEMM(float)
 REPMODE_INSTANTIATE_GEMM(double)
@@ -479,23 +462,23 @@ REPMODE_INSTANTIATE_GEMM(double)
 
 // ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
 
-void gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm,
-          int64_t sAk, uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb, int64_t sCm,
-          int64_t sCn, int nthreads) {
+void gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,
+          uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb, int64_t sCm, int64_t sCn,
+          int nthreads) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    gemm<T>(batch, M, N, K, ptr<const T>(A), sAb, sAm, sAk, ptr<const T>(B), sBb, sBk, sBn, ptr<T>(C), sCb, sCm,
-            sCn, nthreads);
+    gemm<T>(batch, M, N, K, ptr<const T>(A), sAb, sAm, sAk, ptr<const T>(B), sBb, sBk, sBn, ptr<T>(C), sCb, sCm, sCn,
+            nthreads);
   });
 }
 
-void gemm_reference(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb,
-                    int64_t sAm, int64_t sAk, uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C,
-                    int64_t sCb, int64_t sCm, int64_t sCn) {
+void gemm_reference(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm,
+                    int64_t sAk, uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb,
+                    int64_t sCm, int64_t sCn) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    gemm_reference<T>(batch, M, N, K, ptr<const T>(A), sAb, sAm, sAk, ptr<const T>(B), sBb, sBk, sBn, ptr<T>(C),
-                      sCb, sCm, sCn);
+    gemm_reference<T>(batch, M, N, K, ptr<const T>(A), sAb, sAm, sAk, ptr<const T>(B), sBb, sBk, sBn, ptr<T>(C), sCb,
+                      sCm, sCn);
   });
 }
 

@@ -21,33 +21,22 @@ namespace repmode::cpu {
 // Uses at most `nthreads` OpenMP threads (values < 1 mean 1); the result does not
 // depend on it. Safe to call concurrently from several threads.
 template <typename T>
-void gemm(int64_t batch, int64_t M, int64_t N, int64_t K,
-          const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
-          const T* B, int64_t sBb, int64_t sBk, int64_t sBn,
-          T* C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads);
+void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk, const T* B,
+          int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads);
 
 // The canonical order written as a plain triple loop with scalar fma. Slow; for tests.
 template <typename T>
-void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K,
-                    const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
-                    const T* B, int64_t sBb, int64_t sBk, int64_t sBn,
-                    T* C, int64_t sCb, int64_t sCm, int64_t sCn);
+void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
+                    const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn);
 
-extern template void gemm<float>(int64_t, int64_t, int64_t, int64_t,
-                                 const float*, int64_t, int64_t, int64_t,
-                                 const float*, int64_t, int64_t, int64_t,
-                                 float*, int64_t, int64_t, int64_t, int);
-extern template void gemm<double>(int64_t, int64_t, int64_t, int64_t,
-                                  const double*, int64_t, int64_t, int64_t,
-                                  const double*, int64_t, int64_t, int64_t,
-                                  double*, int64_t, int64_t, int64_t, int);
-extern template void gemm_reference<float>(int64_t, int64_t, int64_t, int64_t,
-                                           const float*, int64_t, int64_t, int64_t,
-                                           const float*, int64_t, int64_t, int64_t,
-                                           float*, int64_t, int64_t, int64_t);
-extern template void gemm_reference<double>(int64_t, int64_t, int64_t, int64_t,
-                                            const double*, int64_t, int64_t, int64_t,
-                                            const double*, int64_t, int64_t, int64_t,
-                                            double*, int64_t, int64_t, int64_t);
+extern template void gemm<float>(int64_t, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, int64_t,
+                                 const float*, int64_t, int64_t, int64_t, float*, int64_t, int64_t, int64_t, int);
+extern template void gemm<double>(int64_t, int64_t, int64_t, int64_t, const double*, int64_t, int64_t, int64_t,
+                                  const double*, int64_t, int64_t, int64_t, double*, int64_t, int64_t, int64_t, int);
+extern template void gemm_reference<float>(int64_t, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, int64_t,
+                                           const float*, int64_t, int64_t, int64_t, float*, int64_t, int64_t, int64_t);
+extern template void gemm_reference<double>(int64_t, int64_t, int64_t, int64_t, const double*, int64_t, int64_t,
+                                            int64_t, const double*, int64_t, int64_t, int64_t, double*, int64_t,
+                                            int64_t, int64_t);
 
 }  // namespace repmode::cpu

@@ -116,8 +116,7 @@ REPMODE_INLINE void normal_group(const PhiloxBlock* bs, int group, double mean, 
 }  // namespace
 
 template <typename T>
-uint64_t random_fill(int dist, T* out, int64_t n, uint64_t seed, uint64_t offset, double p0, double p1,
-                     int nthreads) {
+uint64_t random_fill(int dist, T* out, int64_t n, uint64_t seed, uint64_t offset, double p0, double p1, int nthreads) {
   if (dist < 0 || dist > 6 || dist == 2)
     throw std::invalid_argument("random_fill: unknown distribution code " + std::to_string(dist));
   const RandomDist d = static_cast<RandomDist>(dist);

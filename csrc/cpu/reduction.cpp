@@ -57,8 +57,8 @@ T finish(T* vals, int64_t chunks, int64_t n, bool divide_by_n) {
 }
 
 template <typename T>
-void rows_contiguous(const T* x, int64_t M, int64_t N, int64_t sM, T* out, int64_t s_out,
-                     bool divide_by_n, int nthreads) {
+void rows_contiguous(const T* x, int64_t M, int64_t N, int64_t sM, T* out, int64_t s_out, bool divide_by_n,
+                     int nthreads) {
   const int64_t chunks = chunk_count(N);
   if (M >= nthreads || chunks < 2) {
     parallel_for(M, nthreads, N, [&](int64_t m0, int64_t m1) {
@@ -74,9 +74,8 @@ void rows_contiguous(const T* x, int64_t M, int64_t N, int64_t sM, T* out, int64
   std::vector<T> vals(chunks);
   for (int64_t m = 0; m < M; ++m) {
     const T* p = x + m * sM;
-    parallel_for(chunks, nthreads, kSumChunk, [&](int64_t c0, int64_t c1) {
-      contiguous_chunks(p, N, c0, c1, vals.data());
-    });
+    parallel_for(chunks, nthreads, kSumChunk,
+                 [&](int64_t c0, int64_t c1) { contiguous_chunks(p, N, c0, c1, vals.data()); });
     out[m * s_out] = finish(vals.data(), chunks, N, divide_by_n);
   }
 }
@@ -117,8 +116,8 @@ void columns_scalar(const T* x, int64_t m0, int64_t width, int64_t N, int64_t sN
 }
 
 template <typename T>
-void columns_contiguous(const T* x, int64_t M, int64_t N, int64_t sN, T* out, int64_t s_out,
-                        bool divide_by_n, int nthreads) {
+void columns_contiguous(const T* x, int64_t M, int64_t N, int64_t sN, T* out, int64_t s_out, bool divide_by_n,
+                        int nthreads) {
   const int64_t chunks = chunk_count(N);
   const int64_t blocks = (M + kColumnBlock - 1) / kColumnBlock;
   parallel_for(blocks, nthreads, kColumnBlock * N, [&](int64_t b0, int64_t b1) {
@@ -156,8 +155,8 @@ template float contiguous_sum<float>(const float*, int64_t);
 template double contiguous_sum<double>(const double*, int64_t);
 
 template <typename T>
-void sum_rows_reference(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, T* out,
-                        int64_t s_out, bool divide_by_n) {
+void sum_rows_reference(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, T* out, int64_t s_out,
+                        bool divide_by_n) {
   for (int64_t m = 0; m < M; ++m) {
     const T* p = x + m * sM;
     out[m * s_out] = sum_or_mean(canonical_sum<T>(N, [&](int64_t j) { return p[j * sN]; }), N, divide_by_n);
@@ -165,8 +164,8 @@ void sum_rows_reference(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN
 }
 
 template <typename T>
-void sum_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, T* out, int64_t s_out,
-              bool divide_by_n, int nthreads) {
+void sum_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, T* out, int64_t s_out, bool divide_by_n,
+              int nthreads) {
   if (M <= 0) return;
   if (N == 0 || (sN == 1 && N > 1)) {
     rows_contiguous(x, M, N, sM, out, s_out, divide_by_n, nthreads);
@@ -193,8 +192,8 @@ inline int64_t row_base(int64_t r, int64_t n, int64_t inner) { return (r / inner
 }  // namespace
 
 template <typename T>
-void var_mean_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, double correction, T* var,
-                   T* mean, bool take_sqrt, int nthreads) {
+void var_mean_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, double correction, T* var, T* mean,
+                   bool take_sqrt, int nthreads) {
   rows_parallel(M, nthreads, 2 * N, [&](int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m) {
       const T* p = x + m * sM;
@@ -217,8 +216,8 @@ void prod_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, T* out,
 }
 
 template <typename T>
-void extreme_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, bool is_max, T* values,
-                  int64_t* indices, int nthreads) {
+void extreme_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, bool is_max, T* values, int64_t* indices,
+                  int nthreads) {
   if (N == 0) return;  // no extreme of nothing: nothing written (Python refuses it first, as torch)
   rows_parallel(M, nthreads, N, [&](int64_t m0, int64_t m1) {
     for (int64_t m = m0; m < m1; ++m) {
@@ -267,19 +266,18 @@ void cumulative(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, boo
     for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + row_base(r, n, inner);
       T* o = out + row_base(r, n, inner);
-      cumulative_row<T>(n, [&](int64_t j) { return xr[j * inner]; }, [&](int64_t j, T v) { o[j * inner] = v; },
-                        product);
+      cumulative_row<T>(
+          n, [&](int64_t j) { return xr[j * inner]; }, [&](int64_t j, T v) { o[j * inner] = v; }, product);
     }
   });
 }
 
-
-#define REPMODE_INSTANTIATE(T)                                                                                 \
-  template void var_mean_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, double, T*, T*, bool, int);     \
-  template void prod_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, T*, int);                           \
-  template void extreme_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, bool, T*, int64_t*, int);        \
-  template void logsumexp_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, T*, int);                      \
-  template void norm_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, double, T*, int);                   \
+#define REPMODE_INSTANTIATE(T)                                                                             \
+  template void var_mean_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, double, T*, T*, bool, int); \
+  template void prod_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, T*, int);                       \
+  template void extreme_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, bool, T*, int64_t*, int);    \
+  template void logsumexp_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, T*, int);                  \
+  template void norm_rows<T>(const T*, int64_t, int64_t, int64_t, int64_t, double, T*, int);               \
   template void cumulative<T>(const T*, T*, int64_t, int64_t, int64_t, bool, int);
 REPMODE_INSTANTIATE(float)
 REPMODE_INSTANTIATE(double)
@@ -318,16 +316,15 @@ void prod_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t
   });
 }
 
-void extreme_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, bool is_max,
-                  uintptr_t values, uintptr_t indices, int nthreads) {
+void extreme_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, bool is_max, uintptr_t values,
+                  uintptr_t indices, int nthreads) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     extreme_rows<T>(ptr<const T>(x), M, N, sM, sN, is_max, ptr<T>(values), ptr<int64_t>(indices), nthreads);
   });
 }
 
-void logsumexp_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out,
-                    int nthreads) {
+void logsumexp_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out, int nthreads) {
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     logsumexp_rows<T>(ptr<const T>(x), M, N, sM, sN, ptr<T>(out), nthreads);

@@ -56,8 +56,8 @@ struct Scratch {
 
 // The K sums of group r, whole, on the calling thread.
 template <typename T, int K, typename Base, typename Term0, typename Term1>
-REPMODE_INLINE void segmented_group(int64_t r, int64_t M, int64_t S, const Base& base, const Term0& t0,
-                                    const Term1& t1, Scratch<T>& sc, T* out0, T* out1) {
+REPMODE_INLINE void segmented_group(int64_t r, int64_t M, int64_t S, const Base& base, const Term0& t0, const Term1& t1,
+                                    Scratch<T>& sc, T* out0, T* out1) {
   if (M == 0) {
     *out0 = T(0.0);
     if constexpr (K == 2) *out1 = T(0.0);
@@ -201,8 +201,7 @@ void channel_sums(int64_t N, int64_t C, int64_t S, bool channels_last, const Ter
     segmented_sums<T, K>(
         C, N * S, S, [&](int64_t c, int64_t n) { return (n * C + c) * S; },
         [&](int64_t o, int64_t c, int64_t) { return t0(o, c); },
-        [&](int64_t o, int64_t c, int64_t) { return t1(o, c); },
-        out0, out1, nthreads);
+        [&](int64_t o, int64_t c, int64_t) { return t1(o, c); }, out0, out1, nthreads);
   }
 }
 
@@ -234,9 +233,7 @@ const T* or_fill(const T* p, int64_t n, T value, std::vector<T>& storage) {
 // Whole groups per thread (one pass of threads, the group's data reused from cache between its
 // passes) when there are enough groups; otherwise (group, chunk) pairs per thread. Both give
 // the same bits: a chunk's value and the finishing tree do not depend on who computes them.
-inline bool whole_groups(int64_t groups, int64_t M, int nthreads) {
-  return groups >= nthreads || M < 8 * kSumChunk;
-}
+inline bool whole_groups(int64_t groups, int64_t M, int nthreads) { return groups >= nthreads || M < 8 * kSumChunk; }
 
 // Channels per channels-last block: enough blocks for the threads, at most kColumnBlock.
 inline int64_t column_width(int64_t C, int nthreads) {

@@ -219,7 +219,7 @@ struct GnParamTerms : ChannelAt {
   __device__ void operator()(int64_t o, int64_t c, int64_t n, T* t) const {
     const int64_t r = n * G + c / Cg;
     t[0] = norm_g_xhat<T>(dy[o], norm_xhat<T>(x[o], mean[r], rstd[r]));  // -> dw (CanonPairEpi's first)
-    t[1] = dy[o];                                                          // -> db
+    t[1] = dy[o];                                                        // -> db
   }
 };
 
@@ -244,11 +244,10 @@ void batch_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t 
     T* ip = mp + C;
     if (training) {
       const ChannelAt at{C, S};
-      channel_sums<T, 1>(st, C, M, S, channels_last, LoadTerm<T, ChannelAt>{at, ptr<const T>(x)},
-                       BnMeanEpi<T>{mp, M});
-      channel_sums<T, 1>(st, C, M, S, channels_last, NormSqTerm<T, ChannelAt>{at, ptr<const T>(x), mp},
-                       BnTrainEpi<T>{mp, ip, ptr<T>(save_mean), ptr<T>(save_invstd), ptr<T>(rmean), ptr<T>(rvar), M,
-                                     e, momentum});
+      channel_sums<T, 1>(st, C, M, S, channels_last, LoadTerm<T, ChannelAt>{at, ptr<const T>(x)}, BnMeanEpi<T>{mp, M});
+      channel_sums<T, 1>(
+          st, C, M, S, channels_last, NormSqTerm<T, ChannelAt>{at, ptr<const T>(x), mp},
+          BnTrainEpi<T>{mp, ip, ptr<T>(save_mean), ptr<T>(save_invstd), ptr<T>(rmean), ptr<T>(rvar), M, e, momentum});
     } else {
       launch_each(st, C, BnEvalStats<T>{ptr<const T>(rmean), ptr<const T>(rvar), mp, ip, e});
     }
@@ -281,8 +280,8 @@ void batch_norm_backward(int dtype, uintptr_t dy, uintptr_t x, int64_t N, int64_
                                    ptr<const T>(w), train, T(eps), mp, ip, sp});
     if (dw || db || (dx && train))
       channel_sums<T, 2>(st, C, M, S, channels_last,
-                       BnGradTerms<T, ChannelAt>{ChannelAt{C, S}, ptr<const T>(dy), ptr<const T>(x), mp, ip},
-                       GradSumsEpi<T>{ptr<T>(dw), ptr<T>(db), k1, k2, M});
+                         BnGradTerms<T, ChannelAt>{ChannelAt{C, S}, ptr<const T>(dy), ptr<const T>(x), mp, ip},
+                         GradSumsEpi<T>{ptr<T>(dw), ptr<T>(db), k1, k2, M});
     if (dx)
       launch_each(st, M * C,
                   BnDx<T>{ptr<const T>(dy), ptr<const T>(x), mp, ip, sp, k1, k2, ptr<T>(dx), train,
@@ -293,8 +292,8 @@ void batch_norm_backward(int dtype, uintptr_t dy, uintptr_t x, int64_t N, int64_
 // Per (n, group): its Cg * HxW terms (segments of HxW per channel) through the segmented engine,
 // two passes as the CPU (mean written to `mean`, then rstd, both canonicalized), then one
 // thread per element for y.
-void group_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t HxW, int64_t G,
-                        uintptr_t w, uintptr_t b, double eps, uintptr_t mean, uintptr_t rstd, uintptr_t stream) {
+void group_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t HxW, int64_t G, uintptr_t w,
+                        uintptr_t b, double eps, uintptr_t mean, uintptr_t rstd, uintptr_t stream) {
   if (G <= 0) throw std::invalid_argument("repmode._C_cuda: group_norm_forward needs at least one group");
   StreamScope scope(stream);
   by_dtype(dtype, [&](auto zero) {
@@ -302,21 +301,20 @@ void group_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t 
     const cudaStream_t st = scope.get();
     const int64_t Cg = C / G, D = Cg * HxW, R = N * G;
     const RowsAt rows{D, HxW};
-    group_sums<T, 1, false>(st, R, D, HxW, LoadTerm<T, RowsAt>{rows, ptr<const T>(x)},
-                     BnMeanEpi<T>{ptr<T>(mean), D});
+    group_sums<T, 1, false>(st, R, D, HxW, LoadTerm<T, RowsAt>{rows, ptr<const T>(x)}, BnMeanEpi<T>{ptr<T>(mean), D});
     group_sums<T, 1, false>(st, R, D, HxW, NormSqTerm<T, RowsAt>{rows, ptr<const T>(x), ptr<const T>(mean)},
-                     GnStatsEpi<T>{ptr<T>(mean), ptr<T>(rstd), D, T(eps)});
+                            GnStatsEpi<T>{ptr<T>(mean), ptr<T>(rstd), D, T(eps)});
     if (D > 0)
       launch_each(st, R * D,
-                  GnOutput<T>{ptr<const T>(x), ptr<const T>(w), ptr<const T>(b), ptr<const T>(mean),
-                              ptr<const T>(rstd), ptr<T>(y), C, HxW, D});
+                  GnOutput<T>{ptr<const T>(x), ptr<const T>(w), ptr<const T>(b), ptr<const T>(mean), ptr<const T>(rstd),
+                              ptr<T>(y), C, HxW, D});
   });
 }
 
 // dx: per (n, group) sums of g = dy * w and g * xhat (segmented engine), then one thread per
 // element. dw/db: per channel over its N segments of HxW (segmented engine, channels as groups).
-void group_norm_backward(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w,
-                         int64_t N, int64_t C, int64_t HxW, int64_t G, uintptr_t dx, uintptr_t dw, uintptr_t db,
+void group_norm_backward(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w, int64_t N,
+                         int64_t C, int64_t HxW, int64_t G, uintptr_t dx, uintptr_t dw, uintptr_t db,
                          uintptr_t stream) {
   if (G <= 0) throw std::invalid_argument("repmode._C_cuda: group_norm_backward needs at least one group");
   StreamScope scope(stream);
@@ -327,18 +325,18 @@ void group_norm_backward(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, u
     if (dx && R > 0 && D > 0) {
       StreamScratch<T> ks(2 * R, st);
       group_sums<T, 2, false>(st, R, D, HxW,
-                       GnDxTerms<T>{RowsAt{D, HxW}, ptr<const T>(dy), ptr<const T>(x), ptr<const T>(mean),
-                                    ptr<const T>(rstd), ptr<const T>(w), G, Cg},
-                       GradSumsEpi<T>{nullptr, nullptr, ks.get(), ks.get() + R, D});
+                              GnDxTerms<T>{RowsAt{D, HxW}, ptr<const T>(dy), ptr<const T>(x), ptr<const T>(mean),
+                                           ptr<const T>(rstd), ptr<const T>(w), G, Cg},
+                              GradSumsEpi<T>{nullptr, nullptr, ks.get(), ks.get() + R, D});
       launch_each(st, R * D,
-                  GnDx<T>{ptr<const T>(dy), ptr<const T>(x), ptr<const T>(mean), ptr<const T>(rstd),
-                          ptr<const T>(w), ks.get(), ks.get() + R, ptr<T>(dx), C, HxW, D});
+                  GnDx<T>{ptr<const T>(dy), ptr<const T>(x), ptr<const T>(mean), ptr<const T>(rstd), ptr<const T>(w),
+                          ks.get(), ks.get() + R, ptr<T>(dx), C, HxW, D});
     }
     if (dw || db)
       group_sums<T, 2, false>(st, C, N * HxW, HxW,
-                       GnParamTerms<T>{ChannelAt{C, HxW}, ptr<const T>(dy), ptr<const T>(x), ptr<const T>(mean),
-                                       ptr<const T>(rstd), G, Cg},
-                       CanonPairEpi<T>{ptr<T>(dw), ptr<T>(db)});
+                              GnParamTerms<T>{ChannelAt{C, HxW}, ptr<const T>(dy), ptr<const T>(x), ptr<const T>(mean),
+                                              ptr<const T>(rstd), G, Cg},
+                              CanonPairEpi<T>{ptr<T>(dw), ptr<T>(db)});
   });
 }
 

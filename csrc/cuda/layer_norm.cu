@@ -114,21 +114,20 @@ struct LnParamTerms {
 // Rows: pass 1 (row sums -> mean), pass 2 (sums of squared deviations -> rstd, mean and rstd
 // canonicalized) through the segmented engine, each row's chunks spread over warps; then one
 // thread per element for y. The CPU's per-row steps in the same order.
-void layer_norm_forward(int dtype, uintptr_t x, int64_t M, int64_t N, uintptr_t w, uintptr_t b, double eps,
-                        uintptr_t y, uintptr_t mean, uintptr_t rstd, uintptr_t stream, bool reference) {
+void layer_norm_forward(int dtype, uintptr_t x, int64_t M, int64_t N, uintptr_t w, uintptr_t b, double eps, uintptr_t y,
+                        uintptr_t mean, uintptr_t rstd, uintptr_t stream, bool reference) {
   if (reference) throw std::invalid_argument("repmode._C_cuda: layer_norm_forward has no reference on CUDA");
   StreamScope scope(stream);
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     const cudaStream_t st = scope.get();
     const RowsAt rows{N, N};
-    group_sums<T, 1, false>(st, M, N, N, LoadTerm<T, RowsAt>{rows, ptr<const T>(x)},
-                     LnMeanEpi<T>{ptr<T>(mean), N});
+    group_sums<T, 1, false>(st, M, N, N, LoadTerm<T, RowsAt>{rows, ptr<const T>(x)}, LnMeanEpi<T>{ptr<T>(mean), N});
     group_sums<T, 1, false>(st, M, N, N, LnSqTerm<T>{rows, ptr<const T>(x), ptr<const T>(mean)},
-                     LnStatsEpi<T>{ptr<T>(mean), ptr<T>(rstd), N, T(eps)});
+                            LnStatsEpi<T>{ptr<T>(mean), ptr<T>(rstd), N, T(eps)});
     launch_each(st, M * N,
-                LnOutput<T>{ptr<const T>(x), ptr<const T>(w), ptr<const T>(b), ptr<const T>(mean),
-                            ptr<const T>(rstd), ptr<T>(y), N});
+                LnOutput<T>{ptr<const T>(x), ptr<const T>(w), ptr<const T>(b), ptr<const T>(mean), ptr<const T>(rstd),
+                            ptr<T>(y), N});
   });
 }
 
@@ -136,9 +135,8 @@ void layer_norm_forward(int dtype, uintptr_t x, int64_t M, int64_t N, uintptr_t 
 // per element. dw/db: canonical sums down the N columns over the M rows in row order, through
 // the column engine (chunks of 4096 rows over blocks; each column's chunk values finished by a
 // warp), the order of layer_norm_grad_weight and the CPU's column_sums. M = 0 gives +0.0.
-void layer_norm_backward(int dtype, uintptr_t g, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w,
-                         int64_t M, int64_t N, uintptr_t dx, uintptr_t dw, uintptr_t db, uintptr_t stream,
-                         bool reference) {
+void layer_norm_backward(int dtype, uintptr_t g, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w, int64_t M,
+                         int64_t N, uintptr_t dx, uintptr_t dw, uintptr_t db, uintptr_t stream, bool reference) {
   if (reference) throw std::invalid_argument("repmode._C_cuda: layer_norm_backward has no reference on CUDA");
   StreamScope scope(stream);
   by_dtype(dtype, [&](auto zero) {
@@ -147,18 +145,18 @@ void layer_norm_backward(int dtype, uintptr_t g, uintptr_t x, uintptr_t mean, ui
     if (dx && M > 0) {
       StreamScratch<T> ab(2 * M, st);
       group_sums<T, 2, false>(st, M, N, N,
-                       LnDxTerms<T>{RowsAt{N, N}, ptr<const T>(g), ptr<const T>(x), ptr<const T>(mean),
-                                    ptr<const T>(rstd), ptr<const T>(w)},
-                       LnDxEpi<T>{ab.get(), ab.get() + M, N});
+                              LnDxTerms<T>{RowsAt{N, N}, ptr<const T>(g), ptr<const T>(x), ptr<const T>(mean),
+                                           ptr<const T>(rstd), ptr<const T>(w)},
+                              LnDxEpi<T>{ab.get(), ab.get() + M, N});
       launch_each(st, M * N,
                   LnDx<T>{ptr<const T>(g), ptr<const T>(x), ptr<const T>(mean), ptr<const T>(rstd), ptr<const T>(w),
                           ab.get(), ab.get() + M, ptr<T>(dx), N});
     }
     if (dw || db)
-      group_sums<T, 2, true>(st, N, M, 0,
-                       LnParamTerms<T>{ptr<const T>(g), ptr<const T>(x), ptr<const T>(mean), ptr<const T>(rstd),
-                                       dw != 0},
-                       CanonPairEpi<T>{ptr<T>(dw), ptr<T>(db)});
+      group_sums<T, 2, true>(
+          st, N, M, 0,
+          LnParamTerms<T>{ptr<const T>(g), ptr<const T>(x), ptr<const T>(mean), ptr<const T>(rstd), dw != 0},
+          CanonPairEpi<T>{ptr<T>(dw), ptr<T>(db)});
   });
 }
 

@@ -25,9 +25,12 @@ namespace {
 template <typename T>
 struct GemmArgs {
   int64_t batch, M, N, K;
-  const T* A; int64_t sAb, sAm, sAk;
-  const T* B; int64_t sBb, sBk, sBn;
-  T* C; int64_t sCb, sCm, sCn;
+  const T* A;
+  int64_t sAb, sAm, sAk;
+  const T* B;
+  int64_t sBb, sBk, sBn;
+  T* C;
+  int64_t sCb, sCm, sCn;
   int64_t tiles_m, tiles_n;
   bool a_k_fast, b_n_fast;  // which index is contiguous (decides the coalesced load order)
 };
@@ -43,17 +46,23 @@ struct Shape {
   static_assert(BM * BK % THREADS == 0 && BK * BN % THREADS == 0, "tiles split evenly over threads");
 };
 
-using ShapeF32 = Shape<float, 128, 128, 8, 8, 8>;   // 256 threads, 8x8 outputs each
-using ShapeF64 = Shape<double, 64, 64, 8, 4, 4>;    // 256 threads, 4x4 outputs each
+using ShapeF32 = Shape<float, 128, 128, 8, 8, 8>;  // 256 threads, 8x8 outputs each
+using ShapeF64 = Shape<double, 64, 64, 8, 4, 4>;   // 256 threads, 4x4 outputs each
 
 // Four consecutive shared-memory elements (16-byte aligned) into registers.
 __device__ __forceinline__ void load4(const float* p, float* r) {
   const float4 v = *reinterpret_cast<const float4*>(p);
-  r[0] = v.x; r[1] = v.y; r[2] = v.z; r[3] = v.w;
+  r[0] = v.x;
+  r[1] = v.y;
+  r[2] = v.z;
+  r[3] = v.w;
 }
 __device__ __forceinline__ void load4(const double* p, double* r) {
   const double2 u = reinterpret_cast<const double2*>(p)[0], v = reinterpret_cast<const double2*>(p)[1];
-  r[0] = u.x; r[1] = u.y; r[2] = v.x; r[3] = v.y;
+  r[0] = u.x;
+  r[1] = u.y;
+  r[2] = v.x;
+  r[3] = v.y;
 }
 
 // The block's tile order: groups of 8 tile rows, column by column inside a group, so blocks
@@ -94,9 +103,11 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
         for (int r = 0; r < A_PER / 4; ++r) {
           const int e = tid + THREADS * r, m = e / (BK / 4), k = (e % (BK / 4)) * 4;
           float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-          if (m0 + m < p.M && k0 + k < p.K)
-            v = *reinterpret_cast<const float4*>(A + (m0 + m) * p.sAm + (k0 + k));
-          ra[4 * r] = v.x; ra[4 * r + 1] = v.y; ra[4 * r + 2] = v.z; ra[4 * r + 3] = v.w;
+          if (m0 + m < p.M && k0 + k < p.K) v = *reinterpret_cast<const float4*>(A + (m0 + m) * p.sAm + (k0 + k));
+          ra[4 * r] = v.x;
+          ra[4 * r + 1] = v.y;
+          ra[4 * r + 2] = v.z;
+          ra[4 * r + 3] = v.w;
         }
       } else {
 #pragma unroll
@@ -113,9 +124,11 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
         for (int r = 0; r < B_PER / 4; ++r) {
           const int e = tid + THREADS * r, k = e / (BN / 4), n = (e % (BN / 4)) * 4;
           float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
-          if (k0 + k < p.K && n0 + n < p.N)
-            v = *reinterpret_cast<const float4*>(B + (k0 + k) * p.sBk + (n0 + n));
-          rb[4 * r] = v.x; rb[4 * r + 1] = v.y; rb[4 * r + 2] = v.z; rb[4 * r + 3] = v.w;
+          if (k0 + k < p.K && n0 + n < p.N) v = *reinterpret_cast<const float4*>(B + (k0 + k) * p.sBk + (n0 + n));
+          rb[4 * r] = v.x;
+          rb[4 * r + 1] = v.y;
+          rb[4 * r + 2] = v.z;
+          rb[4 * r + 3] = v.w;
         }
       } else {
 #pragma unroll
@@ -239,8 +252,8 @@ inline bool aligned16(const void* q) { return reinterpret_cast<uintptr_t>(q) % 1
 
 template <typename T>
 void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
-              const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn,
-              cudaStream_t stream) {
+                const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn,
+                cudaStream_t stream) {
   if (batch <= 0 || M <= 0 || N <= 0) return;
   if (K <= 0) {
     gemm_zero_kernel<T><<<blocks_for(batch * M * N), kBlock, 0, stream>>>(batch, M, N, C, sCb, sCm, sCn);
@@ -248,8 +261,26 @@ void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int6
     return;
   }
   using S = std::conditional_t<std::is_same_v<T, float>, ShapeF32, ShapeF64>;
-  GemmArgs<T> p{batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk, sBn, C, sCb, sCm, sCn,
-                (M + S::BM - 1) / S::BM, (N + S::BN - 1) / S::BN, sAk == 1 && sAm != 1, sBn == 1};
+  GemmArgs<T> p{batch,
+                M,
+                N,
+                K,
+                A,
+                sAb,
+                sAm,
+                sAk,
+                B,
+                sBb,
+                sBk,
+                sBn,
+                C,
+                sCb,
+                sCm,
+                sCn,
+                (M + S::BM - 1) / S::BM,
+                (N + S::BN - 1) / S::BN,
+                sAk == 1 && sAm != 1,
+                sBn == 1};
   if constexpr (std::is_same_v<T, float>) {
     // Vector loads only where every 4-group is aligned and wholly inside or outside the matrix.
     const bool va = sAk == 1 && sAm % 4 == 0 && (batch == 1 || sAb % 4 == 0) && K % 4 == 0 && aligned16(A);
@@ -270,14 +301,14 @@ template void gemm_async<double>(int64_t, int64_t, int64_t, int64_t, const doubl
 // Partition: one block per BM x BN output tile (per batch item; a grid-stride loop over tiles),
 // one thread per TM x TN register tile; k is never split. Bits: each output is the CPU's fma
 // chain over k in increasing order from +0.0, then canon() (see the top of this file).
-void gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm,
-          int64_t sAk, uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb, int64_t sCm,
-          int64_t sCn, uintptr_t stream) {
+void gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,
+          uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb, int64_t sCm, int64_t sCn,
+          uintptr_t stream) {
   StreamScope scope(stream);
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    gemm_async<T>(batch, M, N, K, ptr<const T>(A), sAb, sAm, sAk, ptr<const T>(B), sBb, sBk, sBn, ptr<T>(C), sCb,
-                sCm, sCn, scope.get());
+    gemm_async<T>(batch, M, N, K, ptr<const T>(A), sAb, sAm, sAk, ptr<const T>(B), sBb, sBk, sBn, ptr<T>(C), sCb, sCm,
+                  sCn, scope.get());
   });
 }
 

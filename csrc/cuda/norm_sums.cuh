@@ -167,8 +167,8 @@ void group_sums(cudaStream_t stream, int64_t R, int64_t M, int64_t S, const Term
       column_chunks<T, K><<<blocks_for(items, 1), kBlock, 0, stream>>>(R, M, chunks, terms, v0, v1);
       check_launch("column_chunks");
     } else {
-      segmented_chunks<T, K><<<warp_blocks(R * chunks), kBlock, 0, stream>>>(R, M, S > 0 ? S : 1, chunks, terms,
-                                                                              v0, v1);
+      segmented_chunks<T, K>
+          <<<warp_blocks(R * chunks), kBlock, 0, stream>>>(R, M, S > 0 ? S : 1, chunks, terms, v0, v1);
       check_launch("segmented_chunks");
     }
   }

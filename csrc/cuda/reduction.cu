@@ -68,7 +68,7 @@ struct ProdOut {
 
 template <typename T>
 struct ExtremeOut {
-  T* values;        // may be null
+  T* values;         // may be null
   int64_t* indices;  // may be null
   __device__ void operator()(int64_t m, Cand<T> c) const {
     if (values) values[m] = canon(c.v);
@@ -148,8 +148,7 @@ void var_mean_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int
 }
 
 // One walk with x (MulOp): canonical_prod's lanes, chunks and levels.
-void prod_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out,
-               uintptr_t stream) {
+void prod_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out, uintptr_t stream) {
   StreamScope scope(stream);
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
@@ -161,8 +160,8 @@ void prod_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t
 // One candidate walk: (value, index) pairs, the earlier kept unless extreme_takes prefers the
 // later, so the result is row_arg_extreme's first index. Empty rows are refused by the caller
 // (the CPU twin would read x[0]): nothing is written for N == 0.
-void extreme_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, bool is_max,
-                  uintptr_t values, uintptr_t indices, uintptr_t stream) {
+void extreme_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, bool is_max, uintptr_t values,
+                  uintptr_t indices, uintptr_t stream) {
   StreamScope scope(stream);
   if (N <= 0) return;
   by_dtype(dtype, [&](auto zero) {
@@ -188,8 +187,7 @@ void logsumexp_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, in
     StreamScratch<T> mx(M, scope.get());
     const bool cols = columns_layout(M, N, sM, sN);
     pick_each_row<T>(scope.get(), ExtremeTakes{true}, M, N, IndexedTerms<T>{terms}, StoreValue<T>{mx.get()}, cols);
-    sum_each_row<T>(scope.get(), M, N, ShiftedExp<T>{terms, mx.get()}, LogSumExpOut<T>{ptr<T>(out), mx.get()},
-                    cols);
+    sum_each_row<T>(scope.get(), M, N, ShiftedExp<T>{terms, mx.get()}, LogSumExpOut<T>{ptr<T>(out), mx.get()}, cols);
   });
 }
 
@@ -208,8 +206,7 @@ void norm_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t
     } else if (N <= 0) {  // the formula's value of an empty row
       for_each_index(scope.get(), M, Fill<T>{ptr<T>(out), row_norm<T>(0, NoTerms<T>{}, ord)});
     } else {
-      pick_each_row<T>(scope.get(), ExtremeTakes{ord > 0}, M, N, AbsTerms<T>{terms}, PickedOut<T>{ptr<T>(out)},
-                       cols);
+      pick_each_row<T>(scope.get(), ExtremeTakes{ord > 0}, M, N, AbsTerms<T>{terms}, PickedOut<T>{ptr<T>(out)}, cols);
     }
   });
 }
@@ -234,8 +231,7 @@ __global__ void cumulative_kernel(const T* x, T* out, int64_t lines, int64_t n, 
     const int64_t base = (r / inner) * n * inner + r % inner;
     const T* xr = x + base;
     T* o = out + base;
-    cumulative_row<T>(n, [&](int64_t j) { return xr[j * inner]; }, [&](int64_t j, T v) { o[j * inner] = v; },
-                      product);
+    cumulative_row<T>(n, [&](int64_t j) { return xr[j * inner]; }, [&](int64_t j, T v) { o[j * inner] = v; }, product);
   }
 }
 
@@ -249,8 +245,8 @@ void cumulative(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n,
   if (lines <= 0 || n <= 0) return;  // nothing to write, as the CPU
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    cumulative_kernel<T><<<blocks_for(lines), kBlock, 0, scope.get()>>>(ptr<const T>(x), ptr<T>(out), lines, n,
-                                                                          inner, product);
+    cumulative_kernel<T>
+        <<<blocks_for(lines), kBlock, 0, scope.get()>>>(ptr<const T>(x), ptr<T>(out), lines, n, inner, product);
     check_launch("cumulative");
   });
 }

@@ -48,10 +48,16 @@ struct Cand {
 // Takes(best, later): whether the later element replaces the earlier one in the CPU's scan.
 struct ExtremeTakes {
   bool is_max;
-  template <typename T> __device__ bool operator()(T best, T later) const { return extreme_takes(best, later, is_max); }
+  template <typename T>
+  __device__ bool operator()(T best, T later) const {
+    return extreme_takes(best, later, is_max);
+  }
 };
 struct MaxTakes {
-  template <typename T> __device__ bool operator()(T m, T later) const { return max_takes(m, later); }
+  template <typename T>
+  __device__ bool operator()(T m, T later) const {
+    return max_takes(m, later);
+  }
 };
 
 template <typename T, typename Takes>
@@ -113,8 +119,7 @@ __global__ void chunk_level(Op op, int64_t M, int64_t n, int64_t C, Leaf leaf, t
 // 32 lanes of chunk_sum itself (lane l adds terms l, l+32, ...; then lane_tree's halving tree),
 // so a warp loads 32 neighbouring rows' terms together. The same values as chunk_level.
 template <typename Op, typename Leaf, typename Fin>
-__global__ void chunk_level_by_thread(Op op, int64_t M, int64_t n, int64_t C, Leaf leaf, typename Op::V* out,
-                                      Fin fin) {
+__global__ void chunk_level_by_thread(Op op, int64_t M, int64_t n, int64_t C, Leaf leaf, typename Op::V* out, Fin fin) {
   using V = typename Op::V;
   for (int64_t task = global_thread(); task < M * C; task += grid_stride()) {
     const int64_t m = task % M;

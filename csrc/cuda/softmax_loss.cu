@@ -209,8 +209,8 @@ void forward(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, in
   });
 }
 
-void backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n, int64_t inner,
-              bool log, uintptr_t stream) {
+void backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n, int64_t inner, bool log,
+              uintptr_t stream) {
   StreamScope scope(stream);
   const RowsAlongN R(outer, n, inner);
   if (R.empty()) return;
@@ -231,8 +231,8 @@ void log_softmax(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n
   forward(dtype, x, out, outer, n, inner, false, true, stream);
 }
 
-void softmax_backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n,
-                      int64_t inner, uintptr_t stream) {
+void softmax_backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n, int64_t inner,
+                      uintptr_t stream) {
   backward(dtype, grad, y, out, outer, n, inner, false, stream);
 }
 
@@ -250,8 +250,8 @@ void nll_loss_forward(int dtype, uintptr_t x, int64_t N, int64_t C, int64_t sN, 
   StreamScope scope(stream);
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    const NllRows<T> rows{ptr<const T>(x), sN, sC, ptr<const int64_t>(target), s_target, C, ptr<const T>(weight),
-                          ignore_index};
+    const NllRows<T> rows{ptr<const T>(x),      sN,          sC, ptr<const int64_t>(target), s_target, C,
+                          ptr<const T>(weight), ignore_index};
     if (reduction == 0) {
       if (N <= 0) {  // total_weight is still written
         for_each_index(scope.get(), 1, Fill<T>{ptr<T>(total_weight), T(0.0)});
@@ -277,8 +277,7 @@ void nll_loss_backward(int dtype, uintptr_t grad_input, int64_t N, int64_t C, ui
     using T = decltype(zero);
     for_each_index(scope.get(), N,
                    NllBackward<T>{ptr<T>(grad_input), C, ptr<const T>(grad), s_grad, ptr<const int64_t>(target),
-                                  s_target, ptr<const T>(weight), reduction, ignore_index,
-                                  ptr<const T>(total_weight)});
+                                  s_target, ptr<const T>(weight), reduction, ignore_index, ptr<const T>(total_weight)});
   });
 }
 

@@ -3,8 +3,8 @@
 // assumes, the accurate paths alone, the float64 versions' special values, and speed.
 // (The plain exhaustive check of every math function is csrc/verify/check_math.cpp.)
 //
-//   g++ -O2 -std=c++17 -ffp-contract=off -fopenmp csrc/verify/check_exp_log_paths.cpp -o /tmp/check_exp_log_paths -lquadmath
-//   /tmp/check_exp_log_paths [expf] [logf] [double] [speed] [--stride N]   (no test named: all four)
+//   g++ -O2 -std=c++17 -ffp-contract=off -fopenmp csrc/verify/check_exp_log_paths.cpp -o /tmp/check_exp_log_paths
+//   -lquadmath /tmp/check_exp_log_paths [expf] [logf] [double] [speed] [--stride N]   (no test named: all four)
 //   (--stride N checks every N-th float32 bit pattern only, for quick runs)
 //   /tmp/check_exp_log_paths expf-accurate logf-accurate [--stride N]
 //   (the accurate paths alone, on every input that reaches the fast path)
@@ -94,14 +94,12 @@ ExhaustiveResult exhaustive(int64_t stride) {
   double t0 = omp_get_wtime();
   const int64_t n = ((int64_t(1) << 32) + stride - 1) / stride;
 #pragma omp parallel for schedule(dynamic, 65536) \
-    reduction(+ : bad, fast, accurate, impl_undecided, quad, ref_undecided, specials) \
-    reduction(max : max_err)
+    reduction(+ : bad, fast, accurate, impl_undecided, quad, ref_undecided, specials) reduction(max : max_err)
   for (int64_t ii = 0; ii < n; ++ii) {
     int64_t i = ii * stride;
     float x = float_from_bits(uint32_t(i));
     int path;
-    float got = kExp ? repmode::math_detail::cr_expf_impl(x, &path)
-                     : repmode::math_detail::cr_logf_impl(x, &path);
+    float got = kExp ? repmode::math_detail::cr_expf_impl(x, &path) : repmode::math_detail::cr_logf_impl(x, &path);
     if (kAccurateOnly) {
       if (path == 0) continue;  // special input, handled before either path
       got = accurate_only(kExp, x, &path);
@@ -114,9 +112,8 @@ ExhaustiveResult exhaustive(int64_t stride) {
       ++bad;
 #pragma omp critical
       if (bad <= 20)
-        std::printf("  MISMATCH %s(%a [0x%08x]) = %a [0x%08x], want %a [0x%08x]\n",
-                    kExp ? "cr_expf" : "cr_logf", x, uint32_t(i), got, bits_of(got),
-                    float_from_bits(want), want);
+        std::printf("  MISMATCH %s(%a [0x%08x]) = %a [0x%08x], want %a [0x%08x]\n", kExp ? "cr_expf" : "cr_logf", x,
+                    uint32_t(i), got, bits_of(got), float_from_bits(want), want);
     }
     if (path == 0) ++specials;
     if (path == 1) ++fast;
@@ -141,19 +138,17 @@ ExhaustiveResult exhaustive(int64_t stride) {
 }
 
 void print_exhaustive(const char* name, const ExhaustiveResult& r) {
-  std::printf("%-8s %14llu %12llu %14llu %9llu %10llu %9llu %10.1f   2^%.2f\n", name,
-              (unsigned long long)r.checked, (unsigned long long)r.bad,
-              (unsigned long long)r.fast, (unsigned long long)r.accurate,
+  std::printf("%-8s %14llu %12llu %14llu %9llu %10llu %9llu %10.1f   2^%.2f\n", name, (unsigned long long)r.checked,
+              (unsigned long long)r.bad, (unsigned long long)r.fast, (unsigned long long)r.accurate,
               (unsigned long long)r.impl_undecided, (unsigned long long)r.ref.quad, r.seconds,
               r.max_fast_err > 0 ? std::log2(r.max_fast_err) : -INFINITY);
   if (r.ref.undecided)
-    std::printf("  WARNING: reference undecided for %llu inputs\n",
-                (unsigned long long)r.ref.undecided);
+    std::printf("  WARNING: reference undecided for %llu inputs\n", (unsigned long long)r.ref.undecided);
 }
 
 void print_exhaustive_header() {
-  std::printf("%-8s %14s %12s %14s %9s %10s %9s %10s   %s\n", "function", "inputs", "mis-rounded",
-              "fast path", "accurate", "acc.undec", "quad-ref", "seconds", "max fast rel err");
+  std::printf("%-8s %14s %12s %14s %9s %10s %9s %10s   %s\n", "function", "inputs", "mis-rounded", "fast path",
+              "accurate", "acc.undec", "quad-ref", "seconds", "max fast rel err");
 }
 
 // ---------------- float64 ----------------
@@ -182,11 +177,15 @@ DoubleResult check_double_random(uint64_t count) {
       uint64_t b = rng();
       int kind = int(i % 5);
       if (kExp) {
-        if (kind == 0) x = -745.2 + unit(rng) * (709.8 + 745.2);  // whole finite range
-        else if (kind == 1) x = -1.0 + 2.0 * unit(rng);
-        else if (kind == 2) x = -745.2 + unit(rng) * (745.2 - 708.3);  // subnormal results
-        else if (kind == 3) x = 700.0 + unit(rng) * 9.8;                // near overflow
-        else {  // random magnitudes 2^-1074 .. 2^9, both signs
+        if (kind == 0)
+          x = -745.2 + unit(rng) * (709.8 + 745.2);  // whole finite range
+        else if (kind == 1)
+          x = -1.0 + 2.0 * unit(rng);
+        else if (kind == 2)
+          x = -745.2 + unit(rng) * (745.2 - 708.3);  // subnormal results
+        else if (kind == 3)
+          x = 700.0 + unit(rng) * 9.8;  // near overflow
+        else {                          // random magnitudes 2^-1074 .. 2^9, both signs
           uint64_t biased = rng() % 1032;
           x = double_from_bits((b & 0x800fffffffffffffull) | (biased << 52));
         }
@@ -194,9 +193,12 @@ DoubleResult check_double_random(uint64_t count) {
         if (kind == 0 || kind == 1) {  // any positive finite double incl. subnormals
           x = double_from_bits(b & 0x7fffffffffffffffull);
           if (!std::isfinite(x)) x = 1.5;
-        } else if (kind == 2) x = 1.0 + (unit(rng) - 0.5) * 0x1p-4;  // near 1
-        else if (kind == 3) x = 1.0 + double(int64_t(b % 2001) - 1000) * 0x1p-52;
-        else x = double_from_bits(b & 0x000fffffffffffffull);  // subnormal
+        } else if (kind == 2)
+          x = 1.0 + (unit(rng) - 0.5) * 0x1p-4;  // near 1
+        else if (kind == 3)
+          x = 1.0 + double(int64_t(b % 2001) - 1000) * 0x1p-52;
+        else
+          x = double_from_bits(b & 0x000fffffffffffffull);  // subnormal
         if (x == 0) x = 0x1p-1074;
       }
       double y = kExp ? repmode::repmode_exp(x) : repmode::repmode_log(x);
@@ -271,8 +273,7 @@ int check_double_specials() {
     ++bad;
     std::printf("  SPECIAL FAIL float canonical NaN\n");
   }
-  std::printf("special values: %d cases, %d failures\n", int(sizeof(cases) / sizeof(cases[0])),
-              bad);
+  std::printf("special values: %d cases, %d failures\n", int(sizeof(cases) / sizeof(cases[0])), bad);
   return bad;
 }
 
@@ -328,8 +329,10 @@ int main(int argc, char** argv) {
   int64_t stride = 1;
   bool all = true;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--stride") == 0 && i + 1 < argc) stride = std::atoll(argv[++i]);
-    else all = false;
+    if (std::strcmp(argv[i], "--stride") == 0 && i + 1 < argc)
+      stride = std::atoll(argv[++i]);
+    else
+      all = false;
   }
   auto want = [&](const char* what) {
     for (int i = 1; i < argc; ++i)
@@ -339,8 +342,7 @@ int main(int argc, char** argv) {
   if (stride < 1) stride = 1;
   int failures = 0;
   std::printf("threads: %d\n", omp_get_max_threads());
-  if (want("expf") || want("logf") || want("expf-accurate") || want("logf-accurate"))
-    print_exhaustive_header();
+  if (want("expf") || want("logf") || want("expf-accurate") || want("logf-accurate")) print_exhaustive_header();
   if (want("expf")) {
     ExhaustiveResult r = exhaustive<true, false>(stride);
     print_exhaustive("cr_expf", r);
@@ -368,11 +370,11 @@ int main(int argc, char** argv) {
     for (int f = 0; f < 2; ++f) {
       double t0 = omp_get_wtime();
       DoubleResult r = f == 0 ? check_double_random<true>(n) : check_double_random<false>(n);
-      std::printf("%-12s %llu random inputs: max error %.4f ulp (at x = %a), %llu (%.3f%%) not "
-                  "correctly rounded, %.1f s\n",
-                  f == 0 ? "repmode_exp" : "repmode_log", (unsigned long long)r.n, r.max_ulp,
-                  r.worst_x, (unsigned long long)r.not_cr, 100.0 * double(r.not_cr) / double(r.n),
-                  omp_get_wtime() - t0);
+      std::printf(
+          "%-12s %llu random inputs: max error %.4f ulp (at x = %a), %llu (%.3f%%) not "
+          "correctly rounded, %.1f s\n",
+          f == 0 ? "repmode_exp" : "repmode_log", (unsigned long long)r.n, r.max_ulp, r.worst_x,
+          (unsigned long long)r.not_cr, 100.0 * double(r.not_cr) / double(r.n), omp_get_wtime() - t0);
       failures += r.max_ulp >= 1.0;
     }
   }

@@ -13,8 +13,8 @@
 // float32 rows: inputs checked, results that differ from the correctly rounded reference
 // (NaN results must be exactly the canonical NaN), inputs whose reference needed
 // __float128 (exact ties among them are listed as they occur), and, for cases with an
-// array (SIMD) path, inputs where it differs from the scalar function. float64 rows: the largest error in ulps over the samples.
-// Exit status 0 only when every float32 row shows 0 mis-rounded and 0 SIMD mismatches.
+// array (SIMD) path, inputs where it differs from the scalar function. float64 rows: the largest error in ulps over the
+// samples. Exit status 0 only when every float32 row shows 0 mis-rounded and 0 SIMD mismatches.
 #include <omp.h>
 
 #include <cstdlib>
@@ -58,15 +58,15 @@ Row run_unary(const UnaryCase& c, const Options& opt) {
         if (st.ties) {
           ++ties;
 #pragma omp critical
-          std::printf("  exact tie: %s(%a [0x%08x]) = midpoint, rounded to even %a\n", c.name, x,
-                      bits_of(x), float_from_bits(want));
+          std::printf("  exact tie: %s(%a [0x%08x]) = midpoint, rounded to even %a\n", c.name, x, bits_of(x),
+                      float_from_bits(want));
         }
         if (bits_of(got[k]) != want) {
           ++bad;
 #pragma omp critical
           if (bad <= 20)
-            std::printf("  MISMATCH %s(%a [0x%08x]) = %a [0x%08x], want %a [0x%08x]\n", c.name,
-                        x, bits_of(x), got[k], bits_of(got[k]), float_from_bits(want), want);
+            std::printf("  MISMATCH %s(%a [0x%08x]) = %a [0x%08x], want %a [0x%08x]\n", c.name, x, bits_of(x), got[k],
+                        bits_of(got[k]), float_from_bits(want), want);
         }
       }
       if (row.simd) {
@@ -78,8 +78,7 @@ Row run_unary(const UnaryCase& c, const Options& opt) {
             ++simd_bad;
 #pragma omp critical
             if (simd_bad <= 20)
-              std::printf("  SIMD MISMATCH %s(%a) = %a, scalar %a\n", c.name, in[k], arr[off + k],
-                          got[k]);
+              std::printf("  SIMD MISMATCH %s(%a) = %a, scalar %a\n", c.name, in[k], arr[off + k], got[k]);
           }
         c.array(in.data(), in.data(), len);  // in place
         for (int64_t k = 0; k < len; ++k) simd_bad += bits_of(in[k]) != bits_of(got[k]);
@@ -98,18 +97,37 @@ Row run_unary(const UnaryCase& c, const Options& opt) {
 
 // Random |x| log-uniform in [lo, hi] (both signs), and special values.
 void run_double(const DoubleCase& c, const Options& opt) {
-  const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 0x1p-1074, -0x1p-1074,
-                             0x1p-1022, -0x1p-1022, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0,
-                             0x1.fffffffffffffp+1023, -0x1.fffffffffffffp+1023, c.lo, -c.lo,
-                             c.hi, -c.hi};
+  const double specials[] = {0.0,
+                             -0.0,
+                             INFINITY,
+                             -INFINITY,
+                             NAN,
+                             0x1p-1074,
+                             -0x1p-1074,
+                             0x1p-1022,
+                             -0x1p-1022,
+                             1.0,
+                             -1.0,
+                             0.5,
+                             -0.5,
+                             2.0,
+                             -2.0,
+                             0x1.fffffffffffffp+1023,
+                             -0x1.fffffffffffffp+1023,
+                             c.lo,
+                             -c.lo,
+                             c.hi,
+                             -c.hi};
   double t0 = omp_get_wtime();
   double max_ulp = 0, worst_x = 0;
   uint64_t not_cr = 0, nan_bad = 0;
   for (double x : specials) {
     double y = c.impl(x);
     __float128 q = c.ref_q((__float128)x);
-    if (isnanq(q)) nan_bad += bits_of(y) != repmode::kCanonicalNanBits64;
-    else if (ulp_error(y, q) > max_ulp) max_ulp = ulp_error(y, q), worst_x = x;
+    if (isnanq(q))
+      nan_bad += bits_of(y) != repmode::kCanonicalNanBits64;
+    else if (ulp_error(y, q) > max_ulp)
+      max_ulp = ulp_error(y, q), worst_x = x;
   }
   const double llo = std::log2(c.lo), lhi = std::log2(c.hi);
 #pragma omp parallel reduction(+ : not_cr, nan_bad)
@@ -134,26 +152,24 @@ void run_double(const DoubleCase& c, const Options& opt) {
 #pragma omp critical
     if (local_max > max_ulp) max_ulp = local_max, worst_x = local_x;
   }
-  std::printf("%-12s %llu random |x| in [%g, %g] + %d specials: max error %.4f ulp (x = %a), "
-              "%.3f%% not correctly rounded, %llu non-canonical NaN, %.1f s\n",
-              c.name, (unsigned long long)opt.samples, c.lo, c.hi,
-              int(sizeof(specials) / sizeof(specials[0])), max_ulp, worst_x,
-              100.0 * double(not_cr) / double(opt.samples), (unsigned long long)nan_bad,
-              omp_get_wtime() - t0);
+  std::printf(
+      "%-12s %llu random |x| in [%g, %g] + %d specials: max error %.4f ulp (x = %a), "
+      "%.3f%% not correctly rounded, %llu non-canonical NaN, %.1f s\n",
+      c.name, (unsigned long long)opt.samples, c.lo, c.hi, int(sizeof(specials) / sizeof(specials[0])), max_ulp,
+      worst_x, 100.0 * double(not_cr) / double(opt.samples), (unsigned long long)nan_bad, omp_get_wtime() - t0);
 }
 
 void print_header() {
-  std::printf("%-12s %14s %12s %10s %10s %14s %10s\n", "function", "inputs", "mis-rounded",
-              "quad-ref", "undecided", "simd-mismatch", "seconds");
+  std::printf("%-12s %14s %12s %10s %10s %14s %10s\n", "function", "inputs", "mis-rounded", "quad-ref", "undecided",
+              "simd-mismatch", "seconds");
 }
 
 void print_row(const Row& r) {
   char simd[32];
   std::snprintf(simd, sizeof simd, "%llu", (unsigned long long)r.simd_bad);
-  std::printf("%-12s %14llu %12llu %10llu %10llu %14s %10.1f\n", r.name,
-              (unsigned long long)r.checked, (unsigned long long)r.bad,
-              (unsigned long long)r.quad, (unsigned long long)r.undecided, r.simd ? simd : "-",
-              r.seconds);
+  std::printf("%-12s %14llu %12llu %10llu %10llu %14s %10.1f\n", r.name, (unsigned long long)r.checked,
+              (unsigned long long)r.bad, (unsigned long long)r.quad, (unsigned long long)r.undecided,
+              r.simd ? simd : "-", r.seconds);
   std::fflush(stdout);
 }
 
@@ -163,14 +179,17 @@ int main(int argc, char** argv) {
   Options opt;
   std::vector<std::string> names;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--stride") && i + 1 < argc) opt.stride = std::atoll(argv[++i]);
-    else if (!std::strcmp(argv[i], "--samples") && i + 1 < argc) opt.samples = std::strtoull(argv[++i], nullptr, 10);
+    if (!std::strcmp(argv[i], "--stride") && i + 1 < argc)
+      opt.stride = std::atoll(argv[++i]);
+    else if (!std::strcmp(argv[i], "--samples") && i + 1 < argc)
+      opt.samples = std::strtoull(argv[++i], nullptr, 10);
     else if (!std::strcmp(argv[i], "--list")) {
       for (auto& c : unary_cases()) std::printf("%s (float32, exhaustive)\n", c.name);
       for (auto& c : custom_cases()) std::printf("%s (custom)\n", c.name);
       for (auto& c : double_cases()) std::printf("%s (float64, sampled)\n", c.name);
       return 0;
-    } else names.push_back(argv[i]);
+    } else
+      names.push_back(argv[i]);
   }
   if (opt.stride < 1) opt.stride = 1;
   auto wanted = [&](const char* name) {

@@ -1,8 +1,8 @@
 // Bitwise check and speed of csrc/cpu/vec_math_avx2.h against the scalar cr_expf/cr_logf
 // (standalone, not part of the build).
 //
-//   g++ -O2 -std=c++17 -ffp-contract=off -fopenmp csrc/verify/check_vec_math.cpp csrc/cpu/isa.cpp -o /tmp/check_vec_math
-//   /tmp/check_vec_math [exp] [log] [speed] [--stride N] [--ftz]   (none named: all three)
+//   g++ -O2 -std=c++17 -ffp-contract=off -fopenmp csrc/verify/check_vec_math.cpp csrc/cpu/isa.cpp -o
+//   /tmp/check_vec_math /tmp/check_vec_math [exp] [log] [speed] [--stride N] [--ftz]   (none named: all three)
 //
 // exp/log: every one of the 2^32 float32 bit patterns (or every N-th with --stride), in
 //   chunks run through exp_array_avx2/log_array_avx2, alternately out of place and in
@@ -83,8 +83,8 @@ uint64_t exhaustive(const char* name, ArrayFn vec, ScalarFn ref, uint64_t stride
         if (!same(got, want)) {
           ++bad;
           if (printed.fetch_add(1) < 10)
-            std::printf("  %s mismatch: x=0x%08x vec=0x%08x scalar=0x%08x\n", name, bits_of(x),
-                        bits_of(got), bits_of(want));
+            std::printf("  %s mismatch: x=0x%08x vec=0x%08x scalar=0x%08x\n", name, bits_of(x), bits_of(got),
+                        bits_of(want));
         }
       }
       mismatches += bad;
@@ -92,8 +92,8 @@ uint64_t exhaustive(const char* name, ArrayFn vec, ScalarFn ref, uint64_t stride
     }
   }
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::printf("%s: %llu inputs checked, %llu mismatches (%.1f s)\n", name,
-              (unsigned long long)checked.load(), (unsigned long long)mismatches.load(), s);
+  std::printf("%s: %llu inputs checked, %llu mismatches (%.1f s)\n", name, (unsigned long long)checked.load(),
+              (unsigned long long)mismatches.load(), s);
   return mismatches.load();
 }
 
@@ -103,14 +103,28 @@ uint64_t tails(const char* name, ArrayFn vec, ScalarFn ref, bool is_exp) {
   set_mode();
   std::mt19937 rng(7);
   std::vector<float> pool;
-  const float specials[] = {0.0f, -0.0f, 1.0f, -1.0f, float_from_bits(0x7f800000u),
-                            float_from_bits(0xff800000u), float_from_bits(0x7fc00000u),
-                            float_from_bits(0xffc00001u), float_from_bits(0x00000001u),
-                            100.0f, -100.0f, -120.0f, 1e-30f, 88.7f, -88.0f};
+  const float specials[] = {0.0f,
+                            -0.0f,
+                            1.0f,
+                            -1.0f,
+                            float_from_bits(0x7f800000u),
+                            float_from_bits(0xff800000u),
+                            float_from_bits(0x7fc00000u),
+                            float_from_bits(0xffc00001u),
+                            float_from_bits(0x00000001u),
+                            100.0f,
+                            -100.0f,
+                            -120.0f,
+                            1e-30f,
+                            88.7f,
+                            -88.0f};
   for (int i = 0; i < 200; ++i) {
-    if (rng() % 4 == 0) pool.push_back(specials[rng() % (sizeof(specials) / sizeof(float))]);
-    else if (is_exp) pool.push_back(std::uniform_real_distribution<float>(-20, 20)(rng));
-    else pool.push_back(std::uniform_real_distribution<float>(0, 50)(rng));
+    if (rng() % 4 == 0)
+      pool.push_back(specials[rng() % (sizeof(specials) / sizeof(float))]);
+    else if (is_exp)
+      pool.push_back(std::uniform_real_distribution<float>(-20, 20)(rng));
+    else
+      pool.push_back(std::uniform_real_distribution<float>(0, 50)(rng));
   }
   uint64_t bad = 0;
   std::vector<float> a(80), b(80);
@@ -125,13 +139,14 @@ uint64_t tails(const char* name, ArrayFn vec, ScalarFn ref, bool is_exp) {
         for (int i = 0; i < 80; ++i) {
           float got = inplace ? a[i] : b[i];
           float want;
-          if (i >= off && i < off + n) want = ref(orig[i]);
-          else want = inplace ? orig[i] : float_from_bits(0xdeadbeefu);  // untouched
+          if (i >= off && i < off + n)
+            want = ref(orig[i]);
+          else
+            want = inplace ? orig[i] : float_from_bits(0xdeadbeefu);  // untouched
           if (bits_of(got) != bits_of(want)) ++bad;
         }
       }
-  std::printf("%s tails (n 0..67, offsets 0..7, in/out of place): %llu mismatches\n", name,
-              (unsigned long long)bad);
+  std::printf("%s tails (n 0..67, offsets 0..7, in/out of place): %llu mismatches\n", name, (unsigned long long)bad);
   return bad;
 }
 
@@ -144,7 +159,8 @@ void speed() {
   for (int64_t i = 0; i < N; ++i) xe[i] = de(rng);
   for (int64_t i = 0; i < N; ++i) {
     float v;
-    do v = dl(rng); while (!(v > 0.0f));
+    do v = dl(rng);
+    while (!(v > 0.0f));
     xl[i] = v;
   }
   // Rounds alternate the four loops, so that load from other processes hits them alike;
@@ -177,10 +193,8 @@ void speed() {
   double e_vec = best[0] * 1e9 / double(N), e_sc = best[1] * 1e9 / double(N);
   double l_vec = best[2] * 1e9 / double(N), l_sc = best[3] * 1e9 / double(N);
   std::printf("speed (1 thread, 16M inputs, best of 7):\n");
-  std::printf("  exp [-10,10]: avx2 %.2f ns/elem, scalar %.2f ns/elem, speedup %.2fx\n", e_vec,
-              e_sc, e_sc / e_vec);
-  std::printf("  log (0,100]:  avx2 %.2f ns/elem, scalar %.2f ns/elem, speedup %.2fx\n", l_vec,
-              l_sc, l_sc / l_vec);
+  std::printf("  exp [-10,10]: avx2 %.2f ns/elem, scalar %.2f ns/elem, speedup %.2fx\n", e_vec, e_sc, e_sc / e_vec);
+  std::printf("  log (0,100]:  avx2 %.2f ns/elem, scalar %.2f ns/elem, speedup %.2fx\n", l_vec, l_sc, l_sc / l_vec);
 }
 
 }  // namespace
@@ -190,11 +204,16 @@ int main(int argc, char** argv) {
   uint64_t stride = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "exp") do_exp = true;
-    else if (a == "log") do_log = true;
-    else if (a == "speed") do_speed = true;
-    else if (a == "--ftz") g_ftz = true;
-    else if (a == "--stride" && i + 1 < argc) stride = std::strtoull(argv[++i], nullptr, 10);
+    if (a == "exp")
+      do_exp = true;
+    else if (a == "log")
+      do_log = true;
+    else if (a == "speed")
+      do_speed = true;
+    else if (a == "--ftz")
+      g_ftz = true;
+    else if (a == "--stride" && i + 1 < argc)
+      stride = std::strtoull(argv[++i], nullptr, 10);
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;

@@ -41,19 +41,23 @@ template <typename T>
 T random_value(bool specials) {
   if (specials && uniform(0, 15) == 0) {
     switch (uniform(0, 5)) {
-      case 0: return std::numeric_limits<T>::infinity();
-      case 1: return -std::numeric_limits<T>::infinity();
-      case 2: return T(-0.0);
-      case 3: return std::numeric_limits<T>::denorm_min() * T(uniform(1, 1000));
+      case 0:
+        return std::numeric_limits<T>::infinity();
+      case 1:
+        return -std::numeric_limits<T>::infinity();
+      case 2:
+        return T(-0.0);
+      case 3:
+        return std::numeric_limits<T>::denorm_min() * T(uniform(1, 1000));
       case 4:  // a NaN with a random payload and sign, to check canonicalization
         if constexpr (sizeof(T) == 4)
           return repmode::float_from_bits(0x7f800001u | uint32_t(uniform(0, 0x7fffff)) |
                                           (uint32_t(uniform(0, 1)) << 31));
         else
-          return repmode::double_from_bits(0x7ff0000000000001ull |
-                                           uint64_t(uniform(0, (int64_t(1) << 51) - 1)) |
+          return repmode::double_from_bits(0x7ff0000000000001ull | uint64_t(uniform(0, (int64_t(1) << 51) - 1)) |
                                            (uint64_t(uniform(0, 1)) << 63));
-      default: return T(0);
+      default:
+        return T(0);
     }
   }
   const T mant = std::uniform_real_distribution<T>(-1, 1)(rng);
@@ -76,10 +80,26 @@ Strided<T> make_layout(int64_t batch, int64_t rows, int64_t cols, bool allow_bro
   const int kind = int(uniform(0, 3));
   const int64_t pad = uniform(0, 3), gap = uniform(1, 3);
   switch (kind) {
-    case 0: s.rs = cols + pad; s.cs = 1; s.layout = "row"; break;
-    case 1: s.rs = 1; s.cs = rows + pad; s.layout = "col"; break;
-    case 2: s.cs = gap; s.rs = cols * gap + pad; s.layout = "slice-r"; break;
-    default: s.rs = gap; s.cs = rows * gap + pad; s.layout = "slice-c"; break;
+    case 0:
+      s.rs = cols + pad;
+      s.cs = 1;
+      s.layout = "row";
+      break;
+    case 1:
+      s.rs = 1;
+      s.cs = rows + pad;
+      s.layout = "col";
+      break;
+    case 2:
+      s.cs = gap;
+      s.rs = cols * gap + pad;
+      s.layout = "slice-r";
+      break;
+    default:
+      s.rs = gap;
+      s.cs = rows * gap + pad;
+      s.layout = "slice-c";
+      break;
   }
   const int64_t one = rows && cols ? (rows - 1) * s.rs + (cols - 1) * s.cs + 1 : 0;
   const bool broadcast = allow_broadcast && batch > 1 && uniform(0, 2) == 0;
@@ -112,30 +132,29 @@ void check_case(int64_t batch, int64_t M, int64_t N, int64_t K, bool specials, S
   for (T& v : a.buf) v = random_value<T>(specials);
   for (T& v : b.buf) v = random_value<T>(specials);
   // Untouched elements must keep this sentinel, a NaN no kernel writes.
-  const T sentinel = sizeof(T) == 4 ? T(repmode::float_from_bits(0x7fa5a5a5u))
-                                    : T(repmode::double_from_bits(0x7ffa5a5a5a5a5a5aull));
+  const T sentinel =
+      sizeof(T) == 4 ? T(repmode::float_from_bits(0x7fa5a5a5u)) : T(repmode::double_from_bits(0x7ffa5a5a5a5a5a5aull));
   std::fill(c.buf.begin(), c.buf.end(), sentinel);
   std::vector<T> expect = c.buf;
-  repmode::cpu::gemm_reference<T>(batch, M, N, K, a.buf.data(), a.sb, a.rs, a.cs, b.buf.data(),
-                                  b.sb, b.rs, b.cs, expect.data(), c.sb, c.rs, c.cs);
+  repmode::cpu::gemm_reference<T>(batch, M, N, K, a.buf.data(), a.sb, a.rs, a.cs, b.buf.data(), b.sb, b.rs, b.cs,
+                                  expect.data(), c.sb, c.rs, c.cs);
   ++st.cases;
   for (Isa isa : available_isas()) {
     repmode::cpu::set_active_isa(isa);
     for (int threads : {1, 2, 3}) {
       std::vector<T> got = c.buf;
-      repmode::cpu::gemm<T>(batch, M, N, K, a.buf.data(), a.sb, a.rs, a.cs, b.buf.data(), b.sb,
-                            b.rs, b.cs, got.data(), c.sb, c.rs, c.cs, threads);
+      repmode::cpu::gemm<T>(batch, M, N, K, a.buf.data(), a.sb, a.rs, a.cs, b.buf.data(), b.sb, b.rs, b.cs, got.data(),
+                            c.sb, c.rs, c.cs, threads);
       ++st.runs;
       if (std::memcmp(got.data(), expect.data(), got.size() * sizeof(T)) != 0) {
         ++st.failures;
         size_t bad = 0;
-        for (size_t i = 0; i < got.size(); ++i)
-          bad += std::memcmp(&got[i], &expect[i], sizeof(T)) != 0;
-        std::printf("MISMATCH %s batch=%ld M=%ld N=%ld K=%ld A=%s B=%s C=%s isa=%s threads=%d: "
-                    "%zu of %zu elements differ\n",
-                    type_name(T()), long(batch), long(M), long(N), long(K), a.layout.c_str(),
-                    b.layout.c_str(), c.layout.c_str(), repmode::cpu::isa_name(isa), threads,
-                    bad, got.size());
+        for (size_t i = 0; i < got.size(); ++i) bad += std::memcmp(&got[i], &expect[i], sizeof(T)) != 0;
+        std::printf(
+            "MISMATCH %s batch=%ld M=%ld N=%ld K=%ld A=%s B=%s C=%s isa=%s threads=%d: "
+            "%zu of %zu elements differ\n",
+            type_name(T()), long(batch), long(M), long(N), long(K), a.layout.c_str(), b.layout.c_str(),
+            c.layout.c_str(), repmode::cpu::isa_name(isa), threads, bad, got.size());
       }
     }
   }
@@ -183,10 +202,8 @@ bool run_checks() {
   Stats f32, f64;
   check_type<float>(f32);
   check_type<double>(f64);
-  std::printf("check f32: %ld cases, %ld runs, %ld mismatches\n", long(f32.cases),
-              long(f32.runs), long(f32.failures));
-  std::printf("check f64: %ld cases, %ld runs, %ld mismatches\n", long(f64.cases),
-              long(f64.runs), long(f64.failures));
+  std::printf("check f32: %ld cases, %ld runs, %ld mismatches\n", long(f32.cases), long(f32.runs), long(f32.failures));
+  std::printf("check f64: %ld cases, %ld runs, %ld mismatches\n", long(f64.cases), long(f64.runs), long(f64.failures));
   std::printf("isa paths:");
   for (Isa isa : available_isas()) std::printf(" %s", repmode::cpu::isa_name(isa));
   std::printf("  (avx512 runs the avx2 kernel)\n");
@@ -196,8 +213,7 @@ bool run_checks() {
 }
 
 double seconds_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // Best-of-`reps` GFLOP/s for row-major float C = A·B.
@@ -206,8 +222,7 @@ double bench(int64_t M, int64_t N, int64_t K, int threads, int reps) {
   for (float& v : a) v = random_value<float>(false);
   for (float& v : b) v = random_value<float>(false);
   auto once = [&] {
-    repmode::cpu::gemm<float>(1, M, N, K, a.data(), 0, K, 1, b.data(), 0, N, 1, c.data(), 0,
-                              N, 1, threads);
+    repmode::cpu::gemm<float>(1, M, N, K, a.data(), 0, K, 1, b.data(), 0, N, 1, c.data(), 0, N, 1, threads);
   };
   once();  // warm caches, pages and the thread team
   double best = 1e30;
@@ -222,12 +237,15 @@ double bench(int64_t M, int64_t N, int64_t K, int threads, int reps) {
 void run_bench() {
   repmode::cpu::set_active_isa(repmode::cpu::best_isa());
   std::printf("bench f32, isa=%s\n", repmode::cpu::isa_name(repmode::cpu::active_isa()));
-  struct Shape { int64_t M, N, K; int reps; };
-  for (Shape s : {Shape{256, 256, 256, 200}, Shape{1024, 1024, 1024, 10},
-                  Shape{2048, 2048, 2048, 4}, Shape{512, 512, 65536, 3}})
+  struct Shape {
+    int64_t M, N, K;
+    int reps;
+  };
+  for (Shape s :
+       {Shape{256, 256, 256, 200}, Shape{1024, 1024, 1024, 10}, Shape{2048, 2048, 2048, 4}, Shape{512, 512, 65536, 3}})
     for (int threads : {1, 2})
-      std::printf("  %5ldx%5ld . %5ldx%5ld  threads=%d  %7.1f GFLOP/s\n", long(s.M), long(s.K),
-                  long(s.K), long(s.N), threads, bench(s.M, s.N, s.K, threads, s.reps));
+      std::printf("  %5ldx%5ld . %5ldx%5ld  threads=%d  %7.1f GFLOP/s\n", long(s.M), long(s.K), long(s.K), long(s.N),
+                  threads, bench(s.M, s.N, s.K, threads, s.reps));
 }
 
 }  // namespace

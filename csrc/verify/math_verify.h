@@ -74,8 +74,10 @@ inline uint32_t reference_f32(float x, RefLd ref_ld, RefQ ref_q, RefStats& st) {
   if (!near_f32_boundary(r, ldexpl(1.0L, -58))) return bits_of((float)r);
   ++st.quad;
   __float128 q = ref_q((__float128)x);
-  if (is_f32_midpoint_q(q)) ++st.ties;
-  else if (near_f32_boundary_q(q, ldexpq((__float128)1.0, -100))) ++st.undecided;
+  if (is_f32_midpoint_q(q))
+    ++st.ties;
+  else if (near_f32_boundary_q(q, ldexpq((__float128)1.0, -100)))
+    ++st.undecided;
   return bits_of((float)q);  // the conversion rounds to nearest even
 }
 
@@ -93,7 +95,7 @@ inline double ulp_error(double y, __float128 q) {
 // ---------------- registries ----------------
 
 struct Options {
-  int64_t stride = 1;        // check every stride-th float32 bit pattern only
+  int64_t stride = 1;           // check every stride-th float32 bit pattern only
   uint64_t samples = 10000000;  // random inputs for double and custom checks
 };
 
@@ -132,9 +134,18 @@ struct CustomCase {
   Row (*run)(const Options&);
 };
 
-inline std::vector<UnaryCase>& unary_cases() { static std::vector<UnaryCase> v; return v; }
-inline std::vector<DoubleCase>& double_cases() { static std::vector<DoubleCase> v; return v; }
-inline std::vector<CustomCase>& custom_cases() { static std::vector<CustomCase> v; return v; }
+inline std::vector<UnaryCase>& unary_cases() {
+  static std::vector<UnaryCase> v;
+  return v;
+}
+inline std::vector<DoubleCase>& double_cases() {
+  static std::vector<DoubleCase> v;
+  return v;
+}
+inline std::vector<CustomCase>& custom_cases() {
+  static std::vector<CustomCase> v;
+  return v;
+}
 
 struct RegisterUnary {
   explicit RegisterUnary(UnaryCase c) { unary_cases().push_back(c); }

@@ -15,8 +15,8 @@ __global__ void batch_norm_kernel(const T* x, const T* dy, T* out, int64_t n) {
   out[0] = norm_affine<T>(xhat, T(2.0), T(-0.0));
   out[1] = norm_running_update<T>(out[1], norm_unbiased_var<T>(q, n), 0.1);
   T sg, sgx;
-  norm_grad_sums<T>(n, [&](int64_t j) { return dy[j]; },
-                    [&](int64_t j) { return norm_xhat<T>(x[j], mean, invstd); }, &sg, &sgx);
+  norm_grad_sums<T>(
+      n, [&](int64_t j) { return dy[j]; }, [&](int64_t j) { return norm_xhat<T>(x[j], mean, invstd); }, &sg, &sgx);
   out[2] = norm_dx_batch_stats<T>(dy[0], xhat, norm_mean<T>(sg, n), norm_mean<T>(sgx, n), invstd);
   out[3] = norm_dx_fixed_stats<T>(dy[0], invstd) + norm_var<T>(q, n) + norm_sq_term<T>(x[0], mean);
 }

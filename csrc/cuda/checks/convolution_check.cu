@@ -16,9 +16,8 @@ __global__ void convolution_kernel(repmode::ConvGeom g, const T* x, const T* w, 
   out[4] = conv_grad_weight_at<T>(g, x, gy, 0, 0, 0);
 }
 
-template __global__ void convolution_kernel<float>(repmode::ConvGeom, const float*, const float*,
-                                                   const float*, float*);
-template __global__ void convolution_kernel<double>(repmode::ConvGeom, const double*, const double*,
-                                                    const double*, double*);
+template __global__ void convolution_kernel<float>(repmode::ConvGeom, const float*, const float*, const float*, float*);
+template __global__ void convolution_kernel<double>(repmode::ConvGeom, const double*, const double*, const double*,
+                                                    double*);
 
 }  // namespace repmode_check

@@ -20,7 +20,7 @@ __global__ void layer_norm_kernel(const T* x, const T* g, const T* w, const T* b
 
 template __global__ void layer_norm_kernel<float>(const float*, const float*, const float*, const float*, float*,
                                                   int64_t);
-template __global__ void layer_norm_kernel<double>(const double*, const double*, const double*, const double*,
-                                                   double*, int64_t);
+template __global__ void layer_norm_kernel<double>(const double*, const double*, const double*, const double*, double*,
+                                                   int64_t);
 
 }  // namespace repmode_check

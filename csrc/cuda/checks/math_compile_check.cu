@@ -6,22 +6,22 @@
 #include "../../common/elementwise.h"
 
 // Every float32 and float64 math routine on one input array.
-__global__ void repmode_math_compile_check(const float* xf, float* outf, const double* xd, double* outd,
-                                           int n) {
+__global__ void repmode_math_compile_check(const float* xf, float* outf, const double* xd, double* outd, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= n) return;
   const float x = xf[i];
   const double y = xd[i];
   int k = 0;
-#define REPMODE_CHECK(name)                            \
-  outf[k * n + i] = repmode::name##_of(x);             \
-  outd[k * n + i] = repmode::name##_of(y);             \
+#define REPMODE_CHECK(name)                \
+  outf[k * n + i] = repmode::name##_of(x); \
+  outd[k * n + i] = repmode::name##_of(y); \
   ++k;
-  REPMODE_CHECK(exp) REPMODE_CHECK(log) REPMODE_CHECK(exp2) REPMODE_CHECK(expm1) REPMODE_CHECK(log2)
-  REPMODE_CHECK(log1p) REPMODE_CHECK(sin) REPMODE_CHECK(cos) REPMODE_CHECK(tanh) REPMODE_CHECK(sigmoid)
-  REPMODE_CHECK(erf) REPMODE_CHECK(erfc) REPMODE_CHECK(rsqrt) REPMODE_CHECK(sqrt) REPMODE_CHECK(reciprocal)
+  REPMODE_CHECK(exp)
+  REPMODE_CHECK(log) REPMODE_CHECK(exp2) REPMODE_CHECK(expm1) REPMODE_CHECK(log2) REPMODE_CHECK(log1p)
+      REPMODE_CHECK(sin) REPMODE_CHECK(cos) REPMODE_CHECK(tanh) REPMODE_CHECK(sigmoid) REPMODE_CHECK(erf)
+          REPMODE_CHECK(erfc) REPMODE_CHECK(rsqrt) REPMODE_CHECK(sqrt) REPMODE_CHECK(reciprocal)
 #undef REPMODE_CHECK
-  outf[k * n + i] = repmode::pow_of(x, xf[(i + 1) % n]);
+              outf[k * n + i] = repmode::pow_of(x, xf[(i + 1) % n]);
   outd[k * n + i] = repmode::pow_of(y, xd[(i + 1) % n]);
 }
 
@@ -38,7 +38,7 @@ __global__ void repmode_elementwise_compile_check(const T* a, const T* b, const 
 #undef REPMODE_CHECK
 }
 
-template __global__ void repmode_elementwise_compile_check<float>(const float*, const float*, const float*,
-                                                                  float*, int);
-template __global__ void repmode_elementwise_compile_check<double>(const double*, const double*,
-                                                                   const double*, double*, int);
+template __global__ void repmode_elementwise_compile_check<float>(const float*, const float*, const float*, float*,
+                                                                  int);
+template __global__ void repmode_elementwise_compile_check<double>(const double*, const double*, const double*, double*,
+                                                                   int);

@@ -60,8 +60,10 @@ verify::Row run_paths(const verify::Options& opt) {
     uint32_t u = uint32_t(i * opt.stride);
     float x = verify::float_from_bits(u);
     int path;
-    if (kErfc) d::cr_erfcf_impl(x, &path);
-    else d::cr_erff_impl(x, &path);
+    if (kErfc)
+      d::cr_erfcf_impl(x, &path);
+    else
+      d::cr_erff_impl(x, &path);
     if (path == 0) continue;
     uint32_t au = u & 0x7fffffffu;
     if (!kErfc && au < 0x01000000u) continue;  // |x| < 2^-125: decided by erff_tiny alone
@@ -89,17 +91,16 @@ verify::Row run_paths(const verify::Options& opt) {
       ++acc_bad;
 #pragma omp critical
       if (acc_bad <= 20)
-        std::printf("  ACCURATE PATH MISMATCH %s(%a [0x%08x]) = 0x%08x, want 0x%08x\n", row.name, x,
-                    u, b, want);
+        std::printf("  ACCURATE PATH MISMATCH %s(%a [0x%08x]) = 0x%08x, want 0x%08x\n", row.name, x, u, b, want);
     }
   }
   bool fast_ok = max_err <= d::kFastEps;
-  std::printf("  %s: %llu inputs reach the paths (%llu fast, %llu accurate in the ordinary run); "
-              "accurate path alone: %llu mis-rounded, %llu within its bound of a boundary; "
-              "largest fast-path error 2^%.2f (the rounding test assumes 2^-49)\n",
-              row.name, (unsigned long long)checked, (unsigned long long)fast,
-              (unsigned long long)accurate, (unsigned long long)acc_bad, (unsigned long long)hard,
-              max_err > 0 ? std::log2(max_err) : -INFINITY);
+  std::printf(
+      "  %s: %llu inputs reach the paths (%llu fast, %llu accurate in the ordinary run); "
+      "accurate path alone: %llu mis-rounded, %llu within its bound of a boundary; "
+      "largest fast-path error 2^%.2f (the rounding test assumes 2^-49)\n",
+      row.name, (unsigned long long)checked, (unsigned long long)fast, (unsigned long long)accurate,
+      (unsigned long long)acc_bad, (unsigned long long)hard, max_err > 0 ? std::log2(max_err) : -INFINITY);
   row.seconds = omp_get_wtime() - t0;
   row.checked = checked;
   row.bad = acc_bad + hard + (fast_ok ? 0 : 1);

@@ -36,15 +36,15 @@ using repmode::float_from_bits;
 constexpr int64_t kBlock = 4096;
 
 float gelu_def(float x) {
-  return repmode::EwFormula<float, repmode::EwOp::gelu>::apply(x, 0.0f, 0.0f,
-                                                               repmode::EwParams<float>{0.0, 0.0, 0.0});
+  return repmode::EwFormula<float, repmode::EwOp::gelu>::apply(x, 0.0f, 0.0f, repmode::EwParams<float>{0.0, 0.0, 0.0});
 }
 
 bool have_avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
 
 constexpr unsigned kFtzDaz = 0x8040;  // MXCSR FTZ (bit 15) | DAZ (bit 6)
 
-template <bool kFtz> Row run_gelu_simd(const Options& opt) {
+template <bool kFtz>
+Row run_gelu_simd(const Options& opt) {
   Row row;
   row.name = kFtz ? "gelu-simd-ftz" : "gelu-simd";
   row.simd = have_avx2();
@@ -91,8 +91,8 @@ template <bool kFtz> Row run_gelu_simd(const Options& opt) {
           ++simd_bad;
 #pragma omp critical
           if (simd_bad <= 20)
-            std::printf("  SIMD MISMATCH %s(%a [0x%08x]) = %a, scalar %a\n", row.name, in[k],
-                        bits_of(in[k]), got, kFtz ? want_ftz[k] : want[k]);
+            std::printf("  SIMD MISMATCH %s(%a [0x%08x]) = %a, scalar %a\n", row.name, in[k], bits_of(in[k]), got,
+                        kFtz ? want_ftz[k] : want[k]);
         }
       };
       for (int64_t k = 0; k < m; ++k) check(k, arr[off + k]);
@@ -105,8 +105,8 @@ template <bool kFtz> Row run_gelu_simd(const Options& opt) {
   row.checked = uint64_t(n);
   row.simd_bad = simd_bad;
   if (kFtz)
-    std::printf("  %s: %llu inputs where the scalar formula itself changes under FTZ/DAZ\n",
-                row.name, (unsigned long long)ftz_dependent);
+    std::printf("  %s: %llu inputs where the scalar formula itself changes under FTZ/DAZ\n", row.name,
+                (unsigned long long)ftz_dependent);
   return row;
 }
 

@@ -19,8 +19,7 @@ __float128 tanh_q(__float128 x) { return tanhq(x); }
 long double sigmoid_ld(long double x) { return 1.0L / (1.0L + expl(-x)); }
 __float128 sigmoid_q(__float128 x) { return (__float128)1 / ((__float128)1 + expq(-x)); }
 
-verify::RegisterUnary tanhf_case({"tanhf", repmode::cr_tanhf, tanh_ld, tanh_q,
-                                  repmode::cpu::tanh_array_avx2});
+verify::RegisterUnary tanhf_case({"tanhf", repmode::cr_tanhf, tanh_ld, tanh_q, repmode::cpu::tanh_array_avx2});
 verify::RegisterUnary sigmoidf_case({"sigmoidf", repmode::cr_sigmoidf, sigmoid_ld, sigmoid_q,
                                      repmode::cpu::sigmoid_array_avx2});
 verify::RegisterDouble tanh_case({"tanh", repmode::repmode_tanh, tanh_q, 1e-30, 30.0});

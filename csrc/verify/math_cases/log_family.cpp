@@ -65,8 +65,10 @@ verify::Row run_accurate_only(const verify::Options& opt) {
   for (int64_t i = 0; i < n; ++i) {
     float x = verify::float_from_bits(uint32_t(i * opt.stride));
     int path;
-    if (kLog2) cr_log2f_impl(x, &path);
-    else cr_log1pf_impl(x, &path);
+    if (kLog2)
+      cr_log2f_impl(x, &path);
+    else
+      cr_log1pf_impl(x, &path);
     p0 += path == 0, p1 += path == 1, p2 += path == 2, p3 += path == 3;
     if (path == 0) continue;
     float got;
@@ -81,24 +83,22 @@ verify::Row run_accurate_only(const verify::Options& opt) {
     acc_hard += apath == 3;
     ++checked;
     verify::RefStats st;
-    uint32_t want = kLog2 ? verify::reference_f32(x, log2_ld, log2_q, st)
-                          : verify::reference_f32(x, log1p_ld, log1p_q, st);
+    uint32_t want =
+        kLog2 ? verify::reference_f32(x, log2_ld, log2_q, st) : verify::reference_f32(x, log1p_ld, log1p_q, st);
     quad += st.quad;
     undecided += st.undecided;
     if (verify::bits_of(got) != want) {
       ++bad;
 #pragma omp critical
-      if (bad <= 20)
-        std::printf("  MISMATCH %s(%a) = %a, want %a\n", row.name, x, got,
-                    verify::float_from_bits(want));
+      if (bad <= 20) std::printf("  MISMATCH %s(%a) = %a, want %a\n", row.name, x, got, verify::float_from_bits(want));
     }
   }
   paths[0] = p0, paths[1] = p1, paths[2] = p2, paths[3] = p3;
-  std::printf("  %s: ordinary paths: special %llu, fast %llu, accurate %llu, accurate-hard %llu;"
-              " accurate path alone within its bound of a boundary: %llu\n",
-              kLog2 ? "log2f" : "log1pf", (unsigned long long)paths[0],
-              (unsigned long long)paths[1], (unsigned long long)paths[2],
-              (unsigned long long)paths[3], (unsigned long long)acc_hard);
+  std::printf(
+      "  %s: ordinary paths: special %llu, fast %llu, accurate %llu, accurate-hard %llu;"
+      " accurate path alone within its bound of a boundary: %llu\n",
+      kLog2 ? "log2f" : "log1pf", (unsigned long long)paths[0], (unsigned long long)paths[1],
+      (unsigned long long)paths[2], (unsigned long long)paths[3], (unsigned long long)acc_hard);
   row.seconds = omp_get_wtime() - t0;
   row.checked = checked;
   row.bad = bad + acc_hard;  // a hard accurate result would be a failure of the argument
@@ -132,13 +132,10 @@ verify::Row run_rsqrt_exact(const verify::Options& opt) {
     if (verify::bits_of(got) != want) {
       ++bad;
 #pragma omp critical
-      if (bad <= 20)
-        std::printf("  MISMATCH rsqrtf-exact(%a) = %a, want %a\n", x, got,
-                    verify::float_from_bits(want));
+      if (bad <= 20) std::printf("  MISMATCH rsqrtf-exact(%a) = %a, want %a\n", x, got, verify::float_from_bits(want));
     }
   }
-  std::printf("  rsqrtf: fast %llu, exact path %llu\n", (unsigned long long)p1,
-              (unsigned long long)p2);
+  std::printf("  rsqrtf: fast %llu, exact path %llu\n", (unsigned long long)p1, (unsigned long long)p2);
   row.seconds = omp_get_wtime() - t0;
   row.checked = checked;
   row.bad = bad;

@@ -86,7 +86,7 @@ Nat nat_pow(uint32_t base, uint64_t e) {
 void odd_split(long double v, uint64_t& m, int64_t& ex) {
   int e;
   long double f = frexpl(v, &e);  // v = f 2^e, f in [0.5, 1)
-  m = uint64_t(ldexpl(f, 64));   // exact: v has at most 64 significant bits
+  m = uint64_t(ldexpl(f, 64));    // exact: v has at most 64 significant bits
   ex = e - 64;
   while ((m & 1) == 0) m >>= 1, ++ex;
 }
@@ -107,7 +107,7 @@ int pow_equals(float x, float y, __float128 mid) {
   odd_split(fabsl((long double)y), P, F);
   odd_split_q(mid, C, G);
   const bool yneg = y < 0;
-  if (F >= 0) {  // y = +-Y, Y = P 2^F: compare |x|^Y with mid^(+-1)
+  if (F >= 0) {            // y = +-Y, Y = P 2^F: compare |x|^Y with mid^(+-1)
     if (F > 40) return 0;  // Y >= 2^40: |x|^Y is 1 (excluded) or far outside any float range
     const __int128 Y = __int128(P) << F;
     if (yneg) {  // A^Y C 2^(EY + G) == 1
@@ -242,9 +242,9 @@ void gen_pair(uint64_t seed, uint64_t i, float& x, float& y) {
       break;
     }
     case 6: {
-      static const float kY[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, -1, -2, -3,
-                                 0.5f, 1.5f, 2.5f, 3.5f, 0.25f, 0.75f, 1.25f, 0.125f, 0.375f,
-                                 -0.5f, -1.5f, -0.25f};
+      static const float kY[] = {2,    3,     4,     5,     6,      7,      8,     9,     10,    11,
+                                 12,   13,    14,    15,    -1,     -2,     -3,    0.5f,  1.5f,  2.5f,
+                                 3.5f, 0.25f, 0.75f, 1.25f, 0.125f, 0.375f, -0.5f, -1.5f, -0.25f};
       y = kY[splitmix(s) % (sizeof(kY) / sizeof(kY[0]))];
       uint32_t m = uint32_t(exp2(12.0 * unit(s))) | 1u;
       double ay = fabs(double(y)), lo = -152.0 / ay - 12.0, hi = 129.0 / ay;
@@ -258,9 +258,15 @@ void gen_pair(uint64_t seed, uint64_t i, float& x, float& y) {
       x = pos_float(s);
       double lx = double(logl(x)), Tn;
       switch (splitmix(s) % 3) {
-        case 0: Tn = ldexp(unit(s) - 0.5, -19); break;
-        case 1: Tn = 0x1.fffffcp-25 * (1.0 + ldexp(unit(s) - 0.5, -20)); break;  // ~log(1+2^-24)
-        default: Tn = -0x1.000001p-25 * (1.0 + ldexp(unit(s) - 0.5, -20)); break;  // ~log(1-2^-25)
+        case 0:
+          Tn = ldexp(unit(s) - 0.5, -19);
+          break;
+        case 1:
+          Tn = 0x1.fffffcp-25 * (1.0 + ldexp(unit(s) - 0.5, -20));
+          break;  // ~log(1+2^-24)
+        default:
+          Tn = -0x1.000001p-25 * (1.0 + ldexp(unit(s) - 0.5, -20));
+          break;  // ~log(1-2^-25)
       }
       y = float(Tn / lx);
       break;
@@ -269,6 +275,7 @@ void gen_pair(uint64_t seed, uint64_t i, float& x, float& y) {
 }
 
 // 64 special values.
+// clang-format off
 const float kSpecials[] = {
     0.0f, -0.0f, INFINITY, -INFINITY, NAN, -NAN, 1.0f, -1.0f,
     0x1p-149f, -0x1p-149f, 0x1p-126f, -0x1p-126f, 0x1.fffffcp-127f, 0x1.fffffep+127f,
@@ -314,11 +321,12 @@ const float kHard[][2] = {
 struct Tally {
   uint64_t checked = 0, bad = 0, quad = 0, ref_undecided = 0, paths[5] = {0, 0, 0, 0, 0};
 };
+// clang-format on
 
 void report_bad(const char* what, float x, float y, uint32_t got, uint32_t want, int path) {
 #pragma omp critical
-  std::printf("  MISMATCH powf(%a, %a) [%s, path %d] = %a [0x%08x], want %a [0x%08x]\n", x, y, what,
-              path, float_from_bits(got), got, float_from_bits(want), want);
+  std::printf("  MISMATCH powf(%a, %a) [%s, path %d] = %a [0x%08x], want %a [0x%08x]\n", x, y, what, path,
+              float_from_bits(got), got, float_from_bits(want), want);
 }
 
 // One pair against the general reference.
@@ -449,14 +457,14 @@ Row run_powf(const Options& opt) {
   row.quad = all.quad;
   row.undecided = all.ref_undecided + all.paths[4];
   std::printf("  powf: %llu generated exact/midpoint pairs\n", (unsigned long long)n_exact);
-  std::printf("  powf: %llu random pairs (%llu fast, %llu accurate, %llu exact-case); all checks: "
-              "paths special %llu, fast %llu, accurate %llu, exact-case %llu, undecided (4) %llu; "
-              "reference undecided %llu\n",
-              (unsigned long long)after_random.checked, (unsigned long long)after_random.paths[1],
-              (unsigned long long)after_random.paths[2], (unsigned long long)after_random.paths[3],
-              (unsigned long long)all.paths[0], (unsigned long long)all.paths[1],
-              (unsigned long long)all.paths[2], (unsigned long long)all.paths[3],
-              (unsigned long long)all.paths[4], (unsigned long long)all.ref_undecided);
+  std::printf(
+      "  powf: %llu random pairs (%llu fast, %llu accurate, %llu exact-case); all checks: "
+      "paths special %llu, fast %llu, accurate %llu, exact-case %llu, undecided (4) %llu; "
+      "reference undecided %llu\n",
+      (unsigned long long)after_random.checked, (unsigned long long)after_random.paths[1],
+      (unsigned long long)after_random.paths[2], (unsigned long long)after_random.paths[3],
+      (unsigned long long)all.paths[0], (unsigned long long)all.paths[1], (unsigned long long)all.paths[2],
+      (unsigned long long)all.paths[3], (unsigned long long)all.paths[4], (unsigned long long)all.ref_undecided);
   return row;
 }
 
@@ -509,8 +517,7 @@ Row run_pow_double(const Options& opt) {
   const uint64_t n = (opt.samples + uint64_t(opt.stride) - 1) / uint64_t(opt.stride);
   double max_ulp = 0, wx = 0, wy = 0;
   uint64_t not_cr = 0, bad = 0, checked = 0;
-  auto one = [&](double x, double y, double& lmax, double& lx, double& ly, uint64_t& lnot,
-                 uint64_t& lbad) {
+  auto one = [&](double x, double y, double& lmax, double& lx, double& ly, uint64_t& lnot, uint64_t& lbad) {
     double got = repmode::repmode_pow(x, y);
     __float128 q = powq((__float128)x, (__float128)y);
     if (isnanq(q)) {
@@ -579,12 +586,44 @@ Row run_pow_double(const Options& opt) {
       not_cr += lnot, bad += lbad, checked += lchecked;
     }
   }
-  const double kSp[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0, 0x1p-1074, -0x1p-1074,
-                        0x1p-1022, 0x1.fffffffffffffp+1023, -0x1.fffffffffffffp+1023, 0.5, -0.5,
-                        2.0, -2.0, 3.0, -3.0, 0x1.0000000000001p+0, 0x1.fffffffffffffp-1,
-                        0x1p+53, 0x1.0000000000001p+53, -0x1.0000000000001p+53, 0x1p+52 + 1,
-                        -(0x1p+52 + 1), 0x1p-64, 0x1p+64, 0x1.fffffffffffffp+63, 0x1p-65,
-                        1023.0, 1024.0, -1074.0, -1075.0, 0.1, 10.0, 1e300, -1e300, 710.0};
+  const double kSp[] = {0.0,
+                        -0.0,
+                        INFINITY,
+                        -INFINITY,
+                        NAN,
+                        1.0,
+                        -1.0,
+                        0x1p-1074,
+                        -0x1p-1074,
+                        0x1p-1022,
+                        0x1.fffffffffffffp+1023,
+                        -0x1.fffffffffffffp+1023,
+                        0.5,
+                        -0.5,
+                        2.0,
+                        -2.0,
+                        3.0,
+                        -3.0,
+                        0x1.0000000000001p+0,
+                        0x1.fffffffffffffp-1,
+                        0x1p+53,
+                        0x1.0000000000001p+53,
+                        -0x1.0000000000001p+53,
+                        0x1p+52 + 1,
+                        -(0x1p+52 + 1),
+                        0x1p-64,
+                        0x1p+64,
+                        0x1.fffffffffffffp+63,
+                        0x1p-65,
+                        1023.0,
+                        1024.0,
+                        -1074.0,
+                        -1075.0,
+                        0.1,
+                        10.0,
+                        1e300,
+                        -1e300,
+                        710.0};
   for (double x : kSp)
     for (double y : kSp) {
       double dummy_x, dummy_y;
@@ -594,10 +633,10 @@ Row run_pow_double(const Options& opt) {
   row.seconds = omp_get_wtime() - t0;
   row.checked = checked;
   row.bad = bad + (max_ulp >= 0.527 ? 1 : 0);  // specials / NaNs wrong, or the proven bound broken
-  std::printf("  pow (float64): %llu pairs, max error %.4f ulp (x = %a, y = %a), %.3f%% not "
-              "correctly rounded, %llu special/NaN mismatches\n",
-              (unsigned long long)checked, max_ulp, wx, wy, 100.0 * double(not_cr) / double(checked),
-              (unsigned long long)bad);
+  std::printf(
+      "  pow (float64): %llu pairs, max error %.4f ulp (x = %a, y = %a), %.3f%% not "
+      "correctly rounded, %llu special/NaN mismatches\n",
+      (unsigned long long)checked, max_ulp, wx, wy, 100.0 * double(not_cr) / double(checked), (unsigned long long)bad);
   return row;
 }
 
@@ -627,14 +666,25 @@ Row run_pow_speed(const Options&) {
     }
     return best;
   };
-  double t_pow = time([&] { for (int i = 0; i < n; ++i) out[i] = repmode::cr_powf(xs[i], ys[i]); });
-  double t_powd = time([&] { for (int i = 0; i < n; ++i) outd[i] = repmode::repmode_pow(xd[i], yd[i]); });
-  double t_exp = time([&] { for (int i = 0; i < n; ++i) out[i] = repmode::cr_expf(ys[i]); });
-  double t_log = time([&] { for (int i = 0; i < n; ++i) out[i] = repmode::cr_logf(xs[i]); });
-  double t_glibc = time([&] { for (int i = 0; i < n; ++i) out[i] = powf(xs[i], ys[i]); });
-  std::printf("  single thread, ns per call (best of 3): cr_powf %.1f, repmode_pow %.1f; cr_expf "
-              "%.1f, cr_logf %.1f, glibc powf %.1f\n",
-              t_pow, t_powd, t_exp, t_log, t_glibc);
+  double t_pow = time([&] {
+    for (int i = 0; i < n; ++i) out[i] = repmode::cr_powf(xs[i], ys[i]);
+  });
+  double t_powd = time([&] {
+    for (int i = 0; i < n; ++i) outd[i] = repmode::repmode_pow(xd[i], yd[i]);
+  });
+  double t_exp = time([&] {
+    for (int i = 0; i < n; ++i) out[i] = repmode::cr_expf(ys[i]);
+  });
+  double t_log = time([&] {
+    for (int i = 0; i < n; ++i) out[i] = repmode::cr_logf(xs[i]);
+  });
+  double t_glibc = time([&] {
+    for (int i = 0; i < n; ++i) out[i] = powf(xs[i], ys[i]);
+  });
+  std::printf(
+      "  single thread, ns per call (best of 3): cr_powf %.1f, repmode_pow %.1f; cr_expf "
+      "%.1f, cr_logf %.1f, glibc powf %.1f\n",
+      t_pow, t_powd, t_exp, t_log, t_glibc);
   return row;
 }
 

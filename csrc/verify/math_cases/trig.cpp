@@ -62,8 +62,7 @@ verify::Row run_paths(const verify::Options& opt, int shift, const char* name) {
         ++bad;
 #pragma omp critical
         if (bad <= 20)
-          std::printf("  ACCURATE MISMATCH %s(%a) = %a, want %a\n", name, x, got,
-                      verify::float_from_bits(want));
+          std::printf("  ACCURATE MISMATCH %s(%a) = %a, want %a\n", name, x, got, verify::float_from_bits(want));
       }
       undecided += path == 3;
       tr::sincosf_impl(x, shift, &path);
@@ -73,8 +72,7 @@ verify::Row run_paths(const verify::Options& opt, int shift, const char* name) {
       if (e > l_fast) l_fast = e, l_fast_x = ax;
       int n1, n2;
       double ff = tr::reduce_fast_f32(ax, n1);
-      repmode::math_detail::DD fa = tr::reduce_accurate((ax & 0x7fffffu) | 0x800000u,
-                                                        tr::window_start_f32(ax), n2);
+      repmode::math_detail::DD fa = tr::reduce_accurate((ax & 0x7fffffu) | 0x800000u, tr::window_start_f32(ax), n2);
       long double fl = (long double)fa.hi + (long double)fa.lo;
       if (fabsl(fl) < l_minf) l_minf = fabsl(fl), l_minf_x = ax;
       long double d = n1 != n2 ? 1.0L : fabsl(((long double)ff - fl) / fl);
@@ -89,10 +87,11 @@ verify::Row run_paths(const verify::Options& opt, int shift, const char* name) {
   }
   std::printf("  %s: %llu inputs take the accurate path in cr_%s\n", name, (unsigned long long)slow,
               shift ? "cosf" : "sinf");
-  std::printf("  %s: fast path max rel error 2^%.2f (x = %a; proven < 2^-49.6); min |f| 2^%.2f "
-              "(x = %a; proven >= 2^-29.8575); fast vs accurate reduction 2^%.2f\n",
-              name, (double)log2l(worst_fast), verify::float_from_bits(worst_fast_x),
-              (double)log2l(min_f), verify::float_from_bits(min_f_x), (double)log2l(worst_red));
+  std::printf(
+      "  %s: fast path max rel error 2^%.2f (x = %a; proven < 2^-49.6); min |f| 2^%.2f "
+      "(x = %a; proven >= 2^-29.8575); fast vs accurate reduction 2^%.2f\n",
+      name, (double)log2l(worst_fast), verify::float_from_bits(worst_fast_x), (double)log2l(min_f),
+      verify::float_from_bits(min_f_x), (double)log2l(worst_red));
   row.checked = uint64_t(n);
   row.bad = bad;
   row.quad = quad;
