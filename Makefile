@@ -9,7 +9,7 @@ STAMP := $(VENV)/.repmode-installed
 
 .PHONY: demo test lint bench install clean
 
-$(STAMP): pyproject.toml setup.py $(shell find csrc -name '*.h' -o -name '*.cpp' 2>/dev/null)
+$(STAMP): pyproject.toml setup.py $(shell find csrc -name '*.h' -o -name '*.cpp' -o -name '*.def' 2>/dev/null)
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet "torch==$(TORCH_VERSION)"
 	$(PY) -m pip install --quiet -e ".[test]"

@@ -26,7 +26,8 @@ NVCC_FP_FLAGS = ["--fmad=false", "-ftz=false", "-prec-div=true", "-prec-sqrt=tru
 # Compile the sources in parallel (one job per core unless REPMODE_BUILD_JOBS says otherwise).
 ParallelCompile("REPMODE_BUILD_JOBS").install()
 
-cpu_sources = sorted(glob.glob("csrc/*.cpp")) + sorted(glob.glob("csrc/cpu/*.cpp"))
+# The CPU module: the one binding of csrc/bindings/entry_points.def plus every CPU kernel file.
+cpu_sources = ["csrc/bindings/cpu_module.cpp"] + sorted(glob.glob("csrc/cpu/*.cpp"))
 
 cpu_ext = Pybind11Extension(
     "repmode._C",
@@ -82,9 +83,10 @@ def gencode_flags() -> list[str]:
     return flags
 
 
-# The kernels (every csrc/cuda/*.cu except the *_check.cu compile checks), compiled by nvcc into
-# objects that the pybind11 module csrc/cuda/bind_cuda.cpp links with the static CUDA runtime.
-CUDA_KERNEL_SOURCES = sorted(s for s in glob.glob("csrc/cuda/*.cu") if not s.endswith("_check.cu"))
+# The kernels (every csrc/cuda/*.cu; the compile-only checks live in csrc/cuda/checks/), compiled by
+# nvcc into objects that the pybind11 module csrc/bindings/cuda_module.cpp links with the static
+# CUDA runtime.
+CUDA_KERNEL_SOURCES = sorted(glob.glob("csrc/cuda/*.cu"))
 
 
 class BuildWithCuda(build_ext):
@@ -112,7 +114,7 @@ if want_cuda():
     lib = cuda_lib_dir(cuda_home())
     ext_modules.append(Pybind11Extension(
         "repmode._C_cuda",
-        ["csrc/cuda/bind_cuda.cpp"],
+        ["csrc/bindings/cuda_module.cpp"],
         cxx_std=17,
         include_dirs=[os.path.join(cuda_home(), "include")],
         extra_compile_args=FP_FLAGS + ["-fvisibility=hidden"],

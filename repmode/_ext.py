@@ -30,8 +30,16 @@ if importlib.util.find_spec(f"{__package__}._C_cuda") is not None:
     except ImportError as exc:
         CUDA_LOAD_ERROR = f"repmode._C_cuda exists but failed to load: {exc}"
 
-# dtype -> the small integer the C++ side understands (see csrc/bindings.cpp).
-DTYPE_CODE = {torch.float32: 0, torch.float64: 1}
+
+
+def codes(table: str):
+    """One code table of the C++ side (csrc/common/, exported by ``_C.codes()``): a dict of name ->
+    code ("EwOp", "RandomDist", "PoolKind", "Reduction", "Dtype") or the list "ConvGeom"."""
+    return _C.codes()[table]
+
+
+# dtype -> the small integer the C++ side understands (REPMODE_DTYPES in csrc/common/defs.h).
+DTYPE_CODE = {getattr(torch, name): code for name, code in codes("Dtype").items()}
 
 
 def flush_denormal_active() -> bool:

@@ -1,5 +1,5 @@
 // Convolution: the canonical order of every output, written as plain per-element functions
-// (docs/semantics.md "## Convolution"). The CPU fast path (csrc/cpu/convolution.cpp) lowers
+// (docs/semantics.md "## Convolution"). The CPU fast path (csrc/cpu/convolution.cpp, convolution_lowering.h) lowers
 // the same chains onto the canonical GEMM; tests check it against these bit for bit.
 //
 // Tensors are contiguous here: x (N, Ci, I0, I1, I2), w (Co, Ci/G, K0, K1, K2),
@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "defs.h"
-#include "math.h"  // repmode_fma
+#include "math.h"
+#include "matmul.h"  // gemm_chain_step: the GEMM chain the CPU lowering runs on
 
 namespace repmode {
 
@@ -30,22 +31,36 @@ struct ConvGeom {
   REPMODE_HD int64_t kdim() const { return cig() * kvol(); }
 };
 
-// The geometry from the 22 integers the bindings take: N, Ci, Co, G, then in[3], out[3],
-// kernel[3], stride[3], padding[3], dilation[3] (host only; `who` prefixes the errors).
+// The geometry's integer layout, defined here once: X(field, member) in the order Python passes
+// them (exported as _C.codes()["ConvGeom"], the field names in order; repmode/kernels/
+// convolution.py builds the list by name). 1-d and 2-d convolutions are padded to 3-d with
+// leading size-1 dims.
+// clang-format off
+#define REPMODE_CONV_GEOM_FIELDS(X)                                                        \
+  X(N, N) X(Ci, Ci) X(Co, Co) X(G, G)                                                      \
+  X(in0, in[0])         X(in1, in[1])         X(in2, in[2])                                \
+  X(out0, out[0])       X(out1, out[1])       X(out2, out[2])                              \
+  X(k0, k[0])           X(k1, k[1])           X(k2, k[2])                                  \
+  X(stride0, stride[0]) X(stride1, stride[1]) X(stride2, stride[2])                        \
+  X(pad0, pad[0])       X(pad1, pad[1])       X(pad2, pad[2])                              \
+  X(dil0, dil[0])       X(dil1, dil[1])       X(dil2, dil[2])
+// clang-format on
+
+#define REPMODE_X(field, member) +1
+constexpr int kConvGeomFields = 0 REPMODE_CONV_GEOM_FIELDS(REPMODE_X);
+#undef REPMODE_X
+
+// The geometry from the kConvGeomFields (22) integers of REPMODE_CONV_GEOM_FIELDS (host only;
+// `who` prefixes the errors).
 inline ConvGeom conv_geom_of(const std::vector<int64_t>& v, const char* who) {
-  if (v.size() != 22) throw std::invalid_argument(std::string(who) + ": convolution geometry needs 22 integers");
+  if (v.size() != size_t(kConvGeomFields))
+    throw std::invalid_argument(std::string(who) + ": convolution geometry needs 22 integers");
   ConvGeom g{};
-  g.N = v[0];
-  g.Ci = v[1];
-  g.Co = v[2];
-  g.G = v[3];
+  size_t i = 0;
+#define REPMODE_X(field, member) g.member = v[i++];
+  REPMODE_CONV_GEOM_FIELDS(REPMODE_X)
+#undef REPMODE_X
   for (int d = 0; d < 3; ++d) {
-    g.in[d] = v[4 + d];
-    g.out[d] = v[7 + d];
-    g.k[d] = v[10 + d];
-    g.stride[d] = v[13 + d];
-    g.pad[d] = v[16 + d];
-    g.dil[d] = v[19 + d];
     if (g.stride[d] < 1 || g.dil[d] < 1 || g.k[d] < 1)
       throw std::invalid_argument(std::string(who) + ": convolution stride, dilation and kernel must be >= 1");
   }
@@ -94,8 +109,8 @@ REPMODE_HD T conv_lowered_at(const ConvGeom& g, const T* xc, int64_t f, int64_t 
 // the kernel offsets in row-major order, of x_padded · w (a padding position is a zero term
 // of the chain); then one addition of bias[co] when there is a bias.
 template <typename T>
-REPMODE_HD T conv_forward_at(const ConvGeom& g, const T* x, const T* w, const T* bias,
-                             int64_t n, int64_t co, int64_t pos) {
+REPMODE_HD T conv_forward_at(const ConvGeom& g, const T* x, const T* w, const T* bias, int64_t n, int64_t co,
+                             int64_t pos) {
   int64_t o[3], kk[3];
   conv_unflatten(g.out, pos, o);
   const int64_t grp = co / g.cog(), kvol = g.kvol();
@@ -106,7 +121,7 @@ REPMODE_HD T conv_forward_at(const ConvGeom& g, const T* x, const T* w, const T*
     for (int64_t f = 0; f < kvol; ++f) {
       conv_unflatten(g.k, f, kk);
       const int64_t ip = conv_input_pos(g, o, kk);
-      acc = repmode_fma(wc[f], ip < 0 ? T(0) : xc[ip], acc);
+      acc = gemm_chain_step(wc[f], ip < 0 ? T(0) : xc[ip], acc);
     }
   }
   acc = canon(acc);
@@ -147,14 +162,13 @@ REPMODE_HD T conv_grad_input_gather(const ConvGeom& g, int64_t ipos, const Part&
 // group's output channels co (increasing) of w[co, ci, f] · gy[n, co, o] (NaN made
 // canonical) is added: acc = acc + P_f.
 template <typename T>
-REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int64_t n,
-                                int64_t ci, int64_t ipos) {
+REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int64_t n, int64_t ci, int64_t ipos) {
   const int64_t grp = ci / g.cig(), cl = ci % g.cig(), kvol = g.kvol();
   return conv_grad_input_gather<T>(g, ipos, [&](int64_t f, int64_t op) {
     T part = T(0);
     for (int64_t c = 0; c < g.cog(); ++c) {
       const int64_t co = grp * g.cog() + c;
-      part = repmode_fma(w[(co * g.cig() + cl) * kvol + f], gy[(n * g.Co + co) * g.out_len() + op], part);
+      part = gemm_chain_step(w[(co * g.cig() + cl) * kvol + f], gy[(n * g.Co + co) * g.out_len() + op], part);
     }
     return canon(part);
   });
@@ -163,8 +177,8 @@ REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int6
 // The input gradient as the op writes it: conv_grad_input_at, plus bias[ci] once at the end
 // when there is a bias (the transposed convolution's forward).
 template <typename T>
-REPMODE_HD T conv_grad_input_out(const ConvGeom& g, const T* gy, const T* w, const T* bias, int64_t n,
-                                 int64_t ci, int64_t ipos) {
+REPMODE_HD T conv_grad_input_out(const ConvGeom& g, const T* gy, const T* w, const T* bias, int64_t n, int64_t ci,
+                                 int64_t ipos) {
   const T v = conv_grad_input_at<T>(g, gy, w, n, ci, ipos);
   return bias ? conv_add_bias(v, bias[ci]) : v;
 }
@@ -173,8 +187,8 @@ REPMODE_HD T conv_grad_input_out(const ConvGeom& g, const T* gy, const T* w, con
 // row-major order of gy[n, co, pos] · x_padded[n, ci, pos·stride − pad + f·dil] (padding
 // positions are zero terms), NaN made canonical.
 template <typename T>
-REPMODE_HD T conv_grad_weight_partial(const ConvGeom& g, const T* x, const T* gy, int64_t n,
-                                      int64_t co, int64_t cl, int64_t f) {
+REPMODE_HD T conv_grad_weight_partial(const ConvGeom& g, const T* x, const T* gy, int64_t n, int64_t co, int64_t cl,
+                                      int64_t f) {
   int64_t o[3], kk[3];
   conv_unflatten(g.k, f, kk);
   const int64_t grp = co / g.cog();
@@ -184,7 +198,7 @@ REPMODE_HD T conv_grad_weight_partial(const ConvGeom& g, const T* x, const T* gy
   for (int64_t p = 0; p < g.out_len(); ++p) {
     conv_unflatten(g.out, p, o);
     const int64_t ip = conv_input_pos(g, o, kk);
-    acc = repmode_fma(gyc[p], ip < 0 ? T(0) : xc[ip], acc);
+    acc = gemm_chain_step(gyc[p], ip < 0 ? T(0) : xc[ip], acc);
   }
   return canon(acc);
 }
@@ -200,8 +214,7 @@ REPMODE_HD T conv_grad_weight_step(T acc, T part, int64_t n) {
 // Weight gradient: gw = P_0, then gw = gw + P_n for n = 1 .. N-1 in increasing n
 // (N = 0 gives +0.0).
 template <typename T>
-REPMODE_HD T conv_grad_weight_at(const ConvGeom& g, const T* x, const T* gy, int64_t co,
-                                 int64_t cl, int64_t f) {
+REPMODE_HD T conv_grad_weight_at(const ConvGeom& g, const T* x, const T* gy, int64_t co, int64_t cl, int64_t f) {
   T acc = T(0);
   for (int64_t n = 0; n < g.N; ++n)
     acc = conv_grad_weight_step(acc, conv_grad_weight_partial(g, x, gy, n, co, cl, f), n);

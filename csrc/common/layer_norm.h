@@ -1,13 +1,13 @@
 // Layer normalization rows (docs/semantics.md, "Layer and RMS normalization"). A row is the
 // n = prod(normalized_shape) trailing elements of the input, in row-major order. Every sum
-// below is the canonical Sum order (reduce_order.h); every other step is one IEEE operation in
+// below is the canonical Sum order (reduction_order.h); every other step is one IEEE operation in
 // T, in the written order (no fma). These functions define the bits; CPU (and later CUDA)
 // kernels only choose which rows a thread computes and how memory is walked.
 #pragma once
 
 #include "defs.h"
 #include "math.h"
-#include "reduce_order.h"
+#include "reduction_order.h"
 
 namespace repmode {
 

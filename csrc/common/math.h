@@ -168,7 +168,7 @@ REPMODE_HD uint32_t round_to_f32(double hi, double lo, double eps, bool* hard) {
   double scale = pow2(-q);  // -q in [-104, 149]; hi*scale, lo*scale are exact
   double d;
   double n = round_to_integer(hi * scale, lo * scale, d);
-  double gap = 0.5 - abs_of(d);  // distance of t to the nearest boundary
+  double gap = 0.5 - abs_of(d);           // distance of t to the nearest boundary
   *hard = gap <= eps * 0x1p24 + 0x1p-52;  // 2^-52 covers the rounding of d
   uint32_t bits = uint32_t(q + 149) * 0x800000u + uint32_t(n);
   return bits > 0x7f800000u ? 0x7f800000u : bits;
@@ -197,9 +197,7 @@ REPMODE_HD uint32_t round_scaled_to_f32(double hi, double lo, int m, double eps,
 // and those of the neighbouring binades are much farther away. So unless hi is itself a
 // boundary, the nearest boundary is at least one ulp(hi) from hi and the exact value
 // rounds like hi: to (float)hi, one IEEE conversion.
-REPMODE_HD bool is_f32_boundary(double hi) {
-  return (bits_of(hi) & 0x1fffffffull) == 0x10000000ull;
-}
+REPMODE_HD bool is_f32_boundary(double hi) { return (bits_of(hi) & 0x1fffffffull) == 0x10000000ull; }
 
 // Relative error bounds the rounding tests assume for the two evaluation paths: the proven
 // bounds (exp_fast < 2^-58.3, log_fast < 2^-57.4, exp_accurate < 2^-100, log_accurate
@@ -214,6 +212,7 @@ constexpr double kAccurateEps = 0x1p-85;
 
 // 2^(j/64) = row[0] + row[1], |error| < 2^-106 relative.
 REPMODE_HD const double* exp2_row(int j) {
+  // clang-format off
   static constexpr double kExp2[128] = {
       0x1.0000000000000p+0, 0.0,
       0x1.02c9a3e778061p+0, -0x1.19083535b085dp-56,
@@ -280,11 +279,13 @@ REPMODE_HD const double* exp2_row(int j) {
       0x1.f50765b6e4540p+0, 0x1.9d3e12dd8a18bp-54,
       0x1.fa7c1819e90d8p+0, 0x1.74853f3a5931ep-55,
   };
+  // clang-format on
   return kExp2 + 2 * j;
 }
 
 // 1/n! as hi + lo, n = 0..11.
 REPMODE_HD const double* inv_factorial(int n) {
+  // clang-format off
   static constexpr double kInvFact[24] = {
       0x1.0000000000000p+0, 0.0,  // 1/0!
       0x1.0000000000000p+0, 0.0,  // 1/1!
@@ -299,6 +300,7 @@ REPMODE_HD const double* inv_factorial(int n) {
       0x1.27e4fb7789f5cp-22, 0x1.cbbc05b4fa99ap-76,  // 1/10!
       0x1.ae64567f544e4p-26, -0x1.c062e06d1f209p-80,  // 1/11!
   };
+  // clang-format on
   return kInvFact + 2 * n;
 }
 
@@ -417,6 +419,7 @@ REPMODE_HD DD exp_accurate(double x, int& m) {
 
 // Row j: c_j, L_hi, L_lo.
 REPMODE_HD const double* log_row(int j) {
+  // clang-format off
   static constexpr double kLogTab[384] = {
       0x1.0000000000000p+0, 0.0, 0.0,
       0x1.fa00000000000p-1, 0x1.82448a3880000p-7, 0x1.4554412c584e0p-44,
@@ -547,11 +550,13 @@ REPMODE_HD const double* log_row(int j) {
       0x1.0200000000000p-1, -0x1.fe02a6b100000p-8, -0x1.9e23f0dda40e4p-46,
       0x1.0000000000000p-1, 0.0, 0.0,
   };
+  // clang-format on
   return kLogTab + 3 * j;
 }
 
 // (-1)^(n+1)/n as hi + lo, n = 1..15.
 REPMODE_HD const double* log1p_coef(int n) {
+  // clang-format off
   static constexpr double kCoef[30] = {
       0x1.0000000000000p+0, 0.0,  // +1/1
       -0x1.0000000000000p-1, 0.0,  // -1/2
@@ -569,6 +574,7 @@ REPMODE_HD const double* log1p_coef(int n) {
       -0x1.2492492492492p-4, -0x1.2492492492492p-58,  // -1/14
       0x1.1111111111111p-4, 0x1.1111111111111p-60,  // +1/15
   };
+  // clang-format on
   return kCoef + 2 * (n - 1);
 }
 
@@ -579,8 +585,8 @@ constexpr double kLn2Mid = 0x1.ef35793c76800p-45;
 constexpr double kLn2Lo = -0x1.9ff0342542fc3p-90;
 
 struct LogArg {
-  double r;          // M*c_j - 1, exact, |r| < 2^-7
-  double e;          // exponent, adjusted for j >= 53
+  double r;           // M*c_j - 1, exact, |r| < 2^-7
+  double e;           // exponent, adjusted for j >= 53
   const double* row;  // c_j, L_hi, L_lo
 };
 
@@ -621,8 +627,7 @@ REPMODE_HD DD log_fast(double M, int e) {
   // Estrin's scheme for q = (log1p(r) - r)/r^2 ~ -1/2 + r/3 - ... + r^7/9.
   double r2 = r * r;
   double r4 = r2 * r2;
-  double q = ((-0.5 + kP3 * r) + r2 * (kP4 + kP5 * r)) +
-             r4 * ((kP6 + kP7 * r) + r2 * (kP8 + kP9 * r));
+  double q = ((-0.5 + kP3 * r) + r2 * (kP4 + kP5 * r)) + r4 * ((kP6 + kP7 * r) + r2 * (kP8 + kP9 * r));
   DD s = fast_two_sum(h, r);
   return fast_two_sum(s.hi, s.lo + (r2 * q + lo));
 }
@@ -670,7 +675,7 @@ REPMODE_HD_COLD float expf_accurate_path(double x, int* path) {
 }
 
 REPMODE_HD float cr_expf_impl(float xf, int* path) {
-  // path (diagnostics for tools/check_math.cpp): 0 special, 1 fast, 2 accurate, 3 accurate
+  // path (diagnostics for csrc/verify/check_math.cpp): 0 special, 1 fast, 2 accurate, 3 accurate
   // but still within its error bound of a boundary (never observed).
   uint32_t ux = bits_of(xf);
   uint32_t ax = ux & 0x7fffffffu;
@@ -680,12 +685,12 @@ REPMODE_HD float cr_expf_impl(float xf, int* path) {
   // Also catches subnormal inputs without touching them arithmetically.
   if (ax < 0x32800000u) return 1.0f;
   if (xf > 89.0f) return float_from_bits(0x7f800000u);  // exp(89) > 2^128, includes +inf
-  if (xf < -105.0f) return 0.0f;  // exp(-105) < 2^-151, below half the least subnormal
+  if (xf < -105.0f) return 0.0f;                        // exp(-105) < 2^-151, below half the least subnormal
   // Fast path: its relative error (< 2^-58.3, exp_fast) is within what is_f32_boundary
   // (2^-54) and kFastEps assume, so when the rounding test passes, every value within the
   // error bound -- the exact exp(x) among them -- rounds to the same float. exp(x) is
   // never exactly a boundary (it is transcendental for x != 0), so the accurate path
-  // (< 2^-100 vs kAccurateEps) decides the rest; tools/check_math.cpp confirms on all
+  // (< 2^-100 vs kAccurateEps) decides the rest; csrc/verify/check_math.cpp confirms on all
   // inputs that it always does.
   double x = double(xf);
   int m;
@@ -724,9 +729,9 @@ REPMODE_HD float cr_logf_impl(float xf, int* path) {
   if (path) *path = 0;
   if ((ux & 0x7fffffffu) > 0x7f800000u) return Canonical<float>::nan();
   if ((ux & 0x7fffffffu) == 0) return float_from_bits(0xff800000u);  // log(+-0) = -inf
-  if (ux >> 31) return Canonical<float>::nan();                     // x < 0
-  if (ux == 0x7f800000u) return xf;                                 // log(+inf) = +inf
-  if (ux == 0x3f800000u) return 0.0f;                               // log(1) = +0, exact
+  if (ux >> 31) return Canonical<float>::nan();                      // x < 0
+  if (ux == 0x7f800000u) return xf;                                  // log(+inf) = +inf
+  if (ux == 0x3f800000u) return 0.0f;                                // log(1) = +0, exact
   // x = M * 2^e from the bits; subnormals via the exact int -> double conversion.
   int e;
   double M;

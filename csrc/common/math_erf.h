@@ -12,7 +12,7 @@
 // fast_path_is_hard (could the exact value be on the other side of a float32 rounding
 // boundary, assuming an error of up to kFastEps = 2^-49?). The few inputs that fail it
 // go to an accurate path in double-double (relative error < 2^-94, 2^-102 measured),
-// whose own rounding test is never hard on any float32 input: tools/check_math.cpp runs
+// whose own rounding test is never hard on any float32 input: csrc/verify/check_math.cpp runs
 // the accurate path alone over every input (cases erff_paths, erfcf_paths).
 //  * erf(|x|), |x| < 5.9375: 48 polynomials of degree 9 in t = |x| - k/8, k = round(8|x|)
 //    (rows of kErfPoly; row 0 is odd in |x| on [0, 1/16]), evaluated by erf_eval without
@@ -68,6 +68,7 @@ constexpr double kTwoOverSqrtPiLo = 0x1.1ae3a914fed80p-56;
 // additions, |a| e_b + |b| e_a + e_a e_b + u |a b| for products, u = 2^-53; additions of
 // 0 and products by 0 exact), plus the polynomial's error there, enlarged by 5%.
 REPMODE_HD const double* erf_row(int k) {
+  // clang-format off
   static constexpr double kErfPoly[48 * 10] = {
       // row 0: [0, 1/16], odd, approximation error 2^-56.0
       0x1.20dd750429b6dp+0, 0.0, -0x1.812746b037889p-2, 0.0, 0x1.ce2f219d873c5p-4,
@@ -214,6 +215,7 @@ REPMODE_HD const double* erf_row(int k) {
       0x1.4cd9c041ade4ep-50, -0x1.e8dfd25f41e99p-48, 0x1.d7c149877a2f6p-46, -0x1.50429eca919efp-44, 0x1.796a91bad2288p-43,
       -0x1.5b210f483cff2p-42, 0x1.0cafdea815fe3p-41, -0x1.67a26c577543ep-41, 0x1.c53816bd418d6p-41, 0x1.fffffffffffffp-1,
   };
+  // clang-format on
   return kErfPoly + 10 * k;
 }
 
@@ -224,6 +226,7 @@ REPMODE_HD const double* erf_row(int k) {
 // |P_(j+1)(t) t / P_j(t)| of the partial polynomials, maximised over the grid, +1%):
 // below 2^-51.86 for every row.
 REPMODE_HD const double* erfcx_row(int i) {
+  // clang-format off
   static constexpr double kErfcxPoly[46 * 12] = {
       // row 0: center 0.53125, approximation error 2^-53.5
       0x1.1000000000000p-1, 0x1.b49dd6f1d8cc5p-11, -0x1.19a0067118524p-9, 0x1.5b98c4237d083p-8,
@@ -410,11 +413,13 @@ REPMODE_HD const double* erfcx_row(int i) {
       -0x1.1253b769ddc01p-39, 0x1.d17418a97e7f4p-35, -0x1.8a9a07e74309ep-30, 0x1.4e4f0dba28cd9p-25,
       -0x1.1b0953da04cf1p-20, 0x1.deee0c8da2571p-16, -0x1.94ed2196647d1p-11, 0x1.561fcfda08321p-6,
   };
+  // clang-format on
   return kErfcxPoly + 12 * i;
 }
 
 // Accurate-path rows k = 0..80 (c = k/8): erfc(c) = [0] + [1], (2/sqrt(pi)) e^(-c^2) = [2] + [3].
 REPMODE_HD const double* erf_acc_row(int k) {
+  // clang-format off
   static constexpr double kErfAcc[81 * 4] = {
       0x1.0000000000000p+0, 0.0, 0x1.20dd750429b6dp+0, 0x1.1ae3a914fed80p-56,  // c = 0/8
       0x1.b82879728f11ep-1, -0x1.742db5924f83dp-55, 0x1.1c62fa1e869b6p+0, 0x1.ce6909ad6a1e7p-55,  // c = 1/8
@@ -498,6 +503,7 @@ REPMODE_HD const double* erf_acc_row(int k) {
       0x1.219685023e1bep-145, -0x1.738eb42b5af0fp-199, 0x1.67464f8a36affp-141, -0x1.38482c29a47d0p-198,  // c = 79/8
       0x1.7d8a7f2a8a2d0p-149, -0x1.8b231dcfa8e27p-203, 0x1.df49a10ccc568p-145, -0x1.14355cfe17b19p-200,  // c = 80/8
   };
+  // clang-format on
   return kErfAcc + 4 * k;
 }
 
@@ -642,7 +648,7 @@ REPMODE_HD DD erf_accurate(double ax, ErfKind kind) {
 // bound < 2^-94 is within kAccurateEps = 2^-85 of math.h). Diagnostics for the verifier:
 // *path = 2, or 3 if the value lies within kAccurateEps of a rounding boundary (then the
 // result could be wrong; no float32 input does that: cases erff_paths and erfcf_paths of
-// tools/check_math.cpp).
+// csrc/verify/check_math.cpp).
 REPMODE_HD uint32_t round_accurate(DD y, int* path) {
   bool hard;
   uint32_t b = round_to_f32(y.hi, y.lo, math_detail::kAccurateEps, &hard);
@@ -768,7 +774,7 @@ REPMODE_HD float cr_erfcf(float x) { return erf_detail::cr_erfcf_impl(x, nullptr
 // erf for float64: erf_poly_d (the float32 fast path's polynomials, in double) on
 // 2^-27 <= |x| < 5.9216 (|erf| rounds to 1 above), a fixed sequence of IEEE operations.
 // Relative error < 2^-50.03 (erf_row's bound), i.e. < 8 ulp; measured against __float128
-// over 3*10^7 random |x| log-uniform in [1e-320, 6.5] (tools/check_math.cpp, case erf):
+// over 3*10^7 random |x| log-uniform in [1e-320, 6.5] (csrc/verify/check_math.cpp, case erf):
 // at most 2.97 ulp (near x = 1/16, where erf is half of row 1's constant term), 1.1% not
 // correctly rounded. NaN -> canonical NaN, erf(+-0) = +-0, erf(+-inf) = +-1.
 // Subnormal |x|: erf(x) = (2/sqrt(pi)) x (1 + O(2^-2044)), x = n 2^-1074 with the integer n
@@ -799,8 +805,8 @@ REPMODE_HD double repmode_erf(double x) {
     // (< 2^-55.5 relative; the next term is below 2^-109), nearly always correctly rounded.
     // From 2^-900 on, v.lo is 0 or far above 2^-1022, so a subnormal x^2 or correction
     // (zero under FTZ) is far below half an ulp of v.lo and changes nothing.
-    math_detail::DD v = math_detail::dd_mul_d(
-        math_detail::DD{erf_detail::kTwoOverSqrtPiHi, erf_detail::kTwoOverSqrtPiLo}, a);
+    math_detail::DD v =
+        math_detail::dd_mul_d(math_detail::DD{erf_detail::kTwoOverSqrtPiHi, erf_detail::kTwoOverSqrtPiLo}, a);
     return double_from_bits(bits_of(v.hi + (v.lo - v.hi * ((a * a) * (1.0 / 3.0)))) | sign);
   }
   return double_from_bits(bits_of(erf_detail::erf_poly_d(a)) | sign);
@@ -819,8 +825,8 @@ REPMODE_HD double repmode_erfc(double x) {
   uint64_t ax = ux & 0x7fffffffffffffffull;
   if (ax > 0x7ff0000000000000ull) return Canonical<double>::nan();
   if (ax < 0x3c80000000000000ull) return 1.0;  // |x| < 2^-55
-  if (x >= 27.226017111108362) return 0.0;      // erfc(x) < 2^-1075 (includes +inf)
-  if (x <= -5.8635847487551676) return 2.0;     // erfc(|x|) < 2^-53 (includes -inf)
+  if (x >= 27.226017111108362) return 0.0;     // erfc(x) < 2^-1075 (includes +inf)
+  if (x <= -5.8635847487551676) return 2.0;    // erfc(|x|) < 2^-53 (includes -inf)
   if (x < 0.5) {
     double p = erf_detail::erf_poly_d(math_detail::abs_of(x));
     return x < 0.0 ? 1.0 + p : 1.0 - p;

@@ -36,7 +36,7 @@ constexpr double kC21Lo = -0x1.05c610ca86c39p-35;
 constexpr double kC7 = 0x1.a01a01a01a01ap-13;
 // Veltkamp splitters: x*(2^s + 1) splits a double into a high part of 53 - s bits and an
 // exact remainder (no overflow for the magnitudes below).
-constexpr double kSplit24 = 0x1.000001p+24;  // high part: 29 bits
+constexpr double kSplit24 = 0x1.000001p+24;    // high part: 29 bits
 constexpr double kSplit29 = 0x1.00000008p+29;  // high part: 24 bits
 
 REPMODE_HD double veltkamp_high(double a, double splitter) {
@@ -207,8 +207,8 @@ REPMODE_HD DD expm1_fast_reduced(double rh, double rl, int j, int m) {
   // 2^-m; for m > 1000 (float64 only) 2^-1000 stands in for it: a relative change
   // < 2^-1000 of the result, and no subnormal intermediate.
   double s = pow2(m > 1000 ? -1000 : -m);
-  DD a = two_sum(h, -s);          // exact
-  DD b = two_sum(a.hi, h * rh);   // exact: h*rh has at most 53 bits
+  DD a = two_sum(h, -s);         // exact
+  DD b = two_sum(a.hi, h * rh);  // exact: h*rh has at most 53 bits
   double r = rh + rl;
   double r2 = r * r;
   double q = (0.5 + kC3 * r) + r2 * ((kC4 + kC5 * r) + r2 * (kC6 + kC7 * r));

@@ -22,7 +22,7 @@
 // < 2^-87.8 (tanh) / < 2^-99 (sigmoid), rounded with kAccurateEps = 2^-85. tanh x and
 // 1/(1+e^-x) are transcendental for every float32 x != 0 (Lindemann: e^y is
 // transcendental for algebraic y != 0), so no exact rounding boundary is ever hit; the
-// exhaustive check (tools/math_cases/hyperbolic.cpp) confirms the accurate path always
+// exhaustive check (csrc/verify/math_cases/hyperbolic.cpp) confirms the accurate path always
 // decides.
 //
 // Constants: kTanhP[] (float64 tanh, |x| < 1/4) is mpmath's chebyfit of
@@ -113,11 +113,11 @@ constexpr double kSigmoidFastEps = 0x1p-48;
 constexpr uint64_t kSigmoidFastTol = 32;
 
 // Input thresholds (float32 bit patterns of |x| for tanh).
-constexpr uint32_t kTanhTinyBits = 0x39000000u;  // 2^-13: below, tanh(x) rounds to x
-constexpr uint32_t kTanhSatBits = 0x41140000u;   // 9.25: above, tanh(|x|) rounds to 1
-constexpr float kSigmoidSat = 17.5f;             // above, sigmoid rounds to 1
-constexpr float kSigmoidNormal = -87.33f;        // at or above, the result is >= 2^-126
-constexpr float kSigmoidZero = -104.0f;          // below, sigmoid rounds to +0
+constexpr uint32_t kTanhTinyBits = 0x39000000u;     // 2^-13: below, tanh(x) rounds to x
+constexpr uint32_t kTanhSatBits = 0x41140000u;      // 9.25: above, tanh(|x|) rounds to 1
+constexpr float kSigmoidSat = 17.5f;                // above, sigmoid rounds to 1
+constexpr float kSigmoidNormal = -87.33f;           // at or above, the result is >= 2^-126
+constexpr float kSigmoidZero = -104.0f;             // below, sigmoid rounds to +0
 constexpr uint32_t kSigmoidHalfBits = 0x33800000u;  // 2^-24: up to, sigmoid rounds to 1/2
 
 // ============================== tanh ==============================
@@ -157,7 +157,7 @@ REPMODE_HD_COLD float tanhf_accurate_path(double a, uint32_t sign, int* path) {
 // kTanhFastEps = 2^-43 leaves a factor 4. The result lies in [2^-13.01, 1), so (float)v is
 // a normal float32 and rounds like the exact value whenever the test passes.
 REPMODE_HD float cr_tanhf_impl(float xf, int* path) {
-  // path (diagnostics for tools/math_cases/hyperbolic.cpp): 0 special, 1 fast,
+  // path (diagnostics for csrc/verify/math_cases/hyperbolic.cpp): 0 special, 1 fast,
   // 2 accurate, 3 accurate but within its own bound of a boundary (never observed).
   uint32_t ux = bits_of(xf);
   uint32_t ax = ux & 0x7fffffffu;
@@ -276,7 +276,7 @@ REPMODE_HD float cr_sigmoidf(float x) { return math_detail::cr_sigmoidf_impl(x, 
 // 2 e^-38.2 < 2^-54). |x| < 1/4: a + a z P(z) (relative error 2^-59.6 before the last two
 // roundings). Otherwise N/D with E = e^(-2a) from exp_fast (< 2^-58.3), N = 1 - E and
 // D = 1 + E in double-double (N's error grows by E/N <= 1.55 for a >= 1/4), divided with
-// an fma-corrected quotient. Measured (tools/math_cases/hyperbolic.cpp, 10^7 random
+// an fma-corrected quotient. Measured (csrc/verify/math_cases/hyperbolic.cpp, 10^7 random
 // inputs + specials vs __float128): see docs/math.md. NaN -> canonical NaN; tanh(-0) = -0.
 REPMODE_HD double repmode_tanh(double x) {
   using namespace math_detail;

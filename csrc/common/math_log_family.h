@@ -103,7 +103,7 @@ REPMODE_HD_COLD float log2f_accurate_path(double M, int e, int* path) {
 // rounds like hi. Otherwise the accurate path decides. log2(x) is rational only at powers
 // of two, where it is an integer (a float32, never a boundary, so the accurate path's test
 // cannot fail there); elsewhere it is transcendental, hence never exactly a boundary, and
-// tools/check_math.cpp confirms on all inputs that the accurate path always decides. The
+// csrc/verify/check_math.cpp confirms on all inputs that the accurate path always decides. The
 // result is never subnormal or infinite (2^-24.5 < |log2 x| <= 149 for x != 1), and
 // log2(1) = +0 comes out of the same arithmetic (r = 0, H = 0: every term is +0).
 REPMODE_HD float cr_log2f_impl(float xf, int* path) {
@@ -111,8 +111,8 @@ REPMODE_HD float cr_log2f_impl(float xf, int* path) {
   if (path) *path = 0;
   if ((ux & 0x7fffffffu) > 0x7f800000u) return Canonical<float>::nan();
   if ((ux & 0x7fffffffu) == 0) return float_from_bits(0xff800000u);  // log2(+-0) = -inf
-  if (ux >> 31) return Canonical<float>::nan();                     // x < 0
-  if (ux == 0x7f800000u) return xf;                                 // log2(+inf) = +inf
+  if (ux >> 31) return Canonical<float>::nan();                      // x < 0
+  if (ux == 0x7f800000u) return xf;                                  // log2(+inf) = +inf
   int e;
   double M = split_float(ux, e);
   DD y = div_ln2_fast(log_fast(M, e));
@@ -160,12 +160,12 @@ REPMODE_HD float cr_log1pf_impl(float xf, int* path) {
   uint32_t ax = ux & 0x7fffffffu;
   if (path) *path = 0;
   if (ax > 0x7f800000u) return Canonical<float>::nan();
-  if (ax < 0x33000000u) return xf;  // |x| < 2^-25: log1p(x) rounds to x (+-0 stay)
+  if (ax < 0x33000000u) return xf;                             // |x| < 2^-25: log1p(x) rounds to x (+-0 stay)
   if (ux == 0xbf800000u) return float_from_bits(0xff800000u);  // log1p(-1) = -inf
   if (ux > 0xbf800000u) return Canonical<float>::nan();        // x < -1 (and -inf)
   if (ux == 0x7f800000u) return xf;                            // log1p(+inf) = +inf
-  double x = double(xf);  // normal: |x| >= 2^-25
-  double u = 1.0 + x;     // in [2^-24, 2^128]
+  double x = double(xf);                                       // normal: |x| >= 2^-25
+  double u = 1.0 + x;                                          // in [2^-24, 2^128]
   int e = int(bits_of(u) >> 52) - 1023;
   double M = double_from_bits((bits_of(u) & 0xfffffffffffffull) | (uint64_t(1023) << 52));
   DD y = log_fast(M, e);
@@ -185,7 +185,7 @@ REPMODE_HD float cr_log1pf_impl(float xf, int* path) {
 // and B > 1, and B^2 * X (X the integer significand of x) is odd > 1, never a power of 2.
 REPMODE_HD_COLD float rsqrtf_exact_path(double x, double y, int* path) {
   uint64_t base = bits_of(y) & ~uint64_t(0x1fffffff);
-  double lo = double_from_bits(base);          // the float32 below the midpoint (exact)
+  double lo = double_from_bits(base);                 // the float32 below the midpoint (exact)
   double b = double_from_bits(base | 0x10000000ull);  // the midpoint
   DD p = two_prod(b * b, x);
   bool above = p.hi < 1.0 || (p.hi == 1.0 && p.lo < 0.0);  // rsqrt(x) > b
@@ -206,10 +206,10 @@ REPMODE_HD float cr_rsqrtf_impl(float xf, int* path) {
   uint32_t ux = bits_of(xf);
   if (path) *path = 0;
   if ((ux & 0x7fffffffu) > 0x7f800000u) return Canonical<float>::nan();
-  if (ux == 0) return float_from_bits(0x7f800000u);           // rsqrt(+0) = +inf
+  if (ux == 0) return float_from_bits(0x7f800000u);            // rsqrt(+0) = +inf
   if (ux == 0x80000000u) return float_from_bits(0xff800000u);  // rsqrt(-0) = -inf
-  if (ux >> 31) return Canonical<float>::nan();               // x < 0
-  if (ux == 0x7f800000u) return 0.0f;                         // rsqrt(+inf) = +0
+  if (ux >> 31) return Canonical<float>::nan();                // x < 0
+  if (ux == 0x7f800000u) return 0.0f;                          // rsqrt(+inf) = +0
   double x = f32_to_double_exact(ux);
   double y = 1.0 / sqrt_of(x);
   uint32_t low = uint32_t(bits_of(y)) & 0x1fffffffu;
@@ -263,8 +263,7 @@ REPMODE_HD float cr_reciprocalf(float x) {
   if (ax > 0x7f800000u) return Canonical<float>::nan();
   if (ax == 0) return float_from_bits(sign | 0x7f800000u);
   if (ax == 0x7f800000u) return float_from_bits(sign);
-  if (ax < 0x00800000u)
-    return float_from_bits(bits_of(float(1.0 / math_detail::f32_to_double_exact(ax))) | sign);
+  if (ax < 0x00800000u) return float_from_bits(bits_of(float(1.0 / math_detail::f32_to_double_exact(ax))) | sign);
   // |x| >= 2^126: 1/|x| <= 2^-126.
   double q = 1.0 / double(float_from_bits(ax));
   double d;
@@ -376,7 +375,7 @@ REPMODE_HD_COLD double reciprocal_edge(double x) {
   int e;
   double M = split_double(ux & 0x7fffffffffffffffull, e);
   double q = 1.0 / M;
-  if (e < 0) {  // |x| < 2^-1022: e in [-1074, -1023]
+  if (e < 0) {                                      // |x| < 2^-1022: e in [-1074, -1023]
     double v = (q * pow2(1023)) * pow2(-e - 1023);  // -e - 1023 in [0, 51]: may overflow
     return double_from_bits(bits_of(v) | sign);
   }

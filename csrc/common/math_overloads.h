@@ -13,8 +13,8 @@
 
 namespace repmode {
 
-#define REPMODE_MATH_OVERLOAD(name, f32, f64)                  \
-  REPMODE_HD float name##_of(float x) { return f32(x); }      \
+#define REPMODE_MATH_OVERLOAD(name, f32, f64)            \
+  REPMODE_HD float name##_of(float x) { return f32(x); } \
   REPMODE_HD double name##_of(double x) { return f64(x); }
 
 REPMODE_MATH_OVERLOAD(exp, cr_expf, repmode_exp)

@@ -51,7 +51,7 @@ namespace pow_detail {
 REPMODE_HD int f32_int_kind(uint32_t ay) {
   int ex = int(ay >> 23) - 127;  // 2^ex <= |y| < 2^(ex+1) (subnormals: ex = -127, < 0)
   if (ex < 0) return 0;
-  if (ex > 23) return 2;  // |y| >= 2^24: a multiple of 2
+  if (ex > 23) return 2;                      // |y| >= 2^24: a multiple of 2
   uint32_t m = (ay & 0x7fffffu) | 0x800000u;  // |y| = m * 2^(ex-23)
   int frac = 23 - ex;
   if (m & ((1u << frac) - 1u)) return 0;
@@ -92,6 +92,7 @@ REPMODE_HD DD two_prod_24(double y, double v) {
 
 // Third word of math.h's log table: L_j - L_hi - L_lo rounded to double (see the top).
 REPMODE_HD double log_row_lo2(int j) {
+  // clang-format off
   static constexpr double kLo2[128] = {
       0.0, -0x1.ecbffa987dd78p-99, -0x1.925a8d1f276f9p-104, 0x1.09e6386b8e725p-98,
       -0x1.915ee217c7d24p-99, -0x1.9fc9e836d0efap-99, -0x1.770ceafcb9f94p-98, 0x1.02c6b002dac7dp-99,
@@ -126,6 +127,7 @@ REPMODE_HD double log_row_lo2(int j) {
       0x1.0dd605151051fp-100, -0x1.6bc01dcd4f103p-98, -0x1.6bc01dcd4f103p-98, 0x1.50aa4829f882ep-105,
       0x1.50aa4829f882ep-105, -0x1.dc282d2b3db2cp-100, -0x1.dc282d2b3db2cp-100, 0.0,
   };
+  // clang-format on
   return kLo2[j];
 }
 
@@ -182,8 +184,8 @@ REPMODE_HD DD pow_accurate(double M, int e, double y, int& m) {
     q = dd_add(dd_mul_d(q, r), DD{c[0], c[1]});
   }
   DD w = dd_mul(two_prod(r, r), q);
-  double H = a.e * kLn2Hi + a.row[1];           // exact
-  DD H2 = two_sum(a.e * kLn2Mid, a.row[2]);      // exact
+  double H = a.e * kLn2Hi + a.row[1];        // exact
+  DD H2 = two_sum(a.e * kLn2Mid, a.row[2]);  // exact
   double H3 = a.e * kLn2Lo + log_row_lo2(j);
   DD A = two_prod_24(y, H);
   DD B = two_prod_24(y, r);
@@ -276,7 +278,7 @@ REPMODE_HD_COLD bool pow_exact_f32(uint32_t ax, uint32_t uy, uint32_t* bits) {
   const bool yneg = (uy >> 31) != 0;
   uint64_t c = 1;
   int64_t s;
-  if (ey >= 0) {  // y = +-p * 2^ey, an integer
+  if (ey >= 0) {               // y = +-p * 2^ey, an integer
     if (ey > 8) return false;  // |y| >= 2^9: |s| >= 512 (a = 1) or c > 2^25 (a >= 3)
     int64_t Y = int64_t(p) << ey;
     if (a == 1) {
@@ -326,9 +328,9 @@ REPMODE_HD_COLD bool pow_exact_f32(uint32_t ax, uint32_t uy, uint32_t* bits) {
 // 2^61 pairs with a finite, nonzero, non-trivial result the worst is expected around 61 bits,
 // and the chance that any pair reaches 72 is about 2^-10. Even then path 4 returns the
 // accurate rounding, which is wrong only if x^y is within 2^-99.6 of the boundary (>= 96
-// identical bits, chance about 2^-35). tools/math_cases/pow.cpp counts path 4: 0 so far.
-REPMODE_HD_COLD float powf_accurate_path(double M, int e, double y, uint32_t ax, uint32_t uy,
-                                         uint32_t sign, int* path) {
+// identical bits, chance about 2^-35). csrc/verify/math_cases/pow.cpp counts path 4: 0 so far.
+REPMODE_HD_COLD float powf_accurate_path(double M, int e, double y, uint32_t ax, uint32_t uy, uint32_t sign,
+                                         int* path) {
   int m;
   DD z = pow_accurate(M, e, y, m);
   bool hard;
@@ -368,7 +370,7 @@ REPMODE_HD float cr_powf_impl(float xf, float yf, int* path) {
   if (path) *path = 0;
   if (ay == 0 || ux == 0x3f800000u) return 1.0f;  // x^+-0 = 1, 1^y = 1, even for NaN
   if (ax > 0x7f800000u || ay > 0x7f800000u) return Canonical<float>::nan();
-  if (ay == 0x7f800000u) {  // y = +-inf
+  if (ay == 0x7f800000u) {               // y = +-inf
     if (ax == 0x3f800000u) return 1.0f;  // (-1)^+-inf = 1
     // |x| > 1: +inf -> inf, -inf -> 0; |x| < 1: the reverse
     return float_from_bits((ax > 0x3f800000u) == ((uy >> 31) == 0) ? 0x7f800000u : 0u);
@@ -379,7 +381,7 @@ REPMODE_HD float cr_powf_impl(float xf, float yf, int* path) {
     bool inf = (ax != 0) == ((uy >> 31) == 0);
     return float_from_bits((inf ? 0x7f800000u : 0u) | sign);
   }
-  if ((ux >> 31) != 0 && kind == 0) return Canonical<float>::nan();  // x < 0, y not integer
+  if ((ux >> 31) != 0 && kind == 0) return Canonical<float>::nan();   // x < 0, y not integer
   if (ax == 0x3f800000u) return float_from_bits(0x3f800000u | sign);  // x = -1, y integer
   // |y| < 2^-33 (y not an integer, so x > 0): |y log x| < 2^-33 * 103.3 < 2^-26, and x^y lies
   // strictly between the boundaries 1 - 2^-25 and 1 + 2^-24. Also catches subnormal y.
@@ -469,8 +471,7 @@ REPMODE_HD DD pow_log_times_y(double M, int e, double y) {
                   r * (log1p_coef(6)[0] +
                        r * (log1p_coef(7)[0] +
                             r * (log1p_coef(8)[0] +
-                                 r * (log1p_coef(9)[0] +
-                                      r * (log1p_coef(10)[0] + r * log1p_coef(11)[0]))))));
+                                 r * (log1p_coef(9)[0] + r * (log1p_coef(10)[0] + r * log1p_coef(11)[0]))))));
   DD w = dd_add(DD{-0.5 * r2.hi, -0.5 * r2.lo}, w3);
   w = fast_two_sum(w.hi, w.lo + r4 * Q);
   double H = a.e * kLn2Hi + a.row[1];                     // exact for |e| < 2^11
@@ -533,8 +534,7 @@ REPMODE_HD double repmode_pow(double x, double y) {
   if (ay < 0x3bf0000000000000ull) return 1.0;
   // |y| >= 2^64 (an even integer): |log|x|| >= 2^-53.1 for every double |x| != 1, so
   // |t| > 2^10.9: inf when |x| > 1 and y > 0 or |x| < 1 and y < 0, else +0.
-  if (ay >= 0x43f0000000000000ull)
-    return double_from_bits((ax > kOne) == ((uy >> 63) == 0) ? kInf : 0u);
+  if (ay >= 0x43f0000000000000ull) return double_from_bits((ax > kOne) == ((uy >> 63) == 0) ? kInf : 0u);
   int e;
   const double M = split_double(ax, e);
   DD t = pow_log_times_y(M, e, y);

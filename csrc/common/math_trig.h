@@ -47,6 +47,7 @@ namespace trig {
 // of word p/64) holds b_(p-127). The zeros let small arguments use the same window code.
 // 1280 bits of 2/pi cover every double exponent (see window64).
 REPMODE_HD const uint64_t* two_over_pi_words() {
+  // clang-format off
   static constexpr uint64_t kBits[22] = {
       0x0000000000000000ull, 0x0000000000000000ull,
       0xa2f9836e4e441529ull, 0xfc2757d1f534ddc0ull,
@@ -60,6 +61,7 @@ REPMODE_HD const uint64_t* two_over_pi_words() {
       0x3d0739f78a5292eaull, 0x6bfb5fb11f8d5d08ull,
       0x56033046fc7b6babull, 0xf0cfbc209af4361dull,
   };
+  // clang-format on
   return kBits;
 }
 
@@ -72,6 +74,7 @@ REPMODE_HD uint64_t window64(const uint64_t* t, int p) {
 
 // sin(j pi/32) = row[0] + row[1], |error| < 2^-106; j = 0..63. cos(j pi/32) is row j + 16.
 REPMODE_HD const double* sin_pi32_row(int j) {
+  // clang-format off
   static constexpr double kSinTab[128] = {
       0x0.0p+0, 0x0.0p+0,
       0x1.917a6bc29b42cp-4, -0x1.e2718d26ed688p-60,
@@ -138,6 +141,7 @@ REPMODE_HD const double* sin_pi32_row(int j) {
       -0x1.8f8b83c69a60bp-3, 0x1.26d19b9ff8d82p-57,
       -0x1.917a6bc29b42cp-4, 0x1.e2718d26ed688p-60,
   };
+  // clang-format on
   return kSinTab + 2 * j;
 }
 
@@ -213,8 +217,8 @@ REPMODE_HD double reduce_fast_f32(uint32_t ax, int& n) {
   uint64_t hi, lo;
   mul_64x64(m, w1, hi, lo);
   uint64_t f0 = split_quadrant(m * w0 + hi, n);
-  double a = double(int64_t(f0) >> 5);                              // |a| <= 2^52, exact
-  double b = double(int64_t(((f0 & 31) << 59 | lo >> 5) >> 11));   // < 2^53, exact
+  double a = double(int64_t(f0) >> 5);                            // |a| <= 2^52, exact
+  double b = double(int64_t(((f0 & 31) << 59 | lo >> 5) >> 11));  // < 2^53, exact
   return (a + b * 0x1p-53) * 0x1p-53;
 }
 
@@ -295,7 +299,7 @@ REPMODE_HD_COLD float sincosf_accurate_path(uint32_t ax, int shift, uint32_t sig
 }
 
 // v ~ sin(|x|) (shift = 0) or cos(|x|) (shift = 16) for 2^-12 <= |x| < 2^128, as a double
-// with relative error < 2^-49.6 (tools/math_cases/trig.cpp measures the largest).
+// with relative error < 2^-49.6 (csrc/verify/math_cases/trig.cpp measures the largest).
 //
 // Error: with the reduction above (|f_hat/f - 1| < 2^-53 + 2^-68) and
 // |f| <= 1/2, s = sin(pi f/32) (1 + ds) with |ds| < 5 * 2^-53 + 2^-60 < 2^-50.6 (the
@@ -313,7 +317,7 @@ REPMODE_HD_COLD float sincosf_accurate_path(uint32_t ax, int shift, uint32_t sig
 // those of other binades are >= 2^27 units away), so a passing v rounds like the exact
 // value, by one IEEE conversion. sin(x) and cos(x) are transcendental for float x != 0 and never a
 // boundary; the accurate path (< 2^-91.6) decides the rest against kAccurateEps (2^-85),
-// and tools/math_cases/trig.cpp confirms over all 2^32 inputs that it always does.
+// and csrc/verify/math_cases/trig.cpp confirms over all 2^32 inputs that it always does.
 REPMODE_HD double sincosf_fast(uint32_t ax, int shift) {
   using namespace consts;
   int n;
@@ -413,14 +417,14 @@ REPMODE_HD double repmode_cos(double x) { return math_detail::trig::sincos_f64(x
 // (-1)^k (pi/2)^(2k)/(2k)! (cosine, 10), rounded to double. Function-local tables, as
 // elsewhere, so that device code can index them too.
 REPMODE_HD const double* sin_turns_coef() {
-  static constexpr double k[9] = {0x1.921fb54442d18p+0,  -0x1.4abbce625be53p-1, 0x1.466bc6775aae2p-4,
+  static constexpr double k[9] = {0x1.921fb54442d18p+0,  -0x1.4abbce625be53p-1,  0x1.466bc6775aae2p-4,
                                   -0x1.32d2cce62bd86p-8, 0x1.50783487ee782p-13,  -0x1.e3074fde8871fp-19,
                                   0x1.e8f434d018d63p-25, -0x1.6fadb9f155744p-31, 0x1.aaec32af93359p-38};
   return k;
 }
 REPMODE_HD const double* cos_turns_coef() {
-  static constexpr double k[10] = {0x1.0000000000000p+0,  -0x1.3bd3cc9be45dep+0, 0x1.03c1f081b5ac4p-2,
-                                   -0x1.55d3c7e3cbffap-6, 0x1.e1f506891babbp-11, -0x1.a6d1f2a204a8cp-16,
+  static constexpr double k[10] = {0x1.0000000000000p+0,  -0x1.3bd3cc9be45dep+0,  0x1.03c1f081b5ac4p-2,
+                                   -0x1.55d3c7e3cbffap-6, 0x1.e1f506891babbp-11,  -0x1.a6d1f2a204a8cp-16,
                                    0x1.f9d38a3763cc3p-22, -0x1.b6e24f44b128fp-28, 0x1.20c62c2f2d7f5p-34,
                                    -0x1.2a0c591af8314p-41};
   return k;
@@ -449,7 +453,7 @@ REPMODE_HD void sincos_turns(double u, double* s, double* c) {
   for (int k = 7; k >= 0; --k) ps = ps * g2 + kS[k];
   double pc = kC[9];
   for (int k = 8; k >= 0; --k) pc = pc * g2 + kC[k];
-  const uint64_t sg = bits_of(g * ps), cg = bits_of(pc);  // sin, cos of pi g / 2
+  const uint64_t sg = bits_of(g * ps), cg = bits_of(pc);                            // sin, cos of pi g / 2
   const uint64_t sn = (cg & swap) | (sg & ~swap), cs = (sg & swap) | (cg & ~swap);  // of pi f / 2
   const uint64_t odd = uint64_t(0) - uint64_t(q & 1);
   const uint64_t sign_s = uint64_t((q >> 1) & 1) << 63;        // quarter turns 2, 3: sin < 0

@@ -45,8 +45,7 @@ REPMODE_HD PhiloxBlock philox4x32_10(PhiloxBlock c, uint32_t k0, uint32_t k1) {
 // repmode's stream: block number b (64 bits) of the stream seeded by `seed` is the counter
 // (b low word, b high word, 0, 0) under the key (seed low word, seed high word).
 REPMODE_HD PhiloxBlock stream_block(uint64_t seed, uint64_t b) {
-  return philox4x32_10(PhiloxBlock{{uint32_t(b), uint32_t(b >> 32), 0u, 0u}}, uint32_t(seed),
-                       uint32_t(seed >> 32));
+  return philox4x32_10(PhiloxBlock{{uint32_t(b), uint32_t(b >> 32), 0u, 0u}}, uint32_t(seed), uint32_t(seed >> 32));
 }
 
 }  // namespace repmode

@@ -35,7 +35,21 @@ struct PoolSpan {
   int64_t extent;  // the divisor's length when padded positions count (avg with count_include_pad)
 };
 
-enum PoolKind : int { kPoolMax = 0, kPoolAvg = 1, kPoolAdaptiveAvg = 2, kPoolAdaptiveMax = 3 };
+// The pooling kinds, defined here once (X(python_name, enumerator, code)); exported to Python as
+// _C.codes()["PoolKind"] (repmode/kernels/pooling.py).
+// clang-format off
+#define REPMODE_POOL_KINDS(X)             \
+  X(MAX,          kPoolMax,         0) \
+  X(AVG,          kPoolAvg,         1) \
+  X(ADAPTIVE_AVG, kPoolAdaptiveAvg, 2) \
+  X(ADAPTIVE_MAX, kPoolAdaptiveMax, 3)
+// clang-format on
+
+enum PoolKind : int {
+#define REPMODE_X(python_name, name, code) name = code,
+  REPMODE_POOL_KINDS(REPMODE_X)
+#undef REPMODE_X
+};
 
 // Sliding max pooling: output o with kernel k, stride s, padding p, dilation d over I inputs
 // (torch: start = o*s - p moved up by whole dilations into the input, end = min(start + (k-1)*d
@@ -69,8 +83,7 @@ REPMODE_HD PoolSpan pool_span_adaptive(int64_t o, int64_t O, int64_t I) {
 }
 
 // The span of output o along one axis for a pooling kind.
-REPMODE_HD PoolSpan pool_span(int kind, int64_t o, int64_t O, int64_t I, int64_t k, int64_t s, int64_t p,
-                              int64_t d) {
+REPMODE_HD PoolSpan pool_span(int kind, int64_t o, int64_t O, int64_t I, int64_t k, int64_t s, int64_t p, int64_t d) {
   if (kind == kPoolMax) return pool_span_max(o, k, s, p, d, I);
   if (kind == kPoolAvg) return pool_span_avg(o, k, s, p, I);
   return pool_span_adaptive(o, O, I);
@@ -97,12 +110,12 @@ REPMODE_HD int64_t pool_window_divisor(int kind, const PoolSpan& a, const PoolSp
 
 // Sizes, strides (in elements, order n, c, d, h, w) and arguments of one pooling call.
 struct PoolGeom {
-  int kind = 0;  // repmode::PoolKind
-  int64_t N = 1, C = 1, D = 1, H = 1, W = 1;      // input
-  int64_t OD = 1, OH = 1, OW = 1;                  // output
+  int kind = 0;                               // repmode::PoolKind
+  int64_t N = 1, C = 1, D = 1, H = 1, W = 1;  // input
+  int64_t OD = 1, OH = 1, OW = 1;             // output
   int64_t k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, p[3] = {0, 0, 0}, dil[3] = {1, 1, 1};
   bool count_include_pad = true;
-  int64_t divisor_override = 0;  // 0: none
+  int64_t divisor_override = 0;     // 0: none
   int64_t xs[5] = {0, 0, 0, 0, 0};  // input (forward) / grad_input (backward) strides
   int64_t os[5] = {0, 0, 0, 0, 0};  // output (forward) / grad_output (backward) strides
   int64_t is[5] = {0, 0, 0, 0, 0};  // index strides (max kinds)
@@ -113,8 +126,8 @@ struct PoolGeom {
 inline PoolGeom pool_geom_of(int kind, const std::vector<int64_t>& in_sizes, const std::vector<int64_t>& out_sizes,
                              const std::vector<int64_t>& k, const std::vector<int64_t>& s,
                              const std::vector<int64_t>& p, const std::vector<int64_t>& dil, bool count_include_pad,
-                             int64_t divisor_override, const std::vector<int64_t>& xs,
-                             const std::vector<int64_t>& os, const std::vector<int64_t>& is, const char* who) {
+                             int64_t divisor_override, const std::vector<int64_t>& xs, const std::vector<int64_t>& os,
+                             const std::vector<int64_t>& is, const char* who) {
   if (in_sizes.size() != 5 || out_sizes.size() != 3 || k.size() != 3 || s.size() != 3 || p.size() != 3 ||
       dil.size() != 3 || xs.size() != 5 || os.size() != 5 || is.size() != 5)
     throw std::invalid_argument(std::string(who) + ": bad geometry lengths");
@@ -153,12 +166,22 @@ REPMODE_HD PoolSpan pool_span_of(const PoolGeom& g, int a, int64_t o) {
   return pool_span(pool_span_kind(g.kind), o, O, I, g.k[a], g.s[a], g.p[a], g.dil[a]);
 }
 
-template <typename T> REPMODE_HD T pool_neg_inf();
-template <> REPMODE_HD float pool_neg_inf<float>() { return float_from_bits(0xff800000u); }
-template <> REPMODE_HD double pool_neg_inf<double>() { return double_from_bits(0xfff0000000000000ull); }
+template <typename T>
+REPMODE_HD T pool_neg_inf();
+template <>
+REPMODE_HD float pool_neg_inf<float>() {
+  return float_from_bits(0xff800000u);
+}
+template <>
+REPMODE_HD double pool_neg_inf<double>() {
+  return double_from_bits(0xfff0000000000000ull);
+}
 
 // One step of the max rule: does value v replace the running maximum m?
-template <typename T> REPMODE_HD bool pool_max_takes(T v, T m) { return v > m || v != v; }
+template <typename T>
+REPMODE_HD bool pool_max_takes(T v, T m) {
+  return v > m || v != v;
+}
 
 // Max over the window sd x sh x sw of a plane of size (., H, W); load(d, h, w) reads one input.
 template <typename T, typename Load>
@@ -198,18 +221,22 @@ REPMODE_HD T pool_avg_window(const PoolSpan& sd, const PoolSpan& sh, const PoolS
 
 // One step of the backward accumulation into a grad_input element (from +0.0): the term of the
 // next output, in increasing output order.
-template <typename T> REPMODE_HD T pool_grad_add(T acc, T term) { return canon(T(acc + term)); }
+template <typename T>
+REPMODE_HD T pool_grad_add(T acc, T term) {
+  return canon(T(acc + term));
+}
 
 // The term an average output's gradient adds to each input of its window.
-template <typename T> REPMODE_HD T pool_avg_grad_term(T grad_output, int64_t divisor) {
+template <typename T>
+REPMODE_HD T pool_avg_grad_term(T grad_output, int64_t divisor) {
   return grad_output / T(divisor);
 }
 
 // One forward output (n, c, od, oh, ow) of a call: the max (and its index, when index is not
 // null) or the average of its window, written at the call's strides.
 template <typename T>
-REPMODE_HD void pool_forward_at(const PoolGeom& g, const T* x, T* out, int64_t* index, int64_t n, int64_t c,
-                                int64_t od, int64_t oh, int64_t ow) {
+REPMODE_HD void pool_forward_at(const PoolGeom& g, const T* x, T* out, int64_t* index, int64_t n, int64_t c, int64_t od,
+                                int64_t oh, int64_t ow) {
   const T* xp = x + n * g.xs[0] + c * g.xs[1];
   auto load = [&](int64_t d, int64_t h, int64_t w) { return xp[d * g.xs[2] + h * g.xs[3] + w * g.xs[4]]; };
   const PoolSpan a = pool_span_of(g, 0, od), b = pool_span_of(g, 1, oh), cc = pool_span_of(g, 2, ow);

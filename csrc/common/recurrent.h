@@ -5,7 +5,7 @@
 #pragma once
 
 #include "defs.h"
-#include "elementwise_formulas.h"
+#include "elementwise.h"
 
 namespace repmode {
 

@@ -6,8 +6,8 @@
 
 #include <cstdint>
 
-#include "../common/elementwise_formulas.h"
-#include "../common/log_softmax.h"
+#include "../common/elementwise.h"
+#include "../common/softmax_loss.h"
 #include "isa.h"
 
 #if defined(__x86_64__)
@@ -35,8 +35,8 @@ template <typename T>
 inline bool unary_array_op(int op) {
 #if defined(__x86_64__)
   if (sizeof(T) == 4 && active_isa() >= Isa::avx2)
-    return op == int(EwOp::exp) || op == int(EwOp::log) || op == int(EwOp::tanh) ||
-           op == int(EwOp::sigmoid) || op == int(EwOp::erf) || op == int(EwOp::gelu);
+    return op == int(EwOp::exp) || op == int(EwOp::log) || op == int(EwOp::tanh) || op == int(EwOp::sigmoid) ||
+           op == int(EwOp::erf) || op == int(EwOp::gelu);
 #endif
   (void)op;
   return false;
@@ -46,13 +46,20 @@ inline bool unary_array_op(int op) {
 inline void unary_array(int op, const float* in, float* out, int64_t n) {
 #if defined(__x86_64__)
   switch (static_cast<EwOp>(op)) {
-    case EwOp::exp: return exp_array_avx2(in, out, n);
-    case EwOp::log: return log_array_avx2(in, out, n);
-    case EwOp::tanh: return tanh_array_avx2(in, out, n);
-    case EwOp::sigmoid: return sigmoid_array_avx2(in, out, n);
-    case EwOp::erf: return erf_array_avx2(in, out, n);
-    case EwOp::gelu: return gelu_array_avx2(in, out, n);
-    default: break;
+    case EwOp::exp:
+      return exp_array_avx2(in, out, n);
+    case EwOp::log:
+      return log_array_avx2(in, out, n);
+    case EwOp::tanh:
+      return tanh_array_avx2(in, out, n);
+    case EwOp::sigmoid:
+      return sigmoid_array_avx2(in, out, n);
+    case EwOp::erf:
+      return erf_array_avx2(in, out, n);
+    case EwOp::gelu:
+      return gelu_array_avx2(in, out, n);
+    default:
+      break;
   }
 #endif
   (void)op, (void)in, (void)out, (void)n;

@@ -1,5 +1,5 @@
 // AVX2 versions of the two float64 functions of the Box-Muller transform
-// (csrc/common/random_dists.h), four lanes at a time, bit for bit equal to the scalar ones:
+// (csrc/common/random.h), four lanes at a time, bit for bit equal to the scalar ones:
 //
 //   log4_avx2(x, out)            out[k] = repmode_log(x[k]) for positive normal finite x[k]
 //   sincos_turns4_avx2(u, s, c)  (s[k], c[k]) = sincos_turns(u[k]) for 0 <= u[k] < 1
@@ -55,9 +55,9 @@ __attribute__((target("avx2"))) inline void log4_avx2(const double* x, double* o
   const __m256d lo = _mm256_add_pd(_mm256_mul_pd(va, _mm256_set1_pd(kLn2Mid)), _mm256_load_pd(llo));
   const __m256d r2 = _mm256_mul_pd(r, r);
   const __m256d r4 = _mm256_mul_pd(r2, r2);
-  const __m256d q = _mm256_add_pd(
-      _mm256_add_pd(lin_avx2(-0.5, kP3, r), _mm256_mul_pd(r2, lin_avx2(kP4, kP5, r))),
-      _mm256_mul_pd(r4, _mm256_add_pd(lin_avx2(kP6, kP7, r), _mm256_mul_pd(r2, lin_avx2(kP8, kP9, r)))));
+  const __m256d q =
+      _mm256_add_pd(_mm256_add_pd(lin_avx2(-0.5, kP3, r), _mm256_mul_pd(r2, lin_avx2(kP4, kP5, r))),
+                    _mm256_mul_pd(r4, _mm256_add_pd(lin_avx2(kP6, kP7, r), _mm256_mul_pd(r2, lin_avx2(kP8, kP9, r)))));
   // fast_two_sum(h, r), then fast_two_sum(s.hi, s.lo + (r2 q + lo)).hi
   const __m256d s_hi = _mm256_add_pd(h, r);
   const __m256d s_lo = _mm256_sub_pd(r, _mm256_sub_pd(s_hi, h));
@@ -85,8 +85,8 @@ __attribute__((target("avx2"))) inline void sincos_turns4_avx2(const double* u, 
   const __m256i one = _mm256_set1_epi64x(1);
   const __m256d odd = _mm256_castsi256_pd(_mm256_cmpeq_epi64(_mm256_and_si256(q, one), one));
   const __m256d sign_s = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_and_si256(_mm256_srli_epi64(q, 1), one), 63));
-  const __m256d sign_c = _mm256_castsi256_pd(
-      _mm256_slli_epi64(_mm256_and_si256(_mm256_xor_si256(q, _mm256_srli_epi64(q, 1)), one), 63));
+  const __m256d sign_c =
+      _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_and_si256(_mm256_xor_si256(q, _mm256_srli_epi64(q, 1)), one), 63));
   _mm256_storeu_pd(s, _mm256_xor_pd(_mm256_blendv_pd(sn, cs, odd), sign_s));
   _mm256_storeu_pd(c, _mm256_xor_pd(_mm256_blendv_pd(cs, sn, odd), sign_c));
 }

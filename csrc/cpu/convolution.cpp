@@ -1,4 +1,5 @@
-// Convolution on the CPU by lowering onto the canonical GEMM (gemm.h).
+// Convolution on the CPU by lowering onto the canonical GEMM (matmul.h); the lowering itself
+// (chunks, im2col/col2im, tables) is in convolution_lowering.{h,cpp}.
 //
 // Forward: for image n and group g, Y_g (Co/G × L) = W_g (Co/G × K) · col (K × L), where
 // col[(ci, f), pos] = x_padded[n, ci, pos·stride − pad + f·dil] (im2col) and K runs over
@@ -19,6 +20,8 @@
 // once (one per thread, each in its own buffer), and their partials are added in order.
 
 #include "convolution.h"
+#include "dispatch.h"
+#include "entry_points.h"
 
 #include <algorithm>
 #include <cstring>
@@ -26,190 +29,15 @@
 
 #include <omp.h>
 
-#include "gemm.h"
+#include "convolution_lowering.h"
+#include "matmul.h"
 #include "parallel.h"
 
 namespace repmode::cpu {
+
+using namespace lowering;
+
 namespace {
-
-// Elements of im2col columns a chunk may use (per thread): about half an L2. Changeable
-// for tests (set_conv_chunk_elems): chunking never changes results.
-int64_t kChunkElems = 96 * 1024;
-
-// Small images: when one image's lowered columns (K × L) hold at most small_image_elems()
-// elements, a round of images is lowered at once and one batched GEMM call serves them all
-// (per-image GEMM calls and parallel regions would cost more than the arithmetic); a round's
-// buffers hold about 2·kChunkElems elements. Each output's chain is unchanged. Both follow
-// kChunkElems, so tests that shrink it reach the general path and the round boundaries.
-inline int64_t small_image_elems() { return std::min<int64_t>(32 * 1024, kChunkElems); }
-
-inline int64_t images_per_round(int64_t N, int64_t per_image) {
-  return std::min<int64_t>(N, std::max<int64_t>(1, 2 * kChunkElems / std::max<int64_t>(per_image, 1)));
-}
-
-inline int64_t ceil_pos(int64_t a, int64_t s) { return a <= 0 ? 0 : (a + s - 1) / s; }
-
-// One output-row piece of a chunk: row (o0, o1), last-dim indices [a, b), chunk column j of a.
-struct Segment {
-  int64_t o0, o1, a, b, j;
-};
-
-// The output-row segments covering flat positions [p0, p1), in order.
-inline void chunk_segments(const ConvGeom& g, int64_t p0, int64_t p1, std::vector<Segment>& segs) {
-  segs.clear();
-  const int64_t W = g.out[2];
-  if (p1 <= p0) return;
-  int64_t a = p0 % W, r = p0 / W;
-  int64_t o1 = r % g.out[1], o0 = r / g.out[1];
-  for (int64_t p = p0; p < p1;) {
-    const int64_t b = std::min<int64_t>(W, a + (p1 - p));
-    segs.push_back(Segment{o0, o1, a, b, p - p0});
-    p += b - a;
-    a = 0;
-    if (++o1 == g.out[1]) {
-      o1 = 0;
-      ++o0;
-    }
-  }
-}
-
-// Visits each (ci, f) row of the lowered matrix for input channels [0, nc) of one image (xc
-// points at its first channel) and the chunk's segments. For every segment: op(dst, src,
-// count, step) on the valid part (src = first input element, step = its stride), and
-// zero(dst, count) on the padding part. dst is the row's entry for the segment's column.
-template <typename T, class Op, class Zero>
-inline void walk_lowered(const ConvGeom& g, int64_t nc, T* xc, const std::vector<Segment>& segs,
-                         T* col, int64_t ldc, const Op& op, const Zero& zero) {
-  const int64_t kvol = g.kvol(), lin = g.in_len();
-  const int64_t s2 = g.stride[2];
-  for (int64_t c = 0; c < nc; ++c) {
-    T* xch = xc + c * lin;
-    for (int64_t f = 0; f < kvol; ++f) {
-      const int64_t k2 = f % g.k[2], k1 = (f / g.k[2]) % g.k[1], k0 = f / (g.k[2] * g.k[1]);
-      T* row = col + (c * kvol + f) * ldc;
-      const int64_t off0 = k0 * g.dil[0] - g.pad[0], off1 = k1 * g.dil[1] - g.pad[1];
-      const int64_t off2 = k2 * g.dil[2] - g.pad[2];
-      const int64_t lo0 = ceil_pos(-off2, s2);
-      const int64_t hi0 = ceil_pos(g.in[2] - off2, s2);
-      for (const Segment& sg : segs) {
-        T* dst = row + sg.j;
-        const int64_t a = sg.a, b = sg.b;
-        const int64_t i0 = sg.o0 * g.stride[0] + off0, i1 = sg.o1 * g.stride[1] + off1;
-        if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1]) {
-          zero(dst, b - a);
-          continue;
-        }
-        const int64_t lo = std::min(std::max(a, lo0), b), hi = std::max(std::min(b, hi0), lo);
-        zero(dst, lo - a);
-        if (hi > lo) op(dst + (lo - a), xch + (i0 * g.in[1] + i1) * g.in[2] + lo * s2 + off2, hi - lo, s2);
-        zero(dst + (hi - a), b - hi);
-      }
-    }
-  }
-}
-
-template <typename T>
-void im2col(const ConvGeom& g, int64_t nc, const T* xc, const std::vector<Segment>& segs, T* col,
-            int64_t ldc) {
-  walk_lowered<T>(
-      g, nc, const_cast<T*>(xc), segs, col, ldc,
-      [](T* dst, const T* src, int64_t n, int64_t s) {
-        if (s == 1) {
-          if (n >= 64)
-            std::memcpy(dst, src, size_t(n) * sizeof(T));
-          else
-            for (int64_t i = 0; i < n; ++i) dst[i] = src[i];
-        } else {
-          for (int64_t i = 0; i < n; ++i) dst[i] = src[i * s];
-        }
-      },
-      [](T* dst, int64_t n) {
-        if (n > 0) std::memset(dst, 0, size_t(n) * sizeof(T));  // +0.0
-      });
-}
-
-// gx[...] += col[...] for every valid (row, position); padding entries are dropped.
-template <typename T>
-void col2im_add(const ConvGeom& g, int64_t nc, T* gxc, const std::vector<Segment>& segs, T* col,
-                int64_t ldc) {
-  walk_lowered<T>(
-      g, nc, gxc, segs, col, ldc,
-      [](T* src_col, T* dst, int64_t n, int64_t s) {
-        // (walk_lowered's dst is the column entry, its src the input element)
-        for (int64_t i = 0; i < n; ++i) dst[i * s] = dst[i * s] + src_col[i];
-      },
-      [](T*, int64_t) {});
-}
-
-inline std::vector<Segment>& thread_segments() {
-  thread_local std::vector<Segment> segs;
-  return segs;
-}
-
-template <typename T>
-T* thread_buffer(size_t n, int slot) {
-  thread_local std::vector<T> buf[3];
-  if (buf[slot].size() < n) buf[slot].resize(n);
-  return buf[slot].data();
-}
-
-// Runs task(t, inner_threads) for t in [0, ntasks): in parallel, one thread per task, when
-// there are enough tasks; else one after another, each with all threads inside.
-template <class Fn>
-void run_tasks(int64_t ntasks, int nthreads, double work, const Fn& task) {
-  if (work < double(1 << 18)) nthreads = 1;
-  if (nthreads <= 1 || ntasks < nthreads) {
-    for (int64_t t = 0; t < ntasks; ++t) task(t, nthreads);
-    return;
-  }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
-  for (int64_t t = 0; t < ntasks; ++t) task(t, 1);
-}
-
-// Small images: the input offset (within one channel) that kernel offset f reads at output
-// position p, or -1 in the padding: a kvol × L table, built once per call, so lowering an
-// image is a plain gather instead of the segment walk (whose bookkeeping dominates tiny rows).
-inline std::vector<int64_t> lowering_table(const ConvGeom& g) {
-  const int64_t kvol = g.kvol(), L = g.out_len();
-  std::vector<int64_t> idx(size_t(kvol * L));
-  for (int64_t f = 0; f < kvol; ++f) {
-    int64_t kk[3], o[3];
-    conv_unflatten(g.k, f, kk);
-    for (int64_t p = 0; p < L; ++p) {
-      conv_unflatten(g.out, p, o);
-      idx[f * L + p] = conv_input_pos(g, o, kk);
-    }
-  }
-  return idx;
-}
-
-// col[(c, f), p] (row stride ldc) = x[c, idx[f, p]], +0.0 in the padding.
-template <typename T>
-void im2col_table(const ConvGeom& g, int64_t nc, const T* xc, const int64_t* idx, T* col, int64_t ldc) {
-  const int64_t kvol = g.kvol(), L = g.out_len(), lin = g.in_len();
-  for (int64_t c = 0; c < nc; ++c)
-    for (int64_t f = 0; f < kvol; ++f) {
-      const T* xch = xc + c * lin;
-      const int64_t* t = idx + f * L;
-      T* row = col + (c * kvol + f) * ldc;
-      for (int64_t p = 0; p < L; ++p) row[p] = t[p] < 0 ? T(0) : xch[t[p]];
-    }
-}
-
-// gx[c, idx[f, p]] += col[(c, f), p], f increasing: for one input element the offsets arrive in
-// increasing order (for a fixed f, distinct positions read distinct input elements).
-template <typename T>
-void col2im_table_add(const ConvGeom& g, int64_t nc, T* gxc, const int64_t* idx, const T* col, int64_t ldc) {
-  const int64_t kvol = g.kvol(), L = g.out_len(), lin = g.in_len();
-  for (int64_t c = 0; c < nc; ++c)
-    for (int64_t f = 0; f < kvol; ++f) {
-      T* gch = gxc + c * lin;
-      const int64_t* t = idx + f * L;
-      const T* row = col + (c * kvol + f) * ldc;
-      for (int64_t p = 0; p < L; ++p)
-        if (t[p] >= 0) gch[t[p]] = gch[t[p]] + row[p];
-    }
-}
 
 // Forward of small images: per round and group, the images' columns are lowered side by side
 // into one K × (images·L) matrix, one GEMM gives Y = W_g · cols (each output still the chain
@@ -262,8 +90,7 @@ void conv_grad_input_small(const ConvGeom& g, const T* gy, const T* w, const T* 
       parallel_for(cnt, nthreads, cog * L, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i)
           for (int64_t c = 0; c < cog; ++c)
-            std::memcpy(gyb + c * ld + i * L, gy + ((n0 + i) * g.Co + grp * cog + c) * L,
-                        size_t(L) * sizeof(T));
+            std::memcpy(gyb + c * ld + i * L, gy + ((n0 + i) * g.Co + grp * cog + c) * L, size_t(L) * sizeof(T));
       });
       gemm<T>(1, K, ld, cog, w + grp * cog * K, 0, 1, K, gyb, 0, ld, 1, gcols, 0, ld, 1, nthreads);
       parallel_for(cnt, nthreads, K * L, [&](int64_t i0, int64_t i1) {
@@ -287,12 +114,6 @@ void conv_grad_input_small(const ConvGeom& g, const T* gy, const T* w, const T* 
 }
 
 }  // namespace
-
-int64_t set_conv_chunk_elems(int64_t elems) {
-  const int64_t old = kChunkElems;
-  if (elems > 0) kChunkElems = elems;
-  return old;
-}
 
 template <typename T>
 void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, int nthreads) {
@@ -328,8 +149,7 @@ void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y
 }
 
 template <typename T>
-void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx,
-                     int nthreads) {
+void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx, int nthreads) {
   const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig(), lin = g.in_len();
   if (g.N == 0 || g.Ci == 0 || lin == 0) return;
   const int64_t rows = g.out[0] * g.out[1], rowlen = g.out[2];
@@ -348,8 +168,8 @@ void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, 
         const int64_t r0 = std::max<int64_t>(0, r1 - crow);
         const int64_t p0 = r0 * rowlen, p1 = r1 * rowlen, m = p1 - p0;
         T* col = thread_buffer<T>(size_t(K * m), 0);
-        gemm<T>(1, K, m, cog, w + grp * cog * K, 0, 1, K, gy + (n * g.Co + grp * cog) * L + p0, 0,
-                L, 1, col, 0, m, 1, inner);
+        gemm<T>(1, K, m, cog, w + grp * cog * K, 0, 1, K, gy + (n * g.Co + grp * cog) * L + p0, 0, L, 1, col, 0, m, 1,
+                inner);
         std::vector<Segment>& segs = thread_segments();
         chunk_segments(g, p0, p1, segs);
         col2im_add<T>(g, cig, gxt, segs, col, m);
@@ -420,8 +240,7 @@ void conv_grad_weight_small(const ConvGeom& g, const T* x, const T* gy, T* gw, i
             for (int64_t p = 0; p < L; ++p) gyt[p * cog + c] = gyg[c * L + p];
         }
       });
-      gemm<T>(cnt, K, cog, L, cols, K * L, L, 1, gyts, L * cog, cog, 1, slots + grp * K * cog,
-              wsize, cog, 1, nthreads);
+      gemm<T>(cnt, K, cog, L, cols, K * L, L, 1, gyts, L * cog, cog, 1, slots + grp * K * cog, wsize, cog, 1, nthreads);
     }
     accumulate_partials(slots, wsize, n0, cnt, acc.data(), nthreads);
   }
@@ -508,15 +327,57 @@ void conv_reference(int what, const ConvGeom& g, const T* a, const T* b, const T
   }
 }
 
-#define REPMODE_INSTANTIATE_CONV(T)                                                          \
-  template void conv_forward<T>(const ConvGeom&, const T*, const T*, const T*, T*, int);     \
-  template void conv_grad_input<T>(const ConvGeom&, const T*, const T*, const T*, T*, int);  \
-  template void conv_grad_weight<T>(const ConvGeom&, const T*, const T*, T*, int);           \
+#define REPMODE_INSTANTIATE_CONV(T)                                                         \
+  template void conv_forward<T>(const ConvGeom&, const T*, const T*, const T*, T*, int);    \
+  template void conv_grad_input<T>(const ConvGeom&, const T*, const T*, const T*, T*, int); \
+  template void conv_grad_weight<T>(const ConvGeom&, const T*, const T*, T*, int);          \
   template void conv_reference<T>(int, const ConvGeom&, const T*, const T*, const T*, T*);
 
 REPMODE_INSTANTIATE_CONV(float)
 REPMODE_INSTANTIATE_CONV(double)
 
 #undef REPMODE_INSTANTIATE_CONV
+
+// ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
+
+namespace {
+
+ConvGeom geom_of(const Ints& v) { return conv_geom_of(v, "repmode._C"); }
+
+}  // namespace
+
+void conv_forward(int dtype, const Ints& geom, uintptr_t x, uintptr_t w, uintptr_t bias, uintptr_t y, int nthreads) {
+  const ConvGeom g = geom_of(geom);
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    conv_forward<T>(g, ptr<const T>(x), ptr<const T>(w), ptr<const T>(bias), ptr<T>(y), nthreads);
+  });
+}
+
+void conv_grad_input(int dtype, const Ints& geom, uintptr_t gy, uintptr_t w, uintptr_t bias, uintptr_t gx,
+                     int nthreads) {
+  const ConvGeom g = geom_of(geom);
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    conv_grad_input<T>(g, ptr<const T>(gy), ptr<const T>(w), ptr<const T>(bias), ptr<T>(gx), nthreads);
+  });
+}
+
+void conv_grad_weight(int dtype, const Ints& geom, uintptr_t x, uintptr_t gy, uintptr_t gw, int nthreads) {
+  const ConvGeom g = geom_of(geom);
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    conv_grad_weight<T>(g, ptr<const T>(x), ptr<const T>(gy), ptr<T>(gw), nthreads);
+  });
+}
+
+void convolution_reference(int what, int dtype, const Ints& geom, uintptr_t a, uintptr_t b, uintptr_t bias,
+                           uintptr_t out) {
+  const ConvGeom g = geom_of(geom);
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    conv_reference<T>(what, g, ptr<const T>(a), ptr<const T>(b), ptr<const T>(bias), ptr<T>(out));
+  });
+}
 
 }  // namespace repmode::cpu

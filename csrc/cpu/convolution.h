@@ -1,5 +1,5 @@
 // Reproducible convolution on the CPU: im2col / col2im around the canonical GEMM
-// (csrc/cpu/gemm.h). Every output is computed in the order of csrc/common/convolution.h;
+// (csrc/cpu/matmul.h). Every output is computed in the order of csrc/common/convolution.h;
 // threads, chunk sizes and ISA paths only decide who computes which outputs.
 #pragma once
 
@@ -16,8 +16,7 @@ void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y
 // gx = the input gradient of conv (x shaped by g.in) for gy; plus bias[ci] once at the end
 // when bias != nullptr (the transposed convolution's forward).
 template <typename T>
-void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx,
-                     int nthreads);
+void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx, int nthreads);
 
 // gw = the weight gradient of conv for input x and output gradient gy.
 template <typename T>

@@ -1,17 +1,16 @@
 // Elementwise activations and their backward formulas that take several steps (evaluated
-// in double and rounded once: csrc/common/elementwise_formulas.h).
+// in double and rounded once: csrc/common/elementwise.h).
 #include "elementwise_engine.h"
 
 namespace repmode::cpu {
 
-#define CASES                                                                                  \
-  REPMODE_EW_CASE(elu, false) REPMODE_EW_CASE(elu_backward_input, false)                       \
-  REPMODE_EW_CASE(elu_backward_result, false) REPMODE_EW_CASE(gelu, false)                     \
-  REPMODE_EW_CASE(gelu_tanh, false) REPMODE_EW_CASE(gelu_backward, false)                      \
-  REPMODE_EW_CASE(gelu_tanh_backward, false) REPMODE_EW_CASE(silu, false)                      \
-  REPMODE_EW_CASE(silu_backward, false) REPMODE_EW_CASE(mish, false)                           \
-  REPMODE_EW_CASE(mish_backward, false) REPMODE_EW_CASE(softplus, false)                       \
-  REPMODE_EW_CASE(softplus_backward, false)
+#define CASES                                                                                                          \
+  REPMODE_EW_CASE(elu, false)                                                                                          \
+  REPMODE_EW_CASE(elu_backward_input, false) REPMODE_EW_CASE(elu_backward_result, false) REPMODE_EW_CASE(gelu, false)  \
+      REPMODE_EW_CASE(gelu_tanh, false) REPMODE_EW_CASE(gelu_backward, false)                                          \
+          REPMODE_EW_CASE(gelu_tanh_backward, false) REPMODE_EW_CASE(silu, false)                                      \
+              REPMODE_EW_CASE(silu_backward, false) REPMODE_EW_CASE(mish, false) REPMODE_EW_CASE(mish_backward, false) \
+                  REPMODE_EW_CASE(softplus, false) REPMODE_EW_CASE(softplus_backward, false)
 REPMODE_EW_GROUP(activations, CASES)
 #undef CASES
 

@@ -1,13 +1,13 @@
 // Internals of the CPU elementwise engine (csrc/cpu/elementwise.cpp and the
 // elementwise_<group>.cpp files that instantiate it for groups of ops, so the many
 // instantiations compile in parallel). Only memory walking lives here; the arithmetic of
-// one element is EwFormula (csrc/common/elementwise_formulas.h), identical on every path.
+// one element is EwFormula (csrc/common/elementwise.h), identical on every path.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "../common/elementwise_formulas.h"
+#include "../common/elementwise.h"
 #include "isa.h"
 #include "parallel.h"
 
@@ -20,8 +20,8 @@ struct EwLayout {
 
 template <typename T>
 struct EwJob {
-  EwLayout L;                    // general form
-  bool flat = false;             // contiguous out/a of n elements; b, c stride 0 or 1
+  EwLayout L;         // general form
+  bool flat = false;  // contiguous out/a of n elements; b, c stride 0 or 1
   int64_t n = 0, sb = 0, sc = 0;
   T* out = nullptr;
   const T *a = nullptr, *b = nullptr, *c = nullptr;
@@ -32,31 +32,29 @@ struct EwJob {
 namespace ew_engine {
 
 template <typename T, EwOp op, int SB, int SC>
-REPMODE_INLINE void contiguous_loop(int64_t n, T* o, const T* a, const T* b, const T* c,
-                                    const EwParams<T>& p) {
+REPMODE_INLINE void contiguous_loop(int64_t n, T* o, const T* a, const T* b, const T* c, const EwParams<T>& p) {
   for (int64_t i = 0; i < n; ++i) o[i] = EwFormula<T, op>::apply(a[i], b[i * SB], c[i * SC], p);
 }
 
 // n elements from o/a/b/c with the given strides.
 template <typename T, EwOp op>
-REPMODE_INLINE void inner(int64_t n, T* o, int64_t so, const T* a, int64_t sa, const T* b,
-                          int64_t sb, const T* c, int64_t sc, const EwParams<T>& p) {
+REPMODE_INLINE void inner(int64_t n, T* o, int64_t so, const T* a, int64_t sa, const T* b, int64_t sb, const T* c,
+                          int64_t sc, const EwParams<T>& p) {
   if (so == 1 && sa == 1 && (sb | sc | 1) == 1) {
     if (sb && sc) return contiguous_loop<T, op, 1, 1>(n, o, a, b, c, p);
     if (sb) return contiguous_loop<T, op, 1, 0>(n, o, a, b, c, p);
     if (sc) return contiguous_loop<T, op, 0, 1>(n, o, a, b, c, p);
     return contiguous_loop<T, op, 0, 0>(n, o, a, b, c, p);
   }
-  for (int64_t i = 0; i < n; ++i)
-    o[i * so] = EwFormula<T, op>::apply(a[i * sa], b[i * sb], c[i * sc], p);
+  for (int64_t i = 0; i < n; ++i) o[i * so] = EwFormula<T, op>::apply(a[i * sa], b[i * sb], c[i * sc], p);
 }
 
 // The linear output indices [begin, end) of job.L.
 template <typename T, EwOp op>
 REPMODE_INLINE void walk(const EwJob<T>& job, int64_t begin, int64_t end) {
   if (job.flat)
-    return inner<T, op>(end - begin, job.out + begin, 1, job.a + begin, 1, job.b + begin * job.sb,
-                        job.sb, job.c + begin * job.sc, job.sc, job.p);
+    return inner<T, op>(end - begin, job.out + begin, 1, job.a + begin, 1, job.b + begin * job.sb, job.sb,
+                        job.c + begin * job.sc, job.sc, job.p);
   const EwLayout& L = job.L;
   const int nd = static_cast<int>(L.sizes.size());
   const int64_t last = L.sizes[nd - 1];
@@ -77,8 +75,8 @@ REPMODE_INLINE void walk(const EwJob<T>& job, int64_t begin, int64_t end) {
     }
     int64_t n = last - idx[nd - 1];
     if (n > end - pos) n = end - pos;
-    inner<T, op>(n, job.out + oo, L.s_out[nd - 1], job.a + oa, L.s_a[nd - 1], job.b + ob,
-                 L.s_b[nd - 1], job.c + oc, L.s_c[nd - 1], job.p);
+    inner<T, op>(n, job.out + oo, L.s_out[nd - 1], job.a + oa, L.s_a[nd - 1], job.b + ob, L.s_b[nd - 1], job.c + oc,
+                 L.s_c[nd - 1], job.p);
     pos += n;
     idx[nd - 1] += n;
     for (int d = nd - 1; d > 0 && idx[d] == L.sizes[d]; --d) {
@@ -122,21 +120,28 @@ void run(const EwJob<T>& job) {
 }  // namespace ew_engine
 
 // Each group file defines run_<group>(op, job) -> false when op is not in the group.
-template <typename T> bool run_arith(int op, const EwJob<T>& job);
-template <typename T> bool run_math(int op, const EwJob<T>& job);
-template <typename T> bool run_activations(int op, const EwJob<T>& job);
+template <typename T>
+bool run_arith(int op, const EwJob<T>& job);
+template <typename T>
+bool run_math(int op, const EwJob<T>& job);
+template <typename T>
+bool run_activations(int op, const EwJob<T>& job);
 
-#define REPMODE_EW_CASE(name, avx2) \
-  case EwOp::name: ew_engine::run<T, EwOp::name, avx2>(job); return true;
+#define REPMODE_EW_CASE(name, avx2)           \
+  case EwOp::name:                            \
+    ew_engine::run<T, EwOp::name, avx2>(job); \
+    return true;
 
-#define REPMODE_EW_GROUP(group, CASES)                                    \
-  template <typename T> bool run_##group(int op, const EwJob<T>& job) {   \
-    switch (static_cast<EwOp>(op)) {                                      \
-      CASES                                                               \
-      default: return false;                                              \
-    }                                                                     \
-  }                                                                       \
-  template bool run_##group<float>(int, const EwJob<float>&);             \
+#define REPMODE_EW_GROUP(group, CASES)                        \
+  template <typename T>                                       \
+  bool run_##group(int op, const EwJob<T>& job) {             \
+    switch (static_cast<EwOp>(op)) {                          \
+      CASES                                                   \
+      default:                                                \
+        return false;                                         \
+    }                                                         \
+  }                                                           \
+  template bool run_##group<float>(int, const EwJob<float>&); \
   template bool run_##group<double>(int, const EwJob<double>&);
 
 }  // namespace repmode::cpu

@@ -4,7 +4,7 @@
 //   exp_shifted_sum(x, m, out, n) = canonical sum over j < n of e_j = exp_of(x[j] - m)
 //
 // (x[j] - m one rounding in T, exp_of correctly rounded, the sum in the canonical order of
-// csrc/common/reduce_order.h), also storing e_j to out[j] when out is not null.
+// csrc/common/reduction_order.h), also storing e_j to out[j] when out is not null.
 //
 // The AVX2 float path keeps the 32 lanes of a chunk in four registers (lane l is element
 // l % 8 of register l / 8) and adds e_j to lane j % 32 in increasing j, as the reference
@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "../common/math_overloads.h"
-#include "../common/reduce_order.h"
+#include "../common/reduction_order.h"
 #include "isa.h"
-#include "reduce.h"
+#include "reduction.h"
 
 #if defined(__x86_64__)
 #include "vec_math_avx2.h"
@@ -36,7 +36,7 @@ __attribute__((target("avx2,fma"))) inline float exp_shifted_chunk_avx2(const fl
   for (int g = 0; g < 4; ++g) acc[g] = _mm256_set1_ps(-0.0f);
   int64_t i = 0;
   for (; i + 32 <= len; i += 32) {
-    #pragma GCC unroll 4
+#pragma GCC unroll 4
     for (int g = 0; g < 4; ++g) {
       const __m256 e = exp8_avx2(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8 * g), vm));
       if (kStore) _mm256_storeu_ps(out + i + 8 * g, e);

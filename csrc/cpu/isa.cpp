@@ -1,6 +1,13 @@
 #include "isa.h"
+#include "dispatch.h"
+#include "entry_points.h"
 
 #include <atomic>
+#include <string>
+
+#if defined(__x86_64__)
+#include <xmmintrin.h>
+#endif
 
 namespace repmode::cpu {
 
@@ -34,11 +41,37 @@ bool set_active_isa(Isa isa) {
 
 const char* isa_name(Isa isa) {
   switch (isa) {
-    case Isa::scalar: return "scalar";
-    case Isa::avx2: return "avx2";
-    case Isa::avx512: return "avx512";
+    case Isa::scalar:
+      return "scalar";
+    case Isa::avx2:
+      return "avx2";
+    case Isa::avx512:
+      return "avx512";
   }
   return "unknown";
 }
+
+// ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
+
+bool flush_denormal_active() {
+#if defined(__x86_64__)
+  const unsigned csr = _mm_getcsr();
+  return (csr & 0x8000u) || (csr & 0x0040u);  // FTZ or DAZ
+#else
+  return false;
+#endif
+}
+
+bool set_cpu_isa(const std::string& name) {
+  if (name == "auto") return set_active_isa(best_isa());
+  if (name == "scalar") return set_active_isa(Isa::scalar);
+  if (name == "avx2") return set_active_isa(Isa::avx2);
+  if (name == "avx512") return set_active_isa(Isa::avx512);
+  return false;
+}
+
+std::string cpu_isa() { return std::string(isa_name(active_isa())); }
+
+std::string best_cpu_isa() { return std::string(isa_name(best_isa())); }
 
 }  // namespace repmode::cpu

@@ -2,18 +2,20 @@
 // contiguous_sum (the active ISA's chunk code, same bits as canonical_sum), the per-element
 // steps are the formulas of csrc/common/layer_norm.h evaluated element by element.
 #include "layer_norm.h"
+#include "dispatch.h"
+#include "entry_points.h"
 
 #include <vector>
 
 #include "../common/layer_norm.h"
 #include "parallel.h"
-#include "reduce.h"
+#include "reduction.h"
 
 namespace repmode::cpu {
 
 template <typename T>
-void layer_norm_forward_reference(const T* x, int64_t M, int64_t N, const T* w, const T* b, double eps, T* y,
-                                  T* mean, T* rstd) {
+void layer_norm_forward_reference(const T* x, int64_t M, int64_t N, const T* w, const T* b, double eps, T* y, T* mean,
+                                  T* rstd) {
   const T e = T(eps);
   for (int64_t i = 0; i < M; ++i) {
     const T* xr = x + i * N;
@@ -28,8 +30,8 @@ void layer_norm_forward_reference(const T* x, int64_t M, int64_t N, const T* w, 
 // Rows [i0, i1) of the forward (buf: N scratch values). Compiled twice (scalar, AVX2): the
 // per-element steps are the same IEEE operations in both; the sums go through contiguous_sum.
 template <typename T>
-REPMODE_INLINE void forward_rows_body(const T* x, int64_t i0, int64_t i1, int64_t N, const T* w, const T* b, T e,
-                                      T* y, T* mean, T* rstd, T* buf) {
+REPMODE_INLINE void forward_rows_body(const T* x, int64_t i0, int64_t i1, int64_t N, const T* w, const T* b, T e, T* y,
+                                      T* mean, T* rstd, T* buf) {
   for (int64_t i = i0; i < i1; ++i) {
     const T* xr = x + i * N;
     T* yr = y + i * N;
@@ -43,20 +45,20 @@ REPMODE_INLINE void forward_rows_body(const T* x, int64_t i0, int64_t i1, int64_
 }
 
 template <typename T>
-REPMODE_TARGET_AVX2 void forward_rows_avx2(const T* x, int64_t i0, int64_t i1, int64_t N, const T* w, const T* b,
-                                           T e, T* y, T* mean, T* rstd, T* buf) {
+REPMODE_TARGET_AVX2 void forward_rows_avx2(const T* x, int64_t i0, int64_t i1, int64_t N, const T* w, const T* b, T e,
+                                           T* y, T* mean, T* rstd, T* buf) {
   forward_rows_body(x, i0, i1, N, w, b, e, y, mean, rstd, buf);
 }
 
 template <typename T>
-void forward_rows_scalar(const T* x, int64_t i0, int64_t i1, int64_t N, const T* w, const T* b, T e, T* y,
-                         T* mean, T* rstd, T* buf) {
+void forward_rows_scalar(const T* x, int64_t i0, int64_t i1, int64_t N, const T* w, const T* b, T e, T* y, T* mean,
+                         T* rstd, T* buf) {
   forward_rows_body(x, i0, i1, N, w, b, e, y, mean, rstd, buf);
 }
 
 template <typename T>
-void layer_norm_forward(const T* x, int64_t M, int64_t N, const T* w, const T* b, double eps, T* y, T* mean,
-                        T* rstd, int nthreads) {
+void layer_norm_forward(const T* x, int64_t M, int64_t N, const T* w, const T* b, double eps, T* y, T* mean, T* rstd,
+                        int nthreads) {
   const T e = T(eps);
   parallel_for(M, nthreads, 4 * N, [&](int64_t i0, int64_t i1) {
     std::vector<T> buf(N);
@@ -75,8 +77,9 @@ void layer_norm_backward_reference(const T* g, const T* x, const T* mean, const 
       const T* gr = g + i * N;
       const T* xr = x + i * N;
       T* out = dx + i * N;
-      layer_norm_backward_row<T>(N, [&](int64_t j) { return gr[j]; }, [&](int64_t j) { return xr[j]; }, mean[i],
-                                 rstd[i], w, [&](int64_t j, T v) { out[j] = v; });
+      layer_norm_backward_row<T>(
+          N, [&](int64_t j) { return gr[j]; }, [&](int64_t j) { return xr[j]; }, mean[i], rstd[i], w,
+          [&](int64_t j, T v) { out[j] = v; });
     }
   auto G = [&](int64_t i, int64_t j) { return g[i * N + j]; };
   auto X = [&](int64_t i, int64_t j) { return x[i * N + j]; };
@@ -120,8 +123,7 @@ REPMODE_INLINE void param_grads_body(const T* g, const T* x, const T* mean, cons
                                      int64_t j0, int64_t j1, T* dw, T* db) {
   if (dw)
     column_sums(
-        M, j0, j1, [&](int64_t i, int64_t j) { return ln_g_xhat(g[i * N + j], x[i * N + j], mean[i], rstd[i]); },
-        dw);
+        M, j0, j1, [&](int64_t i, int64_t j) { return ln_g_xhat(g[i * N + j], x[i * N + j], mean[i], rstd[i]); }, dw);
   if (db) column_sums(M, j0, j1, [&](int64_t i, int64_t j) { return g[i * N + j]; }, db);
 }
 
@@ -161,14 +163,14 @@ REPMODE_TARGET_AVX2 void dx_rows_avx2(const T* g, const T* x, const T* mean, con
 }
 
 template <typename T>
-void dx_rows_scalar(const T* g, const T* x, const T* mean, const T* rstd, const T* w, int64_t N, int64_t i0,
-                    int64_t i1, T* dx, T* gw, T* gx) {
+void dx_rows_scalar(const T* g, const T* x, const T* mean, const T* rstd, const T* w, int64_t N, int64_t i0, int64_t i1,
+                    T* dx, T* gw, T* gx) {
   dx_rows_body(g, x, mean, rstd, w, N, i0, i1, dx, gw, gx);
 }
 
 template <typename T>
-void layer_norm_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, int64_t M, int64_t N,
-                         T* dx, T* dw, T* db, int nthreads) {
+void layer_norm_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, int64_t M, int64_t N, T* dx,
+                         T* dw, T* db, int nthreads) {
   const bool avx2 = active_isa() >= Isa::avx2;
   if (dx)
     parallel_for(M, nthreads, 6 * N, [&](int64_t i0, int64_t i1) {
@@ -192,16 +194,43 @@ void layer_norm_backward(const T* g, const T* x, const T* mean, const T* rstd, c
   });
 }
 
-#define REPMODE_INSTANTIATE(T)                                                                                  \
-  template void layer_norm_forward<T>(const T*, int64_t, int64_t, const T*, const T*, double, T*, T*, T*, int); \
-  template void layer_norm_forward_reference<T>(const T*, int64_t, int64_t, const T*, const T*, double, T*, T*, \
-                                                T*);                                                            \
-  template void layer_norm_backward<T>(const T*, const T*, const T*, const T*, const T*, int64_t, int64_t, T*,  \
-                                       T*, T*, int);                                                            \
-  template void layer_norm_backward_reference<T>(const T*, const T*, const T*, const T*, const T*, int64_t,     \
-                                                 int64_t, T*, T*, T*);
+#define REPMODE_INSTANTIATE(T)                                                                                         \
+  template void layer_norm_forward<T>(const T*, int64_t, int64_t, const T*, const T*, double, T*, T*, T*, int);        \
+  template void layer_norm_forward_reference<T>(const T*, int64_t, int64_t, const T*, const T*, double, T*, T*, T*);   \
+  template void layer_norm_backward<T>(const T*, const T*, const T*, const T*, const T*, int64_t, int64_t, T*, T*, T*, \
+                                       int);                                                                           \
+  template void layer_norm_backward_reference<T>(const T*, const T*, const T*, const T*, const T*, int64_t, int64_t,   \
+                                                 T*, T*, T*);
 REPMODE_INSTANTIATE(float)
 REPMODE_INSTANTIATE(double)
 #undef REPMODE_INSTANTIATE
+
+// ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
+
+void layer_norm_forward(int dtype, uintptr_t x, int64_t M, int64_t N, uintptr_t w, uintptr_t b, double eps, uintptr_t y,
+                        uintptr_t mean, uintptr_t rstd, int nthreads, bool reference) {
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if (reference)
+      layer_norm_forward_reference<T>(ptr<const T>(x), M, N, ptr<const T>(w), ptr<const T>(b), eps, ptr<T>(y),
+                                      ptr<T>(mean), ptr<T>(rstd));
+    else
+      layer_norm_forward<T>(ptr<const T>(x), M, N, ptr<const T>(w), ptr<const T>(b), eps, ptr<T>(y), ptr<T>(mean),
+                            ptr<T>(rstd), nthreads);
+  });
+}
+
+void layer_norm_backward(int dtype, uintptr_t g, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w, int64_t M,
+                         int64_t N, uintptr_t dx, uintptr_t dw, uintptr_t db, int nthreads, bool reference) {
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    if (reference)
+      layer_norm_backward_reference<T>(ptr<const T>(g), ptr<const T>(x), ptr<const T>(mean), ptr<const T>(rstd),
+                                       ptr<const T>(w), M, N, ptr<T>(dx), ptr<T>(dw), ptr<T>(db));
+    else
+      layer_norm_backward<T>(ptr<const T>(g), ptr<const T>(x), ptr<const T>(mean), ptr<const T>(rstd), ptr<const T>(w),
+                             M, N, ptr<T>(dx), ptr<T>(dw), ptr<T>(db), nthreads);
+  });
+}
 
 }  // namespace repmode::cpu

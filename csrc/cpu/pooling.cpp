@@ -4,6 +4,8 @@
 //    or (n, channel block) pairs (backward); kLanes channels advance together, each channel
 //    running exactly the scalar sequence of its own plane.
 #include "pooling.h"
+#include "dispatch.h"
+#include "entry_points.h"
 
 #include <atomic>
 #include <cstring>
@@ -159,8 +161,8 @@ void forward_planes(const T* x, T* out, int64_t* index, const PoolGeom& g, const
             for (int64_t i = 0; i < a.count; ++i)
               for (int64_t k = 0; k < b.count; ++k)
                 for (int64_t l = 0; l < g.k[2]; ++l) {
-                  const T* row = xp + (a.start + i) * g.xs[2] + (b.start + k) * g.xs[3] +
-                                 (in.lo * g.s[2] - g.p[2] + l) * g.xs[4];
+                  const T* row =
+                      xp + (a.start + i) * g.xs[2] + (b.start + k) * g.xs[3] + (in.lo * g.s[2] - g.p[2] + l) * g.xs[4];
                   for (int64_t j = 0; j < m; ++j) acc[j] = acc[j] + row[j * sx];
                 }
             for (int64_t j = 0; j < m; ++j) orow[(in.lo + j) * g.os[4]] = canon(acc[j] / dv);
@@ -257,8 +259,8 @@ void backward_planes(const T* go, const int64_t* index, T* gi, const PoolGeom& g
   const std::vector<int64_t> off = mx && !dense ? plane_offsets(g) : std::vector<int64_t>();
   const int64_t outputs = g.OD * g.OH * g.OW;
   // grad_output and indices dense per plane: outputs in increasing order are consecutive
-  const bool flat_out = g.os[4] == 1 && g.os[3] == g.OW && (g.OD == 1 || g.os[2] == g.OH * g.OW) &&
-                        g.is[4] == 1 && g.is[3] == g.OW && (g.OD == 1 || g.is[2] == g.OH * g.OW);
+  const bool flat_out = g.os[4] == 1 && g.os[3] == g.OW && (g.OD == 1 || g.os[2] == g.OH * g.OW) && g.is[4] == 1 &&
+                        g.is[3] == g.OW && (g.OD == 1 || g.is[2] == g.OH * g.OW);
   std::atomic<bool> bad{false};
   rows_parallel(g.N * g.C, nthreads, (g.OD * g.OH * g.OW + plane) * 4, [&](int64_t p0, int64_t p1) {
     for (int64_t pl = p0; pl < p1; ++pl) {
@@ -305,8 +307,8 @@ void backward_planes(const T* go, const int64_t* index, T* gi, const PoolGeom& g
               const PoolSpan& b = sp.h[oh];
               const PoolSpan& cc = sp.w[ow];
               if (a.count <= 0 || b.count <= 0 || cc.count <= 0) continue;
-              const T delta = pool_avg_grad_term(op[od * g.os[2] + oh * g.os[3] + ow * g.os[4]],
-                                                 window_divisor(g, a, b, cc));
+              const T delta =
+                  pool_avg_grad_term(op[od * g.os[2] + oh * g.os[3] + ow * g.os[4]], window_divisor(g, a, b, cc));
               for (int64_t i = 0; i < a.count; ++i)
                 for (int64_t k = 0; k < b.count; ++k)
                   for (int64_t l = 0; l < cc.count; ++l) {
@@ -454,13 +456,56 @@ void pool_backward_reference(const T* grad_output, const int64_t* index, T* grad
     }
 }
 
-#define REPMODE_INSTANTIATE(T)                                                                    \
-  template void pool_forward<T>(const T*, T*, int64_t*, const PoolGeom&, int);                   \
-  template void pool_backward<T>(const T*, const int64_t*, T*, const PoolGeom&, int);            \
-  template void pool_forward_reference<T>(const T*, T*, int64_t*, const PoolGeom&);              \
+#define REPMODE_INSTANTIATE(T)                                                        \
+  template void pool_forward<T>(const T*, T*, int64_t*, const PoolGeom&, int);        \
+  template void pool_backward<T>(const T*, const int64_t*, T*, const PoolGeom&, int); \
+  template void pool_forward_reference<T>(const T*, T*, int64_t*, const PoolGeom&);   \
   template void pool_backward_reference<T>(const T*, const int64_t*, T*, const PoolGeom&);
 REPMODE_INSTANTIATE(float)
 REPMODE_INSTANTIATE(double)
 #undef REPMODE_INSTANTIATE
+
+// ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
+
+namespace {
+
+PoolGeom make_geom(int kind, const Ints& in_sizes, const Ints& out_sizes, const Ints& k, const Ints& s, const Ints& p,
+                   const Ints& dil, bool count_include_pad, int64_t divisor_override, const Ints& xs, const Ints& os,
+                   const Ints& is) {
+  return pool_geom_of(kind, in_sizes, out_sizes, k, s, p, dil, count_include_pad, divisor_override, xs, os, is,
+                      "repmode._C pooling");
+}
+
+}  // namespace
+
+void pool_forward(int dtype, int kind, uintptr_t x, uintptr_t out, uintptr_t index, const Ints& in_sizes,
+                  const Ints& out_sizes, const Ints& k, const Ints& s, const Ints& p, const Ints& dil,
+                  bool count_include_pad, int64_t divisor_override, const Ints& xs, const Ints& os, const Ints& is,
+                  int nthreads, bool reference) {
+  const PoolGeom g =
+      make_geom(kind, in_sizes, out_sizes, k, s, p, dil, count_include_pad, divisor_override, xs, os, is);
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    if (reference)
+      pool_forward_reference<T>(ptr<const T>(x), ptr<T>(out), ptr<int64_t>(index), g);
+    else
+      pool_forward<T>(ptr<const T>(x), ptr<T>(out), ptr<int64_t>(index), g, nthreads);
+  });
+}
+
+void pool_backward(int dtype, int kind, uintptr_t grad_output, uintptr_t index, uintptr_t grad_input,
+                   const Ints& in_sizes, const Ints& out_sizes, const Ints& k, const Ints& s, const Ints& p,
+                   const Ints& dil, bool count_include_pad, int64_t divisor_override, const Ints& xs, const Ints& os,
+                   const Ints& is, int nthreads, bool reference) {
+  const PoolGeom g =
+      make_geom(kind, in_sizes, out_sizes, k, s, p, dil, count_include_pad, divisor_override, xs, os, is);
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    if (reference)
+      pool_backward_reference<T>(ptr<const T>(grad_output), ptr<const int64_t>(index), ptr<T>(grad_input), g);
+    else
+      pool_backward<T>(ptr<const T>(grad_output), ptr<const int64_t>(index), ptr<T>(grad_input), g, nthreads);
+  });
+}
 
 }  // namespace repmode::cpu

@@ -1,11 +1,13 @@
 // CPU random fills: blocks in parallel, each block by the shared formulas of
-// csrc/common/random_dists.h (a block's elements never depend on which thread draws it).
+// csrc/common/random.h (a block's elements never depend on which thread draws it).
 #include "random.h"
+#include "dispatch.h"
+#include "entry_points.h"
 
 #include <stdexcept>
 #include <string>
 
-#include "../common/random_dists.h"
+#include "../common/random.h"
 #include "isa.h"
 #include "parallel.h"
 
@@ -114,8 +116,7 @@ REPMODE_INLINE void normal_group(const PhiloxBlock* bs, int group, double mean, 
 }  // namespace
 
 template <typename T>
-uint64_t random_fill(int dist, T* out, int64_t n, uint64_t seed, uint64_t offset, double p0, double p1,
-                     int nthreads) {
+uint64_t random_fill(int dist, T* out, int64_t n, uint64_t seed, uint64_t offset, double p0, double p1, int nthreads) {
   if (dist < 0 || dist > 6 || dist == 2)
     throw std::invalid_argument("random_fill: unknown distribution code " + std::to_string(dist));
   const RandomDist d = static_cast<RandomDist>(dist);
@@ -146,5 +147,31 @@ uint64_t random_ints(int64_t* out, int64_t n, uint64_t seed, uint64_t offset, in
 
 template uint64_t random_fill<float>(int, float*, int64_t, uint64_t, uint64_t, double, double, int);
 template uint64_t random_fill<double>(int, double*, int64_t, uint64_t, uint64_t, double, double, int);
+
+// ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
+
+uint64_t random_fill(int dist, int dtype, uintptr_t out, int64_t n, uint64_t seed, uint64_t offset, double p0,
+                     double p1, int nthreads) {
+  return by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    return random_fill<T>(dist, ptr<T>(out), n, seed, offset, p0, p1, nthreads);
+  });
+}
+
+uint64_t random_ints(uintptr_t out, int64_t n, uint64_t seed, uint64_t offset, int64_t lo, uint64_t range,
+                     int nthreads) {
+  return random_ints(ptr<int64_t>(out), n, seed, offset, lo, range, nthreads);
+}
+
+std::vector<uint32_t> philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0, uint32_t k1) {
+  const PhiloxBlock b = repmode::philox4x32_10(PhiloxBlock{{c0, c1, c2, c3}}, k0, k1);
+  return std::vector<uint32_t>{b.w[0], b.w[1], b.w[2], b.w[3]};
+}
+
+std::vector<double> sincos_turns(double u) {
+  double s, c;
+  repmode::sincos_turns(u, &s, &c);
+  return std::vector<double>{s, c};
+}
 
 }  // namespace repmode::cpu

@@ -1,4 +1,6 @@
 #include "recurrent.h"
+#include "dispatch.h"
+#include "entry_points.h"
 
 #include <type_traits>
 
@@ -26,11 +28,11 @@ void unary_row(const T* in, T* out, int64_t n) {
 template <typename T>
 void lstm_forward_row(int64_t H, const T* a, const T* r, const T* c_prev, T* w, T* h) {
   for (int64_t j = 0; j < 4 * H; ++j) w[j] = canon(a[j] + r[j]);
-  unary_row<T, EwOp::sigmoid>(w, w, 2 * H);               // i, f
-  unary_row<T, EwOp::tanh>(w + 2 * H, w + 2 * H, H);      // g
-  unary_row<T, EwOp::sigmoid>(w + 3 * H, w + 3 * H, H);   // o
+  unary_row<T, EwOp::sigmoid>(w, w, 2 * H);              // i, f
+  unary_row<T, EwOp::tanh>(w + 2 * H, w + 2 * H, H);     // g
+  unary_row<T, EwOp::sigmoid>(w + 3 * H, w + 3 * H, H);  // o
   for (int64_t j = 0; j < H; ++j) w[4 * H + j] = canon(canon(w[H + j] * c_prev[j]) + canon(w[j] * w[2 * H + j]));
-  unary_row<T, EwOp::tanh>(w + 4 * H, w + 5 * H, H);      // tanh(c)
+  unary_row<T, EwOp::tanh>(w + 4 * H, w + 5 * H, H);  // tanh(c)
   for (int64_t j = 0; j < H; ++j) h[j] = canon(w[3 * H + j] * w[5 * H + j]);
 }
 
@@ -53,11 +55,10 @@ void lstm_backward_step(int64_t B, int64_t H, const T* go, int64_t go_rs, int64_
       const T* w = ws + b * 6 * H;
       T* d = dgates + b * 4 * H;
       for (int64_t j = 0; j < H; ++j) {
-        const T dht = lstm_dh<T>(go ? go[b * go_rs + j * go_cs] : T(0), go != nullptr,
-                                 dh ? dh[b * H + j] : T(0), dh != nullptr);
-        const LstmCellGrad<T> g = lstm_cell_backward<T>(dht, dc ? dc[b * H + j] : T(0), dc != nullptr, w[j],
-                                                        w[H + j], w[2 * H + j], w[3 * H + j], w[5 * H + j],
-                                                        c_prev[b * c_rs + j]);
+        const T dht =
+            lstm_dh<T>(go ? go[b * go_rs + j * go_cs] : T(0), go != nullptr, dh ? dh[b * H + j] : T(0), dh != nullptr);
+        const LstmCellGrad<T> g = lstm_cell_backward<T>(dht, dc ? dc[b * H + j] : T(0), dc != nullptr, w[j], w[H + j],
+                                                        w[2 * H + j], w[3 * H + j], w[5 * H + j], c_prev[b * c_rs + j]);
         d[j] = g.di;
         d[H + j] = g.df;
         d[2 * H + j] = g.dg;
@@ -68,13 +69,33 @@ void lstm_backward_step(int64_t B, int64_t H, const T* go, int64_t go_rs, int64_
   });
 }
 
-#define REPMODE_INSTANTIATE(T)                                                                                   \
-  template void lstm_forward_step<T>(int64_t, int64_t, const T*, int64_t, const T*, int64_t, const T*, int64_t, \
-                                     T*, T*, int);                                                               \
-  template void lstm_backward_step<T>(int64_t, int64_t, const T*, int64_t, int64_t, const T*, const T*,         \
-                                      const T*, const T*, int64_t, T*, T*, int);
+#define REPMODE_INSTANTIATE(T)                                                                                      \
+  template void lstm_forward_step<T>(int64_t, int64_t, const T*, int64_t, const T*, int64_t, const T*, int64_t, T*, \
+                                     T*, int);                                                                      \
+  template void lstm_backward_step<T>(int64_t, int64_t, const T*, int64_t, int64_t, const T*, const T*, const T*,   \
+                                      const T*, int64_t, T*, T*, int);
 REPMODE_INSTANTIATE(float)
 REPMODE_INSTANTIATE(double)
 #undef REPMODE_INSTANTIATE
+
+// ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
+
+void lstm_forward_step(int dtype, int64_t B, int64_t H, uintptr_t a, int64_t a_rs, uintptr_t r, int64_t r_rs,
+                       uintptr_t c_prev, int64_t c_rs, uintptr_t ws, uintptr_t h, int nthreads) {
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    lstm_forward_step<T>(B, H, ptr<T>(a), a_rs, ptr<T>(r), r_rs, ptr<T>(c_prev), c_rs, ptr<T>(ws), ptr<T>(h), nthreads);
+  });
+}
+
+void lstm_backward_step(int dtype, int64_t B, int64_t H, uintptr_t go, int64_t go_rs, int64_t go_cs, uintptr_t dh,
+                        uintptr_t dc, uintptr_t ws, uintptr_t c_prev, int64_t c_rs, uintptr_t dgates, uintptr_t dc_out,
+                        int nthreads) {
+  by_dtype(dtype, [&](auto t) {
+    using T = decltype(t);
+    lstm_backward_step<T>(B, H, ptr<T>(go), go_rs, go_cs, ptr<T>(dh), ptr<T>(dc), ptr<T>(ws), ptr<T>(c_prev), c_rs,
+                          ptr<T>(dgates), ptr<T>(dc_out), nthreads);
+  });
+}
 
 }  // namespace repmode::cpu

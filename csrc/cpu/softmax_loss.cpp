@@ -1,17 +1,20 @@
-// CPU log_softmax and nll_loss: rows in parallel, each row by the shared row formulas.
+// CPU softmax, log_softmax and nll_loss (the softmax_loss family): rows in parallel, each row by the shared row
+// formulas.
 #include "softmax_loss.h"
+#include "dispatch.h"
+#include "entry_points.h"
 
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "../common/log_softmax.h"
-#include "../common/nll_loss.h"
+#include "../common/reduction.h"
+#include "../common/softmax_loss.h"
 #include "array_math.h"
 #include "exp_sum.h"
 #include "isa.h"
 #include "parallel.h"
-#include "reduce.h"
+#include "reduction.h"
 
 namespace repmode::cpu {
 
@@ -52,17 +55,16 @@ void log_softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, in
 }
 
 template <typename T>
-void log_softmax_backward(const T* grad, const T* y, T* out, int64_t outer, int64_t n, int64_t inner,
-                          int nthreads) {
+void log_softmax_backward(const T* grad, const T* y, T* out, int64_t outer, int64_t n, int64_t inner, int nthreads) {
   rows_parallel(outer * inner, nthreads, n * 8, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t base = row_base(r, n, inner);
       const T* g = grad + base;
       const T* yr = y + base;
       T* o = out + base;
-      log_softmax_backward_row<T>(n, [&](int64_t j) { return g[j * inner]; },
-                                  [&](int64_t j) { return yr[j * inner]; },
-                                  [&](int64_t j, T v) { o[j * inner] = v; });
+      log_softmax_backward_row<T>(
+          n, [&](int64_t j) { return g[j * inner]; }, [&](int64_t j) { return yr[j * inner]; },
+          [&](int64_t j, T v) { o[j * inner] = v; });
     }
   });
 }
@@ -70,39 +72,33 @@ void log_softmax_backward(const T* grad, const T* y, T* out, int64_t outer, int6
 namespace {
 void check_target(int64_t t, int64_t C) {
   if (t < 0 || t >= C)
-    throw std::out_of_range("Target " + std::to_string(t) + " is out of bounds (classes: " +
-                            std::to_string(C) + ")");
+    throw std::out_of_range("Target " + std::to_string(t) + " is out of bounds (classes: " + std::to_string(C) + ")");
 }
 }  // namespace
 
 template <typename T>
-void nll_loss_forward(const T* x, int64_t N, int64_t C, int64_t sN, int64_t sC, const int64_t* target,
-                      int64_t s_target, const T* weight, int reduction, int64_t ignore_index, T* out,
-                      int64_t s_out, T* total_weight) {
+void nll_loss_forward(const T* x, int64_t N, int64_t C, int64_t sN, int64_t sC, const int64_t* target, int64_t s_target,
+                      const T* weight, int reduction, int64_t ignore_index, T* out, int64_t s_out, T* total_weight) {
   for (int64_t i = 0; i < N; ++i) {
     const int64_t t = target[i * s_target];
     if (t != ignore_index) check_target(t, C);
   }
-  auto term = [&](int64_t i) -> T {
-    return nll_row_term(x, sN, sC, target[i * s_target], weight, ignore_index, i);
-  };
+  auto term = [&](int64_t i) -> T { return nll_row_term(x, sN, sC, target[i * s_target], weight, ignore_index, i); };
   if (reduction == 0) {
     for (int64_t i = 0; i < N; ++i) out[i * s_out] = canon(term(i));
     *total_weight = T(0.0);
     return;
   }
   const T sum = canonical_sum<T>(N, term);
-  const T tw = canonical_sum<T>(N, [&](int64_t i) -> T {
-    return nll_row_weight(target[i * s_target], weight, ignore_index);
-  });
+  const T tw =
+      canonical_sum<T>(N, [&](int64_t i) -> T { return nll_row_weight(target[i * s_target], weight, ignore_index); });
   *total_weight = canon(tw);
   *out = nll_reduced(sum, tw, reduction);
 }
 
 template <typename T>
-void nll_loss_backward(T* grad_input, int64_t N, int64_t C, const T* grad, int64_t s_grad,
-                       const int64_t* target, int64_t s_target, const T* weight, int reduction,
-                       int64_t ignore_index, T total_weight) {
+void nll_loss_backward(T* grad_input, int64_t N, int64_t C, const T* grad, int64_t s_grad, const int64_t* target,
+                       int64_t s_target, const T* weight, int reduction, int64_t ignore_index, T total_weight) {
   const T g_all = nll_grad_scale(grad[0], total_weight, reduction);
   for (int64_t i = 0; i < N; ++i) {
     const int64_t t = target[i * s_target];
@@ -113,15 +109,121 @@ void nll_loss_backward(T* grad_input, int64_t N, int64_t C, const T* grad, int64
   }
 }
 
-#define REPMODE_INSTANTIATE(T)                                                                     \
-  template void log_softmax<T>(const T*, T*, int64_t, int64_t, int64_t, int);                     \
-  template void log_softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, int);  \
-  template void nll_loss_forward<T>(const T*, int64_t, int64_t, int64_t, int64_t, const int64_t*, \
-                                    int64_t, const T*, int, int64_t, T*, int64_t, T*);            \
-  template void nll_loss_backward<T>(T*, int64_t, int64_t, const T*, int64_t, const int64_t*,     \
-                                     int64_t, const T*, int, int64_t, T);
+// softmax of one contiguous row, the formula of softmax_row evaluated in another sequence:
+// e_j = exp(x_j - m) is written to out and summed in the canonical order in one pass, then
+// divided in place. Every rounding is the same as softmax_row's, so the bits are too.
+template <typename T>
+REPMODE_INLINE void softmax_contiguous_row(const T* x, T* out, int64_t n, bool safe) {
+  const T m = contiguous_row_max(x, n);
+  if (softmax_zero_row(m, safe)) {
+    for (int64_t j = 0; j < n; ++j) out[j] = T(0.0);
+    return;
+  }
+  const T s = exp_shifted_sum(x, m, out, n);
+  for (int64_t j = 0; j < n; ++j) out[j] = canon(out[j] / s);
+}
+
+template <typename T>
+void softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, bool safe, int nthreads) {
+  if (inner == 1 && n > 0) {
+    rows_parallel(outer, nthreads, 16 * n, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        if (r + 1 < r1) {
+          prefetch_bytes(x + (r + 1) * n, n * int64_t(sizeof(T)), false);
+          prefetch_bytes(out + (r + 1) * n, n * int64_t(sizeof(T)), true);
+        }
+        softmax_contiguous_row(x + r * n, out + r * n, n, safe);
+      }
+    });
+    return;
+  }
+  rows_parallel(outer * inner, nthreads, 16 * n, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const T* xr = x + row_base(r, n, inner);
+      T* o = out + row_base(r, n, inner);
+      softmax_row<T>(n, [&](int64_t j) { return xr[j * inner]; }, [&](int64_t j, T v) { o[j * inner] = v; }, safe);
+    }
+  });
+}
+
+template <typename T>
+void softmax_backward(const T* grad, const T* y, T* out, int64_t outer, int64_t n, int64_t inner, int nthreads) {
+  rows_parallel(outer * inner, nthreads, 4 * n, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t base = row_base(r, n, inner);
+      const T* g = grad + base;
+      const T* yr = y + base;
+      T* o = out + base;
+      softmax_backward_row<T>(
+          n, [&](int64_t j) { return g[j * inner]; }, [&](int64_t j) { return yr[j * inner]; },
+          [&](int64_t j, T v) { o[j * inner] = v; });
+    }
+  });
+}
+
+#define REPMODE_INSTANTIATE(T)                                                                                        \
+  template void softmax<T>(const T*, T*, int64_t, int64_t, int64_t, bool, int);                                       \
+  template void softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, int);                          \
+  template void log_softmax<T>(const T*, T*, int64_t, int64_t, int64_t, int);                                         \
+  template void log_softmax_backward<T>(const T*, const T*, T*, int64_t, int64_t, int64_t, int);                      \
+  template void nll_loss_forward<T>(const T*, int64_t, int64_t, int64_t, int64_t, const int64_t*, int64_t, const T*,  \
+                                    int, int64_t, T*, int64_t, T*);                                                   \
+  template void nll_loss_backward<T>(T*, int64_t, int64_t, const T*, int64_t, const int64_t*, int64_t, const T*, int, \
+                                     int64_t, T);
 REPMODE_INSTANTIATE(float)
 REPMODE_INSTANTIATE(double)
 #undef REPMODE_INSTANTIATE
+
+// ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
+
+void softmax(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, bool safe, int nthreads) {
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    softmax<T>(ptr<const T>(x), ptr<T>(out), outer, n, inner, safe, nthreads);
+  });
+}
+
+void softmax_backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n, int64_t inner,
+                      int nthreads) {
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    softmax_backward<T>(ptr<const T>(grad), ptr<const T>(y), ptr<T>(out), outer, n, inner, nthreads);
+  });
+}
+
+void log_softmax(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, int nthreads) {
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    log_softmax<T>(ptr<const T>(x), ptr<T>(out), outer, n, inner, nthreads);
+  });
+}
+
+void log_softmax_backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n,
+                          int64_t inner, int nthreads) {
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    log_softmax_backward<T>(ptr<const T>(grad), ptr<const T>(y), ptr<T>(out), outer, n, inner, nthreads);
+  });
+}
+
+void nll_loss_forward(int dtype, uintptr_t x, int64_t N, int64_t C, int64_t sN, int64_t sC, uintptr_t target,
+                      int64_t s_target, uintptr_t weight, int reduction, int64_t ignore_index, uintptr_t out,
+                      int64_t s_out, uintptr_t total_weight) {
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    nll_loss_forward<T>(ptr<const T>(x), N, C, sN, sC, ptr<const int64_t>(target), s_target, ptr<const T>(weight),
+                        reduction, ignore_index, ptr<T>(out), s_out, ptr<T>(total_weight));
+  });
+}
+
+void nll_loss_backward(int dtype, uintptr_t grad_input, int64_t N, int64_t C, uintptr_t grad, int64_t s_grad,
+                       uintptr_t target, int64_t s_target, uintptr_t weight, int reduction, int64_t ignore_index,
+                       uintptr_t total_weight) {
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    nll_loss_backward<T>(ptr<T>(grad_input), N, C, ptr<const T>(grad), s_grad, ptr<const int64_t>(target), s_target,
+                         ptr<const T>(weight), reduction, ignore_index, *ptr<const T>(total_weight));
+  });
+}
 
 }  // namespace repmode::cpu

@@ -1,12 +1,12 @@
 // The level-1 value of one contiguous chunk of the canonical Sum order
-// (csrc/common/reduce_order.h), written so the compiler keeps the 32 lanes in vector
+// (csrc/common/reduction_order.h), written so the compiler keeps the 32 lanes in vector
 // registers; each lane's additions stay in order. Shared by the CPU kernels that hold a
 // chunk's terms contiguously (reduce.cpp, batch_norm.cpp).
 #pragma once
 
 #include <cstdint>
 
-#include "../common/reduce_order.h"
+#include "../common/reduction_order.h"
 #include "parallel.h"
 
 namespace repmode::cpu {

@@ -32,7 +32,7 @@
 // intermediate of a kept log lane is subnormal, and in exp only a tiny or subnormal x makes
 // r * r (or x itself) subnormal, where flushing it to zero still leaves hi = RN(1 + x).
 //
-// Verified against the scalar functions on all 2^32 inputs by tools/check_vec_math.cpp.
+// Verified against the scalar functions on all 2^32 inputs by csrc/verify/check_vec_math.cpp.
 #pragma once
 
 #include <immintrin.h>
@@ -56,38 +56,60 @@ namespace vec_math_detail {
 // scalar code. Each operation is applied to all K vectors before the next one starts, so
 // the instruction stream interleaves K independent dependency chains (GCC keeps roughly
 // this order, and the long latency chains of exp/log then overlap).
-template <int K> struct PD { __m256d v[K]; };
+template <int K>
+struct PD {
+  __m256d v[K];
+};
 
-template <int K> REPMODE_AVX2_INLINE PD<K> add(PD<K> a, PD<K> b) {
+template <int K>
+REPMODE_AVX2_INLINE PD<K> add(PD<K> a, PD<K> b) {
   PD<K> r;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) r.v[h] = _mm256_add_pd(a.v[h], b.v[h]);
   return r;
 }
-template <int K> REPMODE_AVX2_INLINE PD<K> sub(PD<K> a, PD<K> b) {
+template <int K>
+REPMODE_AVX2_INLINE PD<K> sub(PD<K> a, PD<K> b) {
   PD<K> r;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) r.v[h] = _mm256_sub_pd(a.v[h], b.v[h]);
   return r;
 }
-template <int K> REPMODE_AVX2_INLINE PD<K> mul(PD<K> a, PD<K> b) {
+template <int K>
+REPMODE_AVX2_INLINE PD<K> mul(PD<K> a, PD<K> b) {
   PD<K> r;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) r.v[h] = _mm256_mul_pd(a.v[h], b.v[h]);
   return r;
 }
 // Scalar constant as a pack (the compiler keeps one broadcast register or memory operand).
-template <int K> REPMODE_AVX2_INLINE PD<K> c(double x) {
+template <int K>
+REPMODE_AVX2_INLINE PD<K> c(double x) {
   PD<K> r;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) r.v[h] = _mm256_set1_pd(x);
   return r;
 }
-template <int K> REPMODE_AVX2_INLINE PD<K> add(PD<K> a, double b) { return add(a, c<K>(b)); }
-template <int K> REPMODE_AVX2_INLINE PD<K> add(double a, PD<K> b) { return add(c<K>(a), b); }
-template <int K> REPMODE_AVX2_INLINE PD<K> sub(PD<K> a, double b) { return sub(a, c<K>(b)); }
-template <int K> REPMODE_AVX2_INLINE PD<K> mul(PD<K> a, double b) { return mul(a, c<K>(b)); }
-template <int K> REPMODE_AVX2_INLINE PD<K> mul(double a, PD<K> b) { return mul(c<K>(a), b); }
+template <int K>
+REPMODE_AVX2_INLINE PD<K> add(PD<K> a, double b) {
+  return add(a, c<K>(b));
+}
+template <int K>
+REPMODE_AVX2_INLINE PD<K> add(double a, PD<K> b) {
+  return add(c<K>(a), b);
+}
+template <int K>
+REPMODE_AVX2_INLINE PD<K> sub(PD<K> a, double b) {
+  return sub(a, c<K>(b));
+}
+template <int K>
+REPMODE_AVX2_INLINE PD<K> mul(PD<K> a, double b) {
+  return mul(a, c<K>(b));
+}
+template <int K>
+REPMODE_AVX2_INLINE PD<K> mul(double a, PD<K> b) {
+  return mul(c<K>(a), b);
+}
 
 // is_f32_boundary(hi) per lane, as an all-ones / all-zeros 64-bit mask.
 REPMODE_AVX2_INLINE __m256i f32_boundary_mask(__m256d hi) {
@@ -96,10 +118,12 @@ REPMODE_AVX2_INLINE __m256i f32_boundary_mask(__m256d hi) {
 }
 
 // The 4-lane halves of K/2 vectors of 8 floats.
-template <int K> REPMODE_AVX2_INLINE __m128 half_ps(const __m256* x, int h) {
+template <int K>
+REPMODE_AVX2_INLINE __m128 half_ps(const __m256* x, int h) {
   return (h & 1) ? _mm256_extractf128_ps(x[h >> 1], 1) : _mm256_castps256_ps128(x[h >> 1]);
 }
-template <int K> REPMODE_AVX2_INLINE __m128i half_si(const __m256i* x, int h) {
+template <int K>
+REPMODE_AVX2_INLINE __m128i half_si(const __m256i* x, int h) {
   return (h & 1) ? _mm256_extracti128_si256(x[h >> 1], 1) : _mm256_castsi256_si128(x[h >> 1]);
 }
 
@@ -109,7 +133,7 @@ template <int K> REPMODE_AVX2_INLINE __m128i half_si(const __m256i* x, int h) {
 template <int K>
 REPMODE_AVX2_INLINE unsigned round_to_floats(const PD<K>& hi, const PD<K>& value, __m256* y) {
   unsigned bad = 0;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) {
     bad |= unsigned(_mm256_movemask_pd(_mm256_castsi256_pd(f32_boundary_mask(hi.v[h])))) << (4 * h);
     __m128 f = _mm256_cvtpd_ps(value.v[h]);
@@ -161,22 +185,23 @@ inline const double* exp_by_64ths() {
 // e^-87.33 > 2^-126). Zero, tiny and subnormal x need nothing special: a = 0, b = x,
 // hi = RN(1 + x); with DAZ/FTZ set, x or b^2 may flush to 0, which leaves hi = RN(1 + x)
 // still within the bound.
-template <int K> REPMODE_AVX2_INLINE unsigned exp_fast_lanes(const __m256* xf, __m256* y) {
+template <int K>
+REPMODE_AVX2_INLINE unsigned exp_fast_lanes(const __m256* xf, __m256* y) {
   const double* tab = exp_by_64ths() - kExpTableLo;
   unsigned bad = 0;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int g = 0; g < K / 2; ++g) {
     // a = x rounded to a multiple of 1/64 (adding 1.5 2^17, whose ulp is 2^-6), b = x - a
     const __m256 sh = _mm256_add_ps(xf[g], _mm256_set1_ps(0x1.8p17f));
     const __m256 a = _mm256_sub_ps(sh, _mm256_set1_ps(0x1.8p17f));
     const __m256 b = _mm256_sub_ps(xf[g], a);
-    const __m256i idx = _mm256_min_epi32(
-        _mm256_max_epi32(_mm256_sub_epi32(_mm256_castps_si256(sh), _mm256_set1_epi32(0x48400000)),
-                         _mm256_set1_epi32(kExpTableLo)),
-        _mm256_set1_epi32(kExpTableLo + kExpTableSize - 1));
+    const __m256i idx =
+        _mm256_min_epi32(_mm256_max_epi32(_mm256_sub_epi32(_mm256_castps_si256(sh), _mm256_set1_epi32(0x48400000)),
+                                          _mm256_set1_epi32(kExpTableLo)),
+                         _mm256_set1_epi32(kExpTableLo + kExpTableSize - 1));
     alignas(32) int32_t iw[8];
     _mm256_store_si256(reinterpret_cast<__m256i*>(iw), idx);
-    #pragma GCC unroll 2
+#pragma GCC unroll 2
     for (int half = 0; half < 2; ++half) {
       const int h = 2 * g + half;
       const __m256d r = _mm256_cvtps_pd(half ? _mm256_extractf128_ps(b, 1) : _mm256_castps256_ps128(b));
@@ -213,7 +238,7 @@ REPMODE_AVX2_INLINE unsigned log_fast_lanes(const __m256* xf, const float* src, 
   // x = M * 2^e: e = (ux >> 23) - 127, M = 1.fraction; j = the top 7 fraction bits;
   // e is raised by one for j >= 53 (log_reduce).
   __m256i mant[K / 2], e[K / 2];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int g = 0; g < K / 2; ++g) {
     __m256i ux = _mm256_castps_si256(xf[g]);
     __m256i j = _mm256_and_si256(_mm256_srli_epi32(ux, 16), _mm256_set1_epi32(127));
@@ -222,30 +247,25 @@ REPMODE_AVX2_INLINE unsigned log_fast_lanes(const __m256* xf, const float* src, 
     mant[g] = _mm256_and_si256(ux, _mm256_set1_epi32(0x7fffff));
   }
   PD<K> M, ae, cj, Lhi, Llo;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) {
-    M.v[h] = _mm256_castsi256_pd(
-        _mm256_or_si256(_mm256_slli_epi64(_mm256_cvtepu32_epi64(half_si<K>(mant, h)), 29),
-                        _mm256_set1_epi64x(int64_t(1023) << 52)));
+    M.v[h] = _mm256_castsi256_pd(_mm256_or_si256(_mm256_slli_epi64(_mm256_cvtepu32_epi64(half_si<K>(mant, h)), 29),
+                                                 _mm256_set1_epi64x(int64_t(1023) << 52)));
     ae.v[h] = _mm256_cvtepi32_pd(half_si<K>(e, h));  // double(e), exact
     // Rows j of the 4 lanes, read as (c, L_hi) and (L_hi, L_lo) pairs and transposed
     // (cheaper than three gathers). The row offsets 3j are computed again from the input
     // bits in memory with scalar integer instructions, which run on otherwise idle ports.
     const double* row[4];
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int l = 0; l < 4; ++l) {
       uint32_t u;
       memcpy(&u, src + 4 * h + l, 4);
       row[l] = tab + 3 * ((u >> 16) & 127);
     }
-    __m256d a02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row[0])),
-                                       _mm_loadu_pd(row[2]), 1);
-    __m256d a13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row[1])),
-                                       _mm_loadu_pd(row[3]), 1);
-    __m256d b02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row[0] + 1)),
-                                       _mm_loadu_pd(row[2] + 1), 1);
-    __m256d b13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row[1] + 1)),
-                                       _mm_loadu_pd(row[3] + 1), 1);
+    __m256d a02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row[0])), _mm_loadu_pd(row[2]), 1);
+    __m256d a13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row[1])), _mm_loadu_pd(row[3]), 1);
+    __m256d b02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row[0] + 1)), _mm_loadu_pd(row[2] + 1), 1);
+    __m256d b13 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row[1] + 1)), _mm_loadu_pd(row[3] + 1), 1);
     cj.v[h] = _mm256_unpacklo_pd(a02, a13);
     Lhi.v[h] = _mm256_unpackhi_pd(a02, a13);
     Llo.v[h] = _mm256_unpackhi_pd(b02, b13);
@@ -285,9 +305,8 @@ REPMODE_AVX2_INLINE __m256 fix_lanes(__m256 x, __m256 y, unsigned bad, F f) {
 // Lanes with a set bit in bad are recomputed by f from the inputs x; then all 8G results
 // go to out.
 template <int G, typename F>
-REPMODE_AVX2_INLINE void store_with_fixups(float* out, const __m256* x, const __m256* y,
-                                           unsigned bad, F f) {
-  #pragma GCC unroll 8
+REPMODE_AVX2_INLINE void store_with_fixups(float* out, const __m256* x, const __m256* y, unsigned bad, F f) {
+#pragma GCC unroll 8
   for (int g = 0; g < G; ++g) {
     const unsigned b = (bad >> (8 * g)) & 0xffu;
     _mm256_storeu_ps(out + 8 * g, __builtin_expect(b == 0, 1) ? y[g] : fix_lanes(x[g], y[g], b, f));
@@ -336,7 +355,7 @@ REPMODE_AVX2_FN inline void log_array_avx2(const float* in, float* out, int64_t 
   for (; i < n_main; i += 8 * G) {
     __m256 xf[G], y[G];
     unsigned special = 0;
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       xf[g] = _mm256_loadu_ps(in + i + 8 * g);
       // Fast-path inputs, as in cr_logf_impl: positive normal finite x != 1 (signed

@@ -30,7 +30,7 @@
 // intermediate (|t| >= 2^-125 or 0, so t^8 >= 2^-1000; coefficients and partial sums are
 // far above 2^-1022), and normal float results.
 //
-// Verified against cr_erff on all 2^32 inputs by tools/check_math.cpp (case "erff").
+// Verified against cr_erff on all 2^32 inputs by csrc/verify/check_math.cpp (case "erff").
 #pragma once
 
 #include <immintrin.h>
@@ -50,8 +50,7 @@ namespace vec_math_detail {
 // ((bits + kFastUlps - 2^28) & (2^29 - 1)) <= 2 kFastUlps.
 REPMODE_ERF_AVX2_INLINE __m256i erf_hard_mask(__m256d y) {
   using erf_detail::kFastUlps;
-  __m256i v = _mm256_add_epi64(_mm256_castpd_si256(y),
-                               _mm256_set1_epi64x(int64_t(kFastUlps) - 0x10000000ll));
+  __m256i v = _mm256_add_epi64(_mm256_castpd_si256(y), _mm256_set1_epi64x(int64_t(kFastUlps) - 0x10000000ll));
   v = _mm256_and_si256(v, _mm256_set1_epi64x(0x1fffffffll));
   return _mm256_cmpgt_epi64(_mm256_set1_epi64x(int64_t(2 * kFastUlps + 1)), v);
 }
@@ -60,7 +59,7 @@ REPMODE_ERF_AVX2_INLINE __m256i erf_hard_mask(__m256d y) {
 // read as one pair per lane and transposed (cheaper than two gathers).
 template <int K>
 REPMODE_ERF_AVX2_INLINE void erf_coef_pair(const double* const (*row)[4], int j, PD<K>& lo, PD<K>& hi) {
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) {
     __m256d a02 = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(row[h][0] + 2 * j)),
                                        _mm_loadu_pd(row[h][2] + 2 * j), 1);
@@ -90,19 +89,19 @@ template <int K>
 REPMODE_ERF_AVX2_INLINE unsigned erf_fast_lanes(const __m256* axf, const int32_t* off, __m256* y) {
   const double* tab = erf_detail::erf_row(0);
   const double* row[K][4];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h)
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int l = 0; l < 4; ++l) row[h][l] = tab + off[4 * h + l];
   // erf_poly_f: s = |x| + 2^20, t = |x| - (s - 2^20) (float operations, exact but the first).
   __m256 tf[K / 2];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int g = 0; g < K / 2; ++g) {
     __m256 s = _mm256_add_ps(axf[g], _mm256_set1_ps(0x1p20f));
     tf[g] = _mm256_sub_ps(axf[g], _mm256_sub_ps(s, _mm256_set1_ps(0x1p20f)));
   }
   PD<K> t;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) t.v[h] = _mm256_cvtps_pd(half_ps<K>(tf, h));  // exact
   // erf_eval, operation for operation.
   PD<K> r0, r1, r2, r3, r4, r5, r6, r7, r8, r9;
@@ -124,7 +123,7 @@ REPMODE_ERF_AVX2_INLINE unsigned erf_fast_lanes(const __m256* axf, const int32_t
   PD<K> w = add(v, mul(t8, r8));
   PD<K> p = add(r9, mul(t, w));
   unsigned bad = 0;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) {
     bad |= unsigned(_mm256_movemask_pd(_mm256_castsi256_pd(erf_hard_mask(p.v[h])))) << (4 * h);
     __m128 f = _mm256_cvtpd_ps(p.v[h]);
@@ -151,8 +150,7 @@ REPMODE_ERF_AVX2_FN inline void erf_array_avx2(const float* in, float* out, int6
     const int64_t m = n_main - i < kErfBlock ? n_main - i : kErfBlock;
     alignas(32) int32_t off[kErfBlock];
     for (int64_t j = 0; j < m; j += 8) {
-      __m256 axf = _mm256_and_ps(_mm256_loadu_ps(in + i + j),
-                                 _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)));
+      __m256 axf = _mm256_and_ps(_mm256_loadu_ps(in + i + j), _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff)));
       _mm256_store_si256(reinterpret_cast<__m256i*>(off + j), erf_row_offsets(axf));
     }
     for (int64_t j = 0; j < m; j += 8) {

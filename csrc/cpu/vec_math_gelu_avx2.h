@@ -1,5 +1,5 @@
 // AVX2 + FMA array version of float32 gelu (approximate='none'), bit for bit equal to its
-// definition, the scalar formula of csrc/common/elementwise_formulas.h,
+// definition, the scalar formula of csrc/common/elementwise.h,
 //
 //   D(x) = RN((x * 0.5) * repmode_erfc(RN(x * -kSqrtHalf))),  gelu(x) = (float)D(x)
 //
@@ -91,15 +91,15 @@
 // steps end near their constant terms, q 2^-n >= Q(13) / 2 > 2^-129), F is a normal float32 value, and the scalar calls
 // are the definition itself.
 //
-// Verified against the scalar formula on all 2^32 inputs by tools/check_math.cpp (case
-// "gelu-simd" in tools/math_cases/gelu.cpp).
+// Verified against the scalar formula on all 2^32 inputs by csrc/verify/check_math.cpp (case
+// "gelu-simd" in csrc/verify/math_cases/gelu.cpp).
 #pragma once
 
 #include <immintrin.h>
 
 #include <cstdint>
 
-#include "../common/elementwise_formulas.h"
+#include "../common/elementwise.h"
 #include "vec_math_avx2.h"
 
 #define REPMODE_GELU_AVX2_FN __attribute__((target("avx2,fma")))
@@ -128,25 +128,24 @@ constexpr int64_t kGeluUlps = 65536;
 // ~ E2(v) on [-0.7, 0.7], relative error 2^-40.10 (E(r) ~ e^-r on [-0.35, 0.35], the k-th
 // coefficient scaled by 2^-k). Fitted with mpmath at 60 digits (linearized least squares
 // on 500 / 300 Chebyshev nodes with Lawson reweighting: near minimax), rounded to double.
-constexpr double kGeluP[7] = {
-    0x1.0000000000d59p-1, 0x1.22475e5d7a9a7p-1, 0x1.43e821c0be0c8p-2, 0x1.b2e7c74b4c48dp-4,
-    0x1.6e9ae849b8075p-6, 0x1.708184aea3593p-9, 0x1.5eaa64016890ap-13};
-constexpr double kGeluS[8] = {
-    0x1.0000000000000p+0, 0x1.ee8987fc85526p+0, 0x1.ac897910ca13dp+0, 0x1.b23521461d8b4p-1,
-    0x1.17c20f222dc0ap-2, 0x1.cee72ca3b202cp-5, 0x1.cddaa7dd7737bp-8, 0x1.b77e7a028bfdap-12};
-constexpr double kGeluE2[9] = {
-    0x1.ffffffffff6c7p-1, -0x1.ffffffffd1f00p-2, 0x1.00000000930f4p-3, -0x1.555555a50a429p-6,
-    0x1.555553f0a5315p-9, -0x1.11107d017d03ep-12, 0x1.6c18c7353cb08p-16, -0x1.a1affbb9c116dp-20,
-    0x1.9ed4338f58271p-24};
+constexpr double kGeluP[7] = {0x1.0000000000d59p-1, 0x1.22475e5d7a9a7p-1, 0x1.43e821c0be0c8p-2, 0x1.b2e7c74b4c48dp-4,
+                              0x1.6e9ae849b8075p-6, 0x1.708184aea3593p-9, 0x1.5eaa64016890ap-13};
+constexpr double kGeluS[8] = {0x1.0000000000000p+0, 0x1.ee8987fc85526p+0, 0x1.ac897910ca13dp+0, 0x1.b23521461d8b4p-1,
+                              0x1.17c20f222dc0ap-2, 0x1.cee72ca3b202cp-5, 0x1.cddaa7dd7737bp-8, 0x1.b77e7a028bfdap-12};
+constexpr double kGeluE2[9] = {0x1.ffffffffff6c7p-1,  -0x1.ffffffffd1f00p-2,  0x1.00000000930f4p-3,
+                               -0x1.555555a50a429p-6, 0x1.555553f0a5315p-9,   -0x1.11107d017d03ep-12,
+                               0x1.6c18c7353cb08p-16, -0x1.a1affbb9c116dp-20, 0x1.9ed4338f58271p-24};
 
 // a * b + c per lane, one rounding.
-template <int K> REPMODE_GELU_AVX2_INLINE PD<K> fmadd(PD<K> a, PD<K> b, PD<K> cc) {
+template <int K>
+REPMODE_GELU_AVX2_INLINE PD<K> fmadd(PD<K> a, PD<K> b, PD<K> cc) {
   PD<K> r;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) r.v[h] = _mm256_fmadd_pd(a.v[h], b.v[h], cc.v[h]);
   return r;
 }
-template <int K> REPMODE_GELU_AVX2_INLINE PD<K> fmadd(PD<K> a, double b, double cc) {
+template <int K>
+REPMODE_GELU_AVX2_INLINE PD<K> fmadd(PD<K> a, double b, double cc) {
   return fmadd(a, c<K>(b), c<K>(cc));
 }
 
@@ -154,7 +153,7 @@ template <int K> REPMODE_GELU_AVX2_INLINE PD<K> fmadd(PD<K> a, double b, double 
 template <int K, int N>
 REPMODE_GELU_AVX2_INLINE PD<K> horner(PD<K> t, const double (&coef)[N]) {
   PD<K> p = fmadd(t, coef[N - 1], coef[N - 2]);
-  #pragma GCC unroll 16
+#pragma GCC unroll 16
   for (int j = N - 3; j >= 0; --j) p = fmadd(p, t, c<K>(coef[j]));
   return p;
 }
@@ -162,9 +161,10 @@ REPMODE_GELU_AVX2_INLINE PD<K> horner(PD<K> t, const double (&coef)[N]) {
 // F (see above) for the 4K floats xf[0..K/2): stores (float)F to y and returns a bit mask
 // of the lanes whose rounding test failed. Only lanes with 2^-124 <= |x| <= 13 or x > 13
 // are meaningful; the caller recomputes the others.
-template <int K> REPMODE_GELU_AVX2_INLINE unsigned gelu_fast_lanes(const __m256* xf, __m256* y) {
+template <int K>
+REPMODE_GELU_AVX2_INLINE unsigned gelu_fast_lanes(const __m256* xf, __m256* y) {
   PD<K> x, a;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) {
     x.v[h] = _mm256_cvtps_pd(half_ps<K>(xf, h));  // exact
     // min(|x|, 13); vminpd returns its second operand when the first is NaN.
@@ -179,19 +179,18 @@ template <int K> REPMODE_GELU_AVX2_INLINE unsigned gelu_fast_lanes(const __m256*
   PD<K> d = horner(a, kGeluS);
   PD<K> q = mul(e, p);
   unsigned bad = 0;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) {
     __m256d qd = _mm256_div_pd(q.v[h], d.v[h]);
     // Q = qd 2^-n: bits(t) = bits(1.5*2^52) + n with n < 2^11, whose << 52 is n << 52.
-    __m256d Q = _mm256_castsi256_pd(_mm256_sub_epi64(
-        _mm256_castpd_si256(qd), _mm256_slli_epi64(_mm256_castpd_si256(t.v[h]), 52)));
+    __m256d Q = _mm256_castsi256_pd(
+        _mm256_sub_epi64(_mm256_castpd_si256(qd), _mm256_slli_epi64(_mm256_castpd_si256(t.v[h]), 52)));
     // Phi(x) = Q for x < 0 (sign bit set), 1 - Q otherwise.
     __m256d phi = _mm256_blendv_pd(_mm256_sub_pd(_mm256_set1_pd(1.0), Q), Q, x.v[h]);
     __m256d F = _mm256_mul_pd(x.v[h], phi);
     // Rounding test: the low 29 bits of F within kGeluUlps of 0x10000000.
-    __m256i w = _mm256_and_si256(
-        _mm256_add_epi64(_mm256_castpd_si256(F), _mm256_set1_epi64x(kGeluUlps - 0x10000000ll)),
-        _mm256_set1_epi64x(0x1fffffffll));
+    __m256i w = _mm256_and_si256(_mm256_add_epi64(_mm256_castpd_si256(F), _mm256_set1_epi64x(kGeluUlps - 0x10000000ll)),
+                                 _mm256_set1_epi64x(0x1fffffffll));
     __m256i near = _mm256_cmpgt_epi64(_mm256_set1_epi64x(2 * kGeluUlps + 1), w);
     bad |= unsigned(_mm256_movemask_pd(_mm256_castsi256_pd(near))) << (4 * h);
     __m128 f = _mm256_cvtpd_ps(F);
@@ -221,15 +220,14 @@ REPMODE_GELU_AVX2_FN inline void gelu_array_avx2(const float* in, float* out, in
   for (; i < n_main; i += 8 * G) {
     __m256 xf[G], y[G];
     unsigned special = 0;
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       xf[g] = _mm256_loadu_ps(in + i + 8 * g);
       // Kept: |x| >= 2^-124 (integer compare of the bits, so DAZ cannot matter) and
       // x >= -13 (false for NaN).
       __m256i ax = _mm256_and_si256(_mm256_castps_si256(xf[g]), _mm256_set1_epi32(0x7fffffff));
-      __m256 ok = _mm256_and_ps(
-          _mm256_castsi256_ps(_mm256_cmpgt_epi32(ax, _mm256_set1_epi32(0x017fffff))),
-          _mm256_cmp_ps(xf[g], _mm256_set1_ps(-13.0f), _CMP_GE_OQ));
+      __m256 ok = _mm256_and_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(ax, _mm256_set1_epi32(0x017fffff))),
+                                _mm256_cmp_ps(xf[g], _mm256_set1_ps(-13.0f), _CMP_GE_OQ));
       special |= unsigned(_mm256_movemask_ps(ok) ^ 0xff) << (8 * g);
     }
     unsigned bad = gelu_fast_lanes<2 * G>(xf, y) | special;

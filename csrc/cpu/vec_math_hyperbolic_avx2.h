@@ -33,8 +33,8 @@
 // do not matter: no intermediate of a lane that is kept is subnormal, and the results
 // kept from (float) conversions are normal float32 values.
 //
-// Verified against the scalar functions on all 2^32 inputs by tools/check_math.cpp
-// (tools/math_cases/hyperbolic.cpp registers these as the array paths).
+// Verified against the scalar functions on all 2^32 inputs by csrc/verify/check_math.cpp
+// (csrc/verify/math_cases/hyperbolic.cpp registers these as the array paths).
 #pragma once
 
 #include <immintrin.h>
@@ -61,35 +61,40 @@ using vec_math_detail::sub;
 // measured about 8 % faster than 1 on Zen 3 for tanh (the division's latency overlaps).
 constexpr int kHypGroups = 2;
 
-template <int K> REPMODE_HYP_AVX2_INLINE PD<K> sub(double a, PD<K> b) {
+template <int K>
+REPMODE_HYP_AVX2_INLINE PD<K> sub(double a, PD<K> b) {
   PD<K> r;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) r.v[h] = _mm256_sub_pd(_mm256_set1_pd(a), b.v[h]);
   return r;
 }
-template <int K> REPMODE_HYP_AVX2_INLINE PD<K> div(PD<K> a, PD<K> b) {
+template <int K>
+REPMODE_HYP_AVX2_INLINE PD<K> div(PD<K> a, PD<K> b) {
   PD<K> r;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) r.v[h] = _mm256_div_pd(a.v[h], b.v[h]);
   return r;
 }
-template <int K> REPMODE_HYP_AVX2_INLINE PD<K> div(double a, PD<K> b) {
+template <int K>
+REPMODE_HYP_AVX2_INLINE PD<K> div(double a, PD<K> b) {
   PD<K> r;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) r.v[h] = _mm256_div_pd(_mm256_set1_pd(a), b.v[h]);
   return r;
 }
 
 // The 4K floats x[0..K/2) widened to doubles (exact).
-template <int K> REPMODE_HYP_AVX2_INLINE PD<K> widen(const __m256* x) {
+template <int K>
+REPMODE_HYP_AVX2_INLINE PD<K> widen(const __m256* x) {
   PD<K> r;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) r.v[h] = _mm256_cvtps_pd(half_ps<K>(x, h));
   return r;
 }
 
 // exp_parts(y) per lane: e^y ~ s (1 + p).
-template <int K> REPMODE_HYP_AVX2_INLINE void exp_parts_lanes(const PD<K>& y, PD<K>& s, PD<K>& p) {
+template <int K>
+REPMODE_HYP_AVX2_INLINE void exp_parts_lanes(const PD<K>& y, PD<K>& s, PD<K>& p) {
   using namespace math_detail::consts;
   // exp_reduce: kd = (y * kInvC + kShift) - kShift; r = (y - kd * kCHi) + (-(kd * kCMid))
   PD<K> t = add(mul(y, kInvC), kShift);
@@ -99,7 +104,7 @@ template <int K> REPMODE_HYP_AVX2_INLINE void exp_parts_lanes(const PD<K>& y, PD
   // go through memory (one vector store, four scalar loads), which measured faster than a
   // gather on Zen 3.
   const double* tab = math_detail::exp2_row(0);
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) {
     __m256i tb = _mm256_castpd_si256(t.v[h]);
     alignas(32) uint64_t tw[4];
@@ -107,8 +112,7 @@ template <int K> REPMODE_HYP_AVX2_INLINE void exp_parts_lanes(const PD<K>& y, PD
     __m128d t01 = _mm_loadh_pd(_mm_load_sd(tab + 2 * (tw[0] & 63)), tab + 2 * (tw[1] & 63));
     __m128d t23 = _mm_loadh_pd(_mm_load_sd(tab + 2 * (tw[2] & 63)), tab + 2 * (tw[3] & 63));
     __m256i th = _mm256_castpd_si256(_mm256_insertf128_pd(_mm256_castpd128_pd256(t01), t23, 1));
-    s.v[h] = _mm256_castsi256_pd(
-        _mm256_add_epi64(th, _mm256_slli_epi64(_mm256_srli_epi64(tb, 6), 52)));
+    s.v[h] = _mm256_castsi256_pd(_mm256_add_epi64(th, _mm256_slli_epi64(_mm256_srli_epi64(tb, 6), 52)));
   }
   // q = (0.5 + kC3 * r) + r2 * (kC4 + kC5 * r); p = r + r2 * q
   PD<K> r2 = mul(r, r);
@@ -120,12 +124,11 @@ template <int K> REPMODE_HYP_AVX2_INLINE void exp_parts_lanes(const PD<K>& y, PD
 template <int K>
 REPMODE_HYP_AVX2_INLINE unsigned round_lanes(const PD<K>& v, uint64_t tol, __m256* y) {
   unsigned near = 0;
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int h = 0; h < K; ++h) {
-    __m256i w = _mm256_and_si256(
-        _mm256_add_epi64(_mm256_castpd_si256(v.v[h]),
-                         _mm256_set1_epi64x(int64_t(tol) - 0x10000000ll)),
-        _mm256_set1_epi64x(0x1fffffffll));
+    __m256i w =
+        _mm256_and_si256(_mm256_add_epi64(_mm256_castpd_si256(v.v[h]), _mm256_set1_epi64x(int64_t(tol) - 0x10000000ll)),
+                         _mm256_set1_epi64x(0x1fffffffll));
     __m256i m = _mm256_cmpgt_epi64(_mm256_set1_epi64x(int64_t(2 * tol + 1)), w);
     near |= unsigned(_mm256_movemask_pd(_mm256_castsi256_pd(m))) << (4 * h);
     __m128 f = _mm256_cvtpd_ps(v.v[h]);
@@ -139,7 +142,8 @@ REPMODE_HYP_AVX2_INLINE unsigned round_lanes(const PD<K>& v, uint64_t tol, __m25
 
 // cr_tanhf's fast path on the 4K floats a[0..K/2) = |x| (lanes with 2^-13 <= a <= 9.25
 // are kept): results (positive) to y, returns the lanes whose rounding test failed.
-template <int K> REPMODE_HYP_AVX2_INLINE unsigned tanh_fast_lanes(const __m256* af, __m256* y) {
+template <int K>
+REPMODE_HYP_AVX2_INLINE unsigned tanh_fast_lanes(const __m256* af, __m256* y) {
   PD<K> a = widen<K>(af);
   PD<K> s, p;
   exp_parts_lanes(mul(a, -2.0), s, p);
@@ -151,9 +155,10 @@ template <int K> REPMODE_HYP_AVX2_INLINE unsigned tanh_fast_lanes(const __m256* 
 
 // cr_sigmoidf's fast path on the 4K floats x[0..K/2) (lanes with -87.33 <= x <= 17.5 and
 // |x| > 2^-24 are kept).
-template <int K> REPMODE_HYP_AVX2_INLINE unsigned sigmoid_fast_lanes(const __m256* xf, __m256* y) {
+template <int K>
+REPMODE_HYP_AVX2_INLINE unsigned sigmoid_fast_lanes(const __m256* xf, __m256* y) {
   __m256 negf[K / 2];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int g = 0; g < K / 2; ++g) negf[g] = _mm256_xor_ps(xf[g], _mm256_set1_ps(-0.0f));
   PD<K> s, p;
   exp_parts_lanes(widen<K>(negf), s, p);  // y = -x
@@ -172,7 +177,7 @@ REPMODE_HYP_AVX2_FN inline void tanh_array_avx2(const float* in, float* out, int
   for (; i < n_main; i += 8 * G) {
     __m256 xf[G], af[G], y[G], sign[G], tiny[G], sat[G];
     unsigned keep = 0, nan = 0;
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       xf[g] = _mm256_loadu_ps(in + i + 8 * g);
       __m256i ux = _mm256_castps_si256(xf[g]);
@@ -181,10 +186,9 @@ REPMODE_HYP_AVX2_FN inline void tanh_array_avx2(const float* in, float* out, int
       sign[g] = _mm256_castsi256_ps(_mm256_xor_si256(ux, ax));
       // As in cr_tanhf_impl: NaN -> scalar; |x| < 2^-13 -> x; |x| > 9.25 (inf too) -> +-1.
       __m256i nan_m = _mm256_cmpgt_epi32(ax, _mm256_set1_epi32(0x7f800000));
-      __m256i tiny_m =
-          _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(math_detail::kTanhTinyBits)), ax);
-      __m256i sat_m = _mm256_andnot_si256(
-          nan_m, _mm256_cmpgt_epi32(ax, _mm256_set1_epi32(int32_t(math_detail::kTanhSatBits))));
+      __m256i tiny_m = _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(math_detail::kTanhTinyBits)), ax);
+      __m256i sat_m =
+          _mm256_andnot_si256(nan_m, _mm256_cmpgt_epi32(ax, _mm256_set1_epi32(int32_t(math_detail::kTanhSatBits))));
       tiny[g] = _mm256_castsi256_ps(tiny_m);
       sat[g] = _mm256_castsi256_ps(sat_m);
       __m256i other = _mm256_or_si256(_mm256_or_si256(nan_m, tiny_m), sat_m);
@@ -192,7 +196,7 @@ REPMODE_HYP_AVX2_FN inline void tanh_array_avx2(const float* in, float* out, int
       nan |= unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(nan_m))) << (8 * g);
     }
     unsigned near = tanh_fast_lanes<2 * G>(af, y);
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       y[g] = _mm256_or_ps(y[g], sign[g]);
       y[g] = _mm256_blendv_ps(y[g], xf[g], tiny[g]);
@@ -212,29 +216,27 @@ REPMODE_HYP_AVX2_FN inline void sigmoid_array_avx2(const float* in, float* out, 
   for (; i < n_main; i += 8 * G) {
     __m256 xf[G], y[G], half[G], one[G], zero[G];
     unsigned keep = 0, scalar = 0;
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       xf[g] = _mm256_loadu_ps(in + i + 8 * g);
       __m256i ax = _mm256_and_si256(_mm256_castps_si256(xf[g]), _mm256_set1_epi32(0x7fffffff));
       // As in cr_sigmoidf_impl: |x| <= 2^-24 -> 1/2; x > 17.5 -> 1; x < -104 -> +0 (ordered
       // compares: NaN is in none of them); fast path for -87.33 <= x <= 17.5 otherwise;
       // the rest (NaN, -104 <= x < -87.33) -> scalar.
-      half[g] = _mm256_castsi256_ps(
-          _mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(math_detail::kSigmoidHalfBits + 1)), ax));
+      half[g] =
+          _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(int32_t(math_detail::kSigmoidHalfBits + 1)), ax));
       one[g] = _mm256_cmp_ps(xf[g], _mm256_set1_ps(math_detail::kSigmoidSat), _CMP_GT_OQ);
       zero[g] = _mm256_cmp_ps(xf[g], _mm256_set1_ps(math_detail::kSigmoidZero), _CMP_LT_OQ);
       __m256 ok = _mm256_andnot_ps(
-          half[g], _mm256_and_ps(
-                       _mm256_cmp_ps(xf[g], _mm256_set1_ps(math_detail::kSigmoidSat), _CMP_LE_OQ),
-                       _mm256_cmp_ps(xf[g], _mm256_set1_ps(math_detail::kSigmoidNormal),
-                                     _CMP_GE_OQ)));
+          half[g], _mm256_and_ps(_mm256_cmp_ps(xf[g], _mm256_set1_ps(math_detail::kSigmoidSat), _CMP_LE_OQ),
+                                 _mm256_cmp_ps(xf[g], _mm256_set1_ps(math_detail::kSigmoidNormal), _CMP_GE_OQ)));
       unsigned k = unsigned(_mm256_movemask_ps(ok));
       unsigned c = unsigned(_mm256_movemask_ps(_mm256_or_ps(_mm256_or_ps(half[g], one[g]), zero[g])));
       keep |= k << (8 * g);
       scalar |= ((k | c) ^ 0xff) << (8 * g);
     }
     unsigned near = sigmoid_fast_lanes<2 * G>(xf, y);
-    #pragma GCC unroll 8
+#pragma GCC unroll 8
     for (int g = 0; g < G; ++g) {
       y[g] = _mm256_blendv_ps(y[g], _mm256_set1_ps(0.5f), half[g]);
       y[g] = _mm256_blendv_ps(y[g], _mm256_set1_ps(1.0f), one[g]);

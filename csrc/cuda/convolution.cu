@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "../common/convolution.h"
-#include "gemm.cuh"
+#include "matmul.cuh"
 #include "launchers.h"
 #include "runtime.cuh"
 
@@ -57,7 +57,6 @@ __global__ void bias_kernel(ConvGeom g, const T* bias, T* y) {
 // hold at most this many elements (at least one image's worth).
 constexpr int64_t kPartialElems = int64_t(1) << 24;
 constexpr int64_t kColumnElems = int64_t(1) << 25;
-
 
 // The input gradient through the canonical GEMM: per round of images and per group,
 // gcol (K x L) = W_g^T (K x Co/G) · gY_g (Co/G x L), each entry the chain over co from +0.0 then
@@ -113,7 +112,6 @@ template <typename T>
 __global__ void fill_zero_kernel(T* out, int64_t n) {
   for (int64_t i = global_thread(); i < n; i += grid_stride()) out[i] = T(0);
 }
-
 
 // The forward through the canonical GEMM: per round of images and per group,
 // Y_g (Co/G x L) = W_g (Co/G x K) · col (K x L), batched over the round's images. Each output is
@@ -220,15 +218,16 @@ void conv_grad_weight(int dtype, const Ints& geom, uintptr_t x, uintptr_t gy, ui
         im2col_kernel<T><<<blocks_for(cnt * per_image), kBlock, 0, scope.get()>>>(g, ptr<const T>(x), n0, cnt, col);
         check_launch("conv im2col_kernel");
         for (int64_t grp = 0; grp < g.G; ++grp)  // slot (co, cl, f) = row (cl, f), column co - grp * cog
-          gemm_async<T>(cnt, K, cog, L, col + grp * K * L, per_image, L, 1, ptr<const T>(gy) + (n0 * g.Co + grp * cog) * L,
-                        g.Co * L, 1, L, part + grp * cog * K, wsize, 1, K, scope.get());
+          gemm_async<T>(cnt, K, cog, L, col + grp * K * L, per_image, L, 1,
+                        ptr<const T>(gy) + (n0 * g.Co + grp * cog) * L, g.Co * L, 1, L, part + grp * cog * K, wsize, 1,
+                        K, scope.get());
       } else {
-        grad_weight_partial_kernel<T><<<blocks_for(cnt * wsize), kBlock, 0, scope.get()>>>(
-            g, ptr<const T>(x), ptr<const T>(gy), n0, cnt, part);
+        grad_weight_partial_kernel<T>
+            <<<blocks_for(cnt * wsize), kBlock, 0, scope.get()>>>(g, ptr<const T>(x), ptr<const T>(gy), n0, cnt, part);
         check_launch("conv grad_weight_partial_kernel");
       }
-      grad_weight_combine_kernel<T><<<blocks_for(wsize), kBlock, 0, scope.get()>>>(wsize, part, n0, cnt,
-                                                                                   n0 + cnt == g.N, out);
+      grad_weight_combine_kernel<T>
+          <<<blocks_for(wsize), kBlock, 0, scope.get()>>>(wsize, part, n0, cnt, n0 + cnt == g.N, out);
       check_launch("conv grad_weight_combine_kernel");
     }
   });

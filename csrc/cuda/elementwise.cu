@@ -1,11 +1,11 @@
 // Elementwise ops on the GPU (csrc/cuda/launchers.h): out[i] = EwFormula<T, op>::apply(a[i], b[i],
 // c[i], p) over an N-d strided index space, the CPU engine's contract (csrc/cpu/elementwise.h).
 // Every element is independent, so the only thing a GPU decides is which thread computes which
-// element; its bits are the shared formula's (csrc/common/elementwise_formulas.h).
+// element; its bits are the shared formula's (csrc/common/elementwise.h).
 #include <stdexcept>
 #include <string>
 
-#include "../common/elementwise_formulas.h"
+#include "../common/elementwise.h"
 #include "launchers.h"
 #include "runtime.cuh"
 
@@ -62,9 +62,9 @@ __global__ void ew_kernel(const EwArgs<T> g) {
 template <typename T>
 void launch(int op, const EwArgs<T>& g, cudaStream_t stream) {
   switch (static_cast<EwOp>(op)) {
-#define REPMODE_EW_LAUNCH(name)                                                   \
-  case EwOp::name:                                                                \
-    ew_kernel<T, EwOp::name><<<blocks_for(g.n), kBlock, 0, stream>>>(g);          \
+#define REPMODE_EW_LAUNCH(name, code)                                    \
+  case EwOp::name:                                                       \
+    ew_kernel<T, EwOp::name><<<blocks_for(g.n), kBlock, 0, stream>>>(g); \
     break;
     REPMODE_EW_OPS(REPMODE_EW_LAUNCH)
 #undef REPMODE_EW_LAUNCH
@@ -124,9 +124,9 @@ void check_strides(const Ints& sizes, const Ints& strides, const char* which) {
 
 // General form: one thread per output element of the broadcast N-d index space (ew_kernel).
 void elementwise(int op, int dtype, const Ints& sizes, uintptr_t out, const Ints& out_strides, uintptr_t a,
-                 const Ints& a_strides, double a_value, uintptr_t b, const Ints& b_strides, double b_value,
-                 bool has_b, uintptr_t c, const Ints& c_strides, double c_value, bool has_c,
-                 const std::vector<double>& params, uintptr_t stream) {
+                 const Ints& a_strides, double a_value, uintptr_t b, const Ints& b_strides, double b_value, bool has_b,
+                 uintptr_t c, const Ints& c_strides, double c_value, bool has_c, const std::vector<double>& params,
+                 uintptr_t stream) {
   StreamScope scope(stream);
   int64_t n = 1;
   for (int64_t s : sizes) n *= s;
@@ -157,8 +157,8 @@ void elementwise(int op, int dtype, const Ints& sizes, uintptr_t out, const Ints
 
 // The contiguous form: the same kernel on a one-dim layout (no index division); b is an array
 // (stride 1), the number b_value, or absent; c is absent.
-void elementwise_flat(int op, int dtype, int64_t n, uintptr_t out, uintptr_t a, uintptr_t b, double b_value,
-                      bool has_b, double p0, double p1, uintptr_t stream) {
+void elementwise_flat(int op, int dtype, int64_t n, uintptr_t out, uintptr_t a, uintptr_t b, double b_value, bool has_b,
+                      double p0, double p1, uintptr_t stream) {
   StreamScope scope(stream);
   if (n <= 0) return;
   by_dtype(dtype, [&](auto zero) {

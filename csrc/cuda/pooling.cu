@@ -117,15 +117,15 @@ void pool_forward(int dtype, int kind, uintptr_t x, uintptr_t out, uintptr_t ind
                   bool count_include_pad, int64_t divisor_override, const Ints& xs, const Ints& os, const Ints& is,
                   uintptr_t stream, bool reference) {
   no_reference(reference);
-  const PoolGeom g = pool_geom_of(kind, in_sizes, out_sizes, k, s, p, dil, count_include_pad, divisor_override, xs,
-                                  os, is, "repmode._C_cuda pooling");
+  const PoolGeom g = pool_geom_of(kind, in_sizes, out_sizes, k, s, p, dil, count_include_pad, divisor_override, xs, os,
+                                  is, "repmode._C_cuda pooling");
   StreamScope scope(stream);
   const int64_t total = g.N * g.C * g.OD * g.OH * g.OW;
   if (total == 0) return;
   by_dtype(dtype, [&](auto t) {
     using T = decltype(t);
-    forward_kernel<T><<<blocks_for(total), kBlock, 0, scope.get()>>>(g, ptr<const T>(x), ptr<T>(out),
-                                                                     ptr<int64_t>(index));
+    forward_kernel<T>
+        <<<blocks_for(total), kBlock, 0, scope.get()>>>(g, ptr<const T>(x), ptr<T>(out), ptr<int64_t>(index));
     check_launch("pool forward_kernel");
   });
 }
@@ -139,8 +139,8 @@ void pool_backward(int dtype, int kind, uintptr_t grad_output, uintptr_t index, 
                    const Ints& dil, bool count_include_pad, int64_t divisor_override, const Ints& xs, const Ints& os,
                    const Ints& is, uintptr_t stream, bool reference) {
   no_reference(reference);
-  const PoolGeom g = pool_geom_of(kind, in_sizes, out_sizes, k, s, p, dil, count_include_pad, divisor_override, xs,
-                                  os, is, "repmode._C_cuda pooling");
+  const PoolGeom g = pool_geom_of(kind, in_sizes, out_sizes, k, s, p, dil, count_include_pad, divisor_override, xs, os,
+                                  is, "repmode._C_cuda pooling");
   StreamScope scope(stream);
   const int64_t total = g.N * g.C * g.D * g.H * g.W;
   if (total == 0) return;
@@ -151,8 +151,8 @@ void pool_backward(int dtype, int kind, uintptr_t grad_output, uintptr_t index, 
           g, ptr<const T>(grad_output), ptr<const int64_t>(index), ptr<T>(grad_input));
       check_launch("pool max_backward_kernel");
     } else {
-      avg_backward_kernel<T><<<blocks_for(total), kBlock, 0, scope.get()>>>(g, ptr<const T>(grad_output),
-                                                                            ptr<T>(grad_input));
+      avg_backward_kernel<T>
+          <<<blocks_for(total), kBlock, 0, scope.get()>>>(g, ptr<const T>(grad_output), ptr<T>(grad_input));
       check_launch("pool avg_backward_kernel");
     }
   });

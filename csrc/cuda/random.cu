@@ -1,12 +1,12 @@
 // Random fills on the GPU (csrc/cuda/launchers.h): repmode's Philox stream and distributions
-// (csrc/common/philox.h, csrc/common/random_dists.h). Element i of a fill at stream offset o is
+// (csrc/common/philox.h, csrc/common/random.h). Element i of a fill at stream offset o is
 // slot i % per of stream block o + i / per, a pure function of (seed, o, i): one thread per
 // block computes it with the shared scalar formula (the CPU's AVX2 Philox and Box-Muller paths
 // give the same bits as that formula), so the values are the CPU's whatever the launch shape.
 #include <stdexcept>
 #include <string>
 
-#include "../common/random_dists.h"
+#include "../common/random.h"
 #include "launchers.h"
 #include "runtime.cuh"
 
@@ -22,8 +22,7 @@ __device__ __forceinline__ void store_block(T* out, int64_t n, int64_t j, int pe
 }
 
 template <typename T, RandomDist kDist>
-__global__ void fill_kernel(T* out, int64_t n, int64_t blocks, uint64_t seed, uint64_t offset, double p0,
-                            double p1) {
+__global__ void fill_kernel(T* out, int64_t n, int64_t blocks, uint64_t seed, uint64_t offset, double p0, double p1) {
   const int per = elements_per_block(kDist, int(sizeof(T)));
   for (int64_t j = global_thread(); j < blocks; j += grid_stride()) {
     T vals[4];
@@ -43,16 +42,15 @@ __global__ void ints_kernel(int64_t* out, int64_t n, int64_t blocks, uint64_t se
 
 // The fill kernel for the distribution `d`, compiled per distribution.
 template <typename T>
-void launch_fill(RandomDist d, T* out, int64_t n, int64_t blocks, uint64_t seed, uint64_t offset, double p0,
-                 double p1, cudaStream_t stream) {
+void launch_fill(RandomDist d, T* out, int64_t n, int64_t blocks, uint64_t seed, uint64_t offset, double p0, double p1,
+                 cudaStream_t stream) {
   switch (d) {
-#define REPMODE_FILL(name)                                                                   \
-  case RandomDist::name:                                                                     \
-    fill_kernel<T, RandomDist::name>                                                         \
-        <<<blocks_for(blocks), kBlock, 0, stream>>>(out, n, blocks, seed, offset, p0, p1);   \
+#define REPMODE_FILL(name)                                                                                             \
+  case RandomDist::name:                                                                                               \
+    fill_kernel<T, RandomDist::name><<<blocks_for(blocks), kBlock, 0, stream>>>(out, n, blocks, seed, offset, p0, p1); \
     break;
-    REPMODE_FILL(uniform) REPMODE_FILL(normal) REPMODE_FILL(exponential) REPMODE_FILL(geometric)
-    REPMODE_FILL(log_normal) REPMODE_FILL(cauchy)
+    REPMODE_FILL(uniform)
+    REPMODE_FILL(normal) REPMODE_FILL(exponential) REPMODE_FILL(geometric) REPMODE_FILL(log_normal) REPMODE_FILL(cauchy)
 #undef REPMODE_FILL
   }
   check_launch("random_fill");
@@ -84,8 +82,7 @@ uint64_t random_ints(uintptr_t out, int64_t n, uint64_t seed, uint64_t offset, i
   StreamScope scope(stream);
   const int64_t blocks = n > 0 ? (n + 1) / 2 : 0;
   if (blocks == 0) return 0;
-  ints_kernel<<<blocks_for(blocks), kBlock, 0, scope.get()>>>(ptr<int64_t>(out), n, blocks, seed, offset, lo,
-                                                               range);
+  ints_kernel<<<blocks_for(blocks), kBlock, 0, scope.get()>>>(ptr<int64_t>(out), n, blocks, seed, offset, lo, range);
   check_launch("random_ints");
   return uint64_t(blocks);
 }

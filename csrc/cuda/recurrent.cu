@@ -41,9 +41,8 @@ __global__ void lstm_backward_kernel(int64_t B, int64_t H, const T* go, int64_t 
     const int64_t b = e / H, j = e - b * H;
     const T* w = ws + b * 6 * H + j;
     const T dht = lstm_dh<T>(go ? go[b * go_rs + j * go_cs] : T(0), go != nullptr, dh ? dh[e] : T(0), dh != nullptr);
-    const LstmCellGrad<T> g =
-        lstm_cell_backward<T>(dht, dc ? dc[e] : T(0), dc != nullptr, w[0], w[H], w[2 * H], w[3 * H], w[5 * H],
-                              c_prev[b * c_rs + j]);
+    const LstmCellGrad<T> g = lstm_cell_backward<T>(dht, dc ? dc[e] : T(0), dc != nullptr, w[0], w[H], w[2 * H],
+                                                    w[3 * H], w[5 * H], c_prev[b * c_rs + j]);
     T* d = dgates + b * 4 * H + j;
     d[0] = g.di;
     d[H] = g.df;
@@ -70,8 +69,8 @@ void lstm_forward_step(int dtype, int64_t B, int64_t H, uintptr_t a, int64_t a_r
 
 // One thread per (b, j) element of the step (grid-stride).
 void lstm_backward_step(int dtype, int64_t B, int64_t H, uintptr_t go, int64_t go_rs, int64_t go_cs, uintptr_t dh,
-                        uintptr_t dc, uintptr_t ws, uintptr_t c_prev, int64_t c_rs, uintptr_t dgates,
-                        uintptr_t dc_out, uintptr_t stream) {
+                        uintptr_t dc, uintptr_t ws, uintptr_t c_prev, int64_t c_rs, uintptr_t dgates, uintptr_t dc_out,
+                        uintptr_t stream) {
   StreamScope scope(stream);
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);

@@ -36,7 +36,10 @@ auto by_dtype(int dtype, Fn&& fn) {
   bad_dtype(dtype);
 }
 
-template <typename T> T* ptr(uintptr_t p) { return reinterpret_cast<T*>(p); }
+template <typename T>
+T* ptr(uintptr_t p) {
+  return reinterpret_cast<T*>(p);
+}
 
 // The launch runs on the stream's own device (the tensors' device: Python passes the stream of
 // that device); the caller's current device is restored afterwards.

@@ -1,15 +1,14 @@
 // CUDA softmax, log_softmax, their backwards, and nll_loss (the CPU twins:
-// csrc/cpu/reduce_rows.cpp, csrc/cpu/softmax_loss.cpp). A contiguous (outer, n, inner) tensor
+// csrc/cpu/reduction.cpp, csrc/cpu/softmax_loss.cpp). A contiguous (outer, n, inner) tensor
 // holds outer * inner rows along n (stride inner). The row passes of each formula are walks of
-// reduce_rows (csrc/cuda/reduce_rows.cuh: one warp per 4096-term chunk, scratch levels for long
+// reduce_rows (csrc/cuda/reduction_rows.cuh: one warp per 4096-term chunk, scratch levels for long
 // rows) writing one value per row to a scratch row; the outputs are then one thread per element.
-// Every term and output is the shared function of csrc/common/row_reductions.h,
-// log_softmax.h and nll_loss.h, so the bits are the CPU's.
-#include "../common/log_softmax.h"
-#include "../common/nll_loss.h"
-#include "../common/row_reductions.h"
+// Every term and output is the shared function of csrc/common/reduction.h and
+// csrc/common/softmax_loss.h, so the bits are the CPU's.
+#include "../common/softmax_loss.h"
+#include "../common/reduction.h"
 #include "launchers.h"
-#include "reduce_rows.cuh"
+#include "reduction_rows.cuh"
 #include "runtime.cuh"
 
 namespace repmode::cuda {
@@ -210,8 +209,8 @@ void forward(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, in
   });
 }
 
-void backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n, int64_t inner,
-              bool log, uintptr_t stream) {
+void backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n, int64_t inner, bool log,
+              uintptr_t stream) {
   StreamScope scope(stream);
   const RowsAlongN R(outer, n, inner);
   if (R.empty()) return;
@@ -232,8 +231,8 @@ void log_softmax(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n
   forward(dtype, x, out, outer, n, inner, false, true, stream);
 }
 
-void softmax_backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n,
-                      int64_t inner, uintptr_t stream) {
+void softmax_backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n, int64_t inner,
+                      uintptr_t stream) {
   backward(dtype, grad, y, out, outer, n, inner, false, stream);
 }
 
@@ -251,8 +250,8 @@ void nll_loss_forward(int dtype, uintptr_t x, int64_t N, int64_t C, int64_t sN, 
   StreamScope scope(stream);
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    const NllRows<T> rows{ptr<const T>(x), sN, sC, ptr<const int64_t>(target), s_target, C, ptr<const T>(weight),
-                          ignore_index};
+    const NllRows<T> rows{ptr<const T>(x),      sN,          sC, ptr<const int64_t>(target), s_target, C,
+                          ptr<const T>(weight), ignore_index};
     if (reduction == 0) {
       if (N <= 0) {  // total_weight is still written
         for_each_index(scope.get(), 1, Fill<T>{ptr<T>(total_weight), T(0.0)});
@@ -278,8 +277,7 @@ void nll_loss_backward(int dtype, uintptr_t grad_input, int64_t N, int64_t C, ui
     using T = decltype(zero);
     for_each_index(scope.get(), N,
                    NllBackward<T>{ptr<T>(grad_input), C, ptr<const T>(grad), s_grad, ptr<const int64_t>(target),
-                                  s_target, ptr<const T>(weight), reduction, ignore_index,
-                                  ptr<const T>(total_weight)});
+                                  s_target, ptr<const T>(weight), reduction, ignore_index, ptr<const T>(total_weight)});
   });
 }
 

@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import torch
 
+from .. import _ext
 from ..registry import register_kernel
 from ._common import (DTYPE_CODE, FLOAT_WIDENED, arguments, call_registered, check_device, kernels_for, launch_arg, unsupported,
                       widened)
 
 aten = torch.ops.aten
+
+# The geometry's integer layout (csrc/common/convolution.h, REPMODE_CONV_GEOM_FIELDS).
+_GEOM_FIELDS = _ext.codes("ConvGeom")
 Tensor = torch.Tensor
 
 
@@ -88,8 +92,11 @@ class _Conv:
             cin, cout = yout, sp
             self.x_shape = tuple(x.shape)
             self.y_shape = (N, Ci, *yout)
-        self.geom = [N, Ci, Co, groups, *_pad3(cin, 1), *_pad3(cout, 1), *_pad3(k, 1), *_pad3(s, 1),
-                     *_pad3(p, 0), *_pad3(d, 1)]
+        fields = {"N": N, "Ci": Ci, "Co": Co, "G": groups}
+        for key, values in (("in", _pad3(cin, 1)), ("out", _pad3(cout, 1)), ("k", _pad3(k, 1)),
+                            ("stride", _pad3(s, 1)), ("pad", _pad3(p, 0)), ("dil", _pad3(d, 1))):
+            fields.update((f"{key}{i}", v) for i, v in enumerate(values))
+        self.geom = [fields[name] for name in _GEOM_FIELDS]
         self.code, self.nd, self.transposed = code, nd, bool(transposed)
 
 

@@ -8,6 +8,7 @@ import math
 
 import torch
 
+from .. import _ext
 from ..registry import register_composite, register_kernel, register_passthrough
 from ._common import (FLOAT_WIDENED, LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, call_registered, check_device,
                       get_num_threads, iterator_strides, kernels_for, launch_arg, param, round_to, run_native,
@@ -16,13 +17,20 @@ from ._common import (FLOAT_WIDENED, LOW_PRECISION, C, DTYPE_CODE, broadcast_sha
 aten = torch.ops.aten
 Tensor = torch.Tensor
 
-# Op codes shared with csrc/common/elementwise_formulas.h (EwOp).
-ADD, SUB, MUL, DIV, THRESHOLD_BACKWARD, POW, MINIMUM, MAXIMUM, CLAMP = 0, 1, 2, 3, 4, 5, 6, 7, 8
-NEG, RELU, EXP, LOG, ABS = 10, 11, 12, 13, 14
-LOG1P, EXPM1, LOG2, EXP2, TANH, SIGMOID, ERF, ERFC, SIN, COS, RSQRT, SQRT, RECIPROCAL, SIGN = range(15, 29)
-LEAKY_RELU, LEAKY_RELU_BACKWARD, ELU, ELU_BACKWARD_INPUT, ELU_BACKWARD_RESULT, HARDTANH_BACKWARD = range(30, 36)
-GELU, GELU_TANH, GELU_BACKWARD, GELU_TANH_BACKWARD, SILU, SILU_BACKWARD, MISH, MISH_BACKWARD = range(36, 44)
-SOFTPLUS, SOFTPLUS_BACKWARD, TANH_BACKWARD, SIGMOID_BACKWARD, ADDCMUL, ADDCDIV, LERP = range(44, 51)
+# Op codes defined in csrc/common/elementwise.h (REPMODE_EW_OPS), read from the extension.
+_EW = _ext.codes("EwOp")
+ADD, SUB, MUL, DIV, THRESHOLD_BACKWARD, POW, MINIMUM, MAXIMUM, CLAMP = (_EW[n] for n in (
+    "ADD", "SUB", "MUL", "DIV", "THRESHOLD_BACKWARD", "POW", "MINIMUM", "MAXIMUM", "CLAMP"))
+NEG, RELU, EXP, LOG, ABS = (_EW[n] for n in ("NEG", "RELU", "EXP", "LOG", "ABS"))
+LOG1P, EXPM1, LOG2, EXP2, TANH, SIGMOID, ERF, ERFC, SIN, COS, RSQRT, SQRT, RECIPROCAL, SIGN = (_EW[n] for n in (
+    "LOG1P", "EXPM1", "LOG2", "EXP2", "TANH", "SIGMOID", "ERF", "ERFC", "SIN", "COS", "RSQRT", "SQRT", "RECIPROCAL",
+    "SIGN"))
+LEAKY_RELU, LEAKY_RELU_BACKWARD, ELU, ELU_BACKWARD_INPUT, ELU_BACKWARD_RESULT, HARDTANH_BACKWARD = (_EW[n] for n in (
+    "LEAKY_RELU", "LEAKY_RELU_BACKWARD", "ELU", "ELU_BACKWARD_INPUT", "ELU_BACKWARD_RESULT", "HARDTANH_BACKWARD"))
+GELU, GELU_TANH, GELU_BACKWARD, GELU_TANH_BACKWARD, SILU, SILU_BACKWARD, MISH, MISH_BACKWARD = (_EW[n] for n in (
+    "GELU", "GELU_TANH", "GELU_BACKWARD", "GELU_TANH_BACKWARD", "SILU", "SILU_BACKWARD", "MISH", "MISH_BACKWARD"))
+SOFTPLUS, SOFTPLUS_BACKWARD, TANH_BACKWARD, SIGMOID_BACKWARD, ADDCMUL, ADDCDIV, LERP = (_EW[n] for n in (
+    "SOFTPLUS", "SOFTPLUS_BACKWARD", "TANH_BACKWARD", "SIGMOID_BACKWARD", "ADDCMUL", "ADDCDIV", "LERP"))
 
 # Below this many elements the C++ side stays on one thread anyway (csrc/cpu/parallel.h).
 _PARALLEL_MIN = 32768

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import torch
 
+from .. import _ext
 from ..registry import register_composite
 from ._common import FLOAT_WIDENED, FLOAT_WIDENED_INT, arguments, call_registered, check_device, unsupported
 from ._common import call_registered as _call
 
 aten = torch.ops.aten
-_NONE, _MEAN, _SUM = 0, 1, 2
+# Reduction codes defined in csrc/common/softmax_loss.h (REPMODE_REDUCTIONS).
+_NONE, _MEAN, _SUM = (_ext.codes("Reduction")[n] for n in ("NONE", "MEAN", "SUM"))
 
 
 def _reduce(loss: torch.Tensor, reduction: int) -> torch.Tensor:

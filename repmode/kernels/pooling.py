@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import torch
 
+from .. import _ext
 from ..registry import register_kernel
 from ._common import (named_arguments, FLOAT_WIDENED, check_device, float_code, kernels_for, launch_arg, suggest_memory_format,
                       unsupported, widened)
@@ -13,8 +14,8 @@ from ._common import (named_arguments, FLOAT_WIDENED, check_device, float_code, 
 aten = torch.ops.aten
 Tensor = torch.Tensor
 
-# Pooling kinds (csrc/common/pooling.h, PoolKind).
-MAX, AVG, ADAPTIVE_AVG, ADAPTIVE_MAX = 0, 1, 2, 3
+# Pooling kinds defined in csrc/common/pooling.h (REPMODE_POOL_KINDS).
+MAX, AVG, ADAPTIVE_AVG, ADAPTIVE_MAX = (_ext.codes("PoolKind")[n] for n in ("MAX", "AVG", "ADAPTIVE_AVG", "ADAPTIVE_MAX"))
 
 
 # Tests set this to run every pooling op through the plain C++ reference loops instead.

@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from .. import rng
+from .. import _ext, rng
 from ..errors import layout_name
 from ..registry import DISPATCH, REGISTRY, overloads_named, register_kernel, register_out_forms
 from ._common import (call_registered, DTYPE_CODE, check_device, check_float_half_int, check_kernel_device,
@@ -22,7 +22,9 @@ from ._common import (call_registered, DTYPE_CODE, check_device, check_float_hal
 aten = torch.ops.aten
 Tensor = torch.Tensor
 
-UNIFORM, NORMAL, EXPONENTIAL, GEOMETRIC, LOG_NORMAL, CAUCHY = 0, 1, 3, 4, 5, 6
+# Distribution codes defined in csrc/common/random.h (REPMODE_RANDOM_DISTS).
+UNIFORM, NORMAL, EXPONENTIAL, GEOMETRIC, LOG_NORMAL, CAUCHY = (_ext.codes("RandomDist")[n] for n in (
+    "UNIFORM", "NORMAL", "EXPONENTIAL", "GEOMETRIC", "LOG_NORMAL", "CAUCHY"))
 
 
 def _draw(dist: int, shape, dtype: torch.dtype, p0: float, p1: float, generator=None, device=None) -> Tensor:

@@ -1,5 +1,5 @@
 """CUDA elementwise, random and cumulative kernels (csrc/cuda/elementwise.cu, random.cu,
-cumulative.cu) against their CPU twins, bit for bit: every op code of the elementwise family on
+reduction.cu) against their CPU twins, bit for bit: every op code of the elementwise family on
 contiguous, transposed, broadcast, scalar-operand and in-place layouts and on the flat path; every
 random distribution over several (seed, offset, n), with the returned offsets; cumsum/cumprod over
 several (outer, n, inner)."""

@@ -1,5 +1,5 @@
 """CUDA == CPU, bit for bit: layer norm, batch norm (both layouts), group norm and the LSTM cell
-steps (csrc/cuda/norms.cu, csrc/cuda/recurrent.cu). Shapes hit the edges of the GPU partition: sums
+steps (csrc/cuda/layer_norm.cu, csrc/cuda/batch_norm.cu, csrc/cuda/recurrent.cu). Shapes hit the edges of the GPU partition: sums
 over 0, 1, 31, 32, 33, 4095, 4096, 4097 and 4096*300+7 terms (chunks of 4096, lanes of 32, a second
 level of chunk values), column tiles of 32 +- 1 (channels-last batch norm, layer norm's weight and
 bias gradients), empty tensors, strided LSTM rows; float32 and float64 with special values."""

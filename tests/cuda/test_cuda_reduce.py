@@ -1,4 +1,4 @@
-"""CUDA row reductions (csrc/cuda/reduce.cu) against their CPU twins, bit for bit: sum_rows,
+"""CUDA row reductions (csrc/cuda/reduction.cu) against their CPU twins, bit for bit: sum_rows,
 var_mean_rows, prod_rows, extreme_rows, logsumexp_rows and norm_rows over M rows of N terms
 (strides sM, sN). The sizes hit the kernel's edges: a warp per 4096-term chunk (31/32/33 lanes,
 4095/4096/4097 terms), the scratch levels (4096*32+1, 4096*300+7, 4096*4096+5 terms), many short

@@ -1,9 +1,9 @@
 """Build the host emulation of repmode's CUDA kernels: the module `repmode_cuda_emulated`, with
-the functions of repmode._C_cuda (csrc/cuda/bind_cuda.cpp) that this tree implements.
+the functions of repmode._C_cuda (csrc/bindings/cuda_module.cpp) that this tree implements.
 
     python tests/cuda/emulator/build.py [--out DIR]      # prints the folder holding the module
 
-Every csrc/cuda/*.cu except the *_check.cu compile checks is compiled by g++ against the shim
+Every csrc/cuda/*.cu (the compile-only checks live in csrc/cuda/checks/) is compiled by g++ against the shim
 cuda_runtime.h of this folder, after one rewrite: each launch `k<<<grid, block, smem,
 stream>>>(args)` becomes `::repmode_emu::launch([&] { k(args); }, grid, block, smem, stream)`.
 The csrc tree is copied so its relative includes keep working. The result is cached under a
@@ -78,14 +78,14 @@ def _matching_paren(text: str, at: int) -> int:
 
 
 def kernel_sources(csrc: Path) -> list[Path]:
-    return sorted(p for p in (csrc / "cuda").glob("*.cu") if not p.name.endswith("_check.cu"))
+    return sorted((csrc / "cuda").glob("*.cu"))
 
 
 def inputs_hash() -> str:
     h = hashlib.sha256()
     for base in (ROOT / "csrc", HERE):
         for p in sorted(base.rglob("*")):
-            if p.is_file() and p.suffix in {".h", ".cuh", ".cu", ".cpp", ".py"}:
+            if p.is_file() and p.suffix in {".h", ".cuh", ".cu", ".cpp", ".def", ".py"}:
                 h.update(str(p.relative_to(ROOT)).encode() + b"\0" + p.read_bytes())
     version = subprocess.run([CXX, "--version"], capture_output=True, text=True, check=True).stdout
     h.update(version.encode() + sys.version.encode() + " ".join(FLAGS).encode())
@@ -104,10 +104,10 @@ def prepare_tree(work: Path) -> Path:
     return csrc
 
 
-def compile_all(jobs: list[tuple[Path, Path]], includes: list[str]) -> None:
+def compile_all(jobs: list[tuple[Path, Path]], includes: list[str], defines: list[str] = ()) -> None:
     def one(job):
         src, obj = job
-        cmd = [CXX, *FLAGS, *includes, "-x", "c++", "-c", str(src), "-o", str(obj)]
+        cmd = [CXX, *FLAGS, *defines, *includes, "-x", "c++", "-c", str(src), "-o", str(obj)]
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode:
             raise RuntimeError(f"compiling {src.name} failed:\n{r.stderr[-6000:]}")
@@ -125,22 +125,18 @@ def defined_launchers(objects: list[Path]) -> set[str]:
     return names
 
 
-def binding_source(bind: str, have: set[str]) -> tuple[str, list[str]]:
-    """bind_cuda.cpp as module MODULE, without the launchers this tree does not define."""
+def binding_source(entries: str, have: set[str]) -> tuple[str, list[str]]:
+    """csrc/bindings/entry_points.def without the CUDA rows whose launchers this tree does not define."""
     missing = []
 
     def keep(m: re.Match) -> str:
-        if m.group(1) in have:
+        if m.group(2) in have:
             return m.group(0)
-        missing.append(m.group(1))
-        return f"// not implemented in this tree: {m.group(1)}"
+        missing.append(m.group(2))
+        return f"// not implemented in this tree: {m.group(2)}"
 
-    text = re.sub(r'm\.def\("\w+",\s*&rc::(\w+)[^;]*\);', keep, bind)
-    text, n = re.subn(r"PYBIND11_MODULE\(\s*_C_cuda\s*,\s*m\s*\)\s*\{",
-                      f"void repmode_emu_register(pybind11::module_&);\n"
-                      f"PYBIND11_MODULE({MODULE}, m) {{\n  repmode_emu_register(m);", text)
-    if n != 1:
-        raise ValueError("bind_cuda.cpp: PYBIND11_MODULE(_C_cuda, m) not found")
+    rows = r"^(REPMODE_ENTRY|REPMODE_CUDA_ENTRY|REPMODE_CUDA_CONTROL|REPMODE_ENTRY_SIZED)\s*\(\s*\w+\s*,\s*(\w+)[^)]*\)"
+    text = re.sub(rows, keep, entries, flags=re.M)
     return text, missing
 
 
@@ -160,10 +156,13 @@ def build(out: Path = DEFAULT_OUT, verbose: bool = True) -> Path:
         kernels = [(src, work / (src.stem + ".o")) for src in kernel_sources(csrc)]
         compile_all(kernels + [(HERE / "emulator.cpp", work / "emulator.o")], includes)
         have = defined_launchers([obj for _, obj in kernels])
-        text, missing = binding_source((csrc / "cuda" / "bind_cuda.cpp").read_text(), have)
-        (work / "bind.cpp").write_text(text)
-        binds = [(work / "bind.cpp", work / "bind.o"), (HERE / "emulator_bind.cpp", work / "emulator_bind.o")]
-        compile_all(binds, includes)
+        entries = csrc / "bindings" / "entry_points.def"
+        text, missing = binding_source(entries.read_text(), have)
+        entries.write_text(text)
+        binds = [(csrc / "bindings" / "cuda_module.cpp", work / "bind.o"),
+                 (HERE / "emulator_bind.cpp", work / "emulator_bind.o")]
+        module = [f"-DREPMODE_CUDA_MODULE_NAME={MODULE}", "-DREPMODE_CUDA_MODULE_HOOK=repmode_emu_register"]
+        compile_all(binds, includes, module)
         objects = [obj for _, obj in kernels + binds] + [work / "emulator.o"]
         so = work / (MODULE + sysconfig.get_config_var("EXT_SUFFIX"))
         subprocess.run([CXX, "-shared", "-pthread", *map(str, objects), "-o", str(so)], check=True)

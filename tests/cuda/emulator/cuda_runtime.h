@@ -24,14 +24,22 @@
 // It is not reset between blocks (neither is a GPU's).
 #define __shared__ static
 
-struct uint3 { unsigned x, y, z; };
+struct uint3 {
+  unsigned x, y, z;
+};
 struct dim3 {
   unsigned x, y, z;
   constexpr dim3(unsigned vx = 1, unsigned vy = 1, unsigned vz = 1) : x(vx), y(vy), z(vz) {}
 };
-struct float2 { float x, y; };
-struct __align__(16) float4 { float x, y, z, w; };
-struct __align__(16) double2 { double x, y; };
+struct float2 {
+  float x, y;
+};
+struct __align__(16) float4 {
+  float x, y, z, w;
+};
+struct __align__(16) double2 {
+  double x, y;
+};
 inline float2 make_float2(float x, float y) { return {x, y}; }
 inline float4 make_float4(float x, float y, float z, float w) { return {x, y, z, w}; }
 inline double2 make_double2(double x, double y) { return {x, y}; }
@@ -50,7 +58,9 @@ enum cudaError_t {
   cudaErrorLaunchFailure = 719,
 };
 typedef struct CUstream_st* cudaStream_t;
-struct cudaDeviceProp { char name[256]; };
+struct cudaDeviceProp {
+  char name[256];
+};
 
 const char* cudaGetErrorName(cudaError_t err);
 const char* cudaGetErrorString(cudaError_t err);
@@ -66,7 +76,8 @@ cudaError_t cudaDeviceSynchronize();
 // Scratch memory: new blocks are filled with a poison pattern, frees of unknown pointers fail.
 cudaError_t cudaMallocAsync(void** p, size_t bytes, cudaStream_t stream);
 cudaError_t cudaFreeAsync(void* p, cudaStream_t stream);
-template <typename T> cudaError_t cudaMallocAsync(T** p, size_t bytes, cudaStream_t stream) {
+template <typename T>
+cudaError_t cudaMallocAsync(T** p, size_t bytes, cudaStream_t stream) {
   return cudaMallocAsync(reinterpret_cast<void**>(p), bytes, stream);
 }
 
@@ -113,19 +124,23 @@ inline void __syncwarp(unsigned mask = 0xffffffffu) { repmode_emu::sync_warp(mas
 }
 
 // Lane arithmetic as documented for the __shfl_*_sync intrinsics (width a power of 2 <= 32).
-template <typename T> T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
+template <typename T>
+T __shfl_sync(unsigned mask, T v, int src, int width = 32) {
   const unsigned l = repmode_emu::lane(), base = l - l % width;
   return repmode_emu::exchange(v, base + unsigned(src) % width, mask);
 }
-template <typename T> T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+template <typename T>
+T __shfl_down_sync(unsigned mask, T v, unsigned delta, int width = 32) {
   const unsigned l = repmode_emu::lane();
   return repmode_emu::exchange(v, l % width + delta < unsigned(width) ? l + delta : l, mask);
 }
-template <typename T> T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
+template <typename T>
+T __shfl_up_sync(unsigned mask, T v, unsigned delta, int width = 32) {
   const unsigned l = repmode_emu::lane();
   return repmode_emu::exchange(v, l % width >= delta ? l - delta : l, mask);
 }
-template <typename T> T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
+template <typename T>
+T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
   const unsigned l = repmode_emu::lane(), src = l ^ unsigned(lane_mask);
   return repmode_emu::exchange(v, src / width == l / width ? src : l, mask);
 }

@@ -80,7 +80,7 @@ struct Block {
   Barrier block_bar;
   std::vector<Barrier> warp_bar;
   std::vector<unsigned char> slots;  // 16 bytes per thread for warp exchange
-  void* scheduler = nullptr;  // the scheduler's saved stack pointer
+  void* scheduler = nullptr;         // the scheduler's saved stack pointer
   void (*body)(void*) = nullptr;
   void* ctx = nullptr;
   std::string error;  // first error seen inside the launch
@@ -136,7 +136,7 @@ void wait_at(Barrier& bar) {
 // A fresh stack whose first switch "returns" into fiber_main with the ABI's alignment.
 void* initial_stack(char* top) {
   auto* slot = reinterpret_cast<void**>(reinterpret_cast<uintptr_t>(top) & ~uintptr_t(15)) - 2;
-  slot[0] = reinterpret_cast<void*>(&fiber_main);  // popped by ret
+  slot[0] = reinterpret_cast<void*>(&fiber_main);   // popped by ret
   slot[1] = nullptr;                                // fiber_main's (unused) return address
   for (int k = 1; k <= 7; ++k) slot[-k] = nullptr;  // padding and six callee-saved registers
   return slot - 7;
@@ -145,8 +145,8 @@ void* initial_stack(char* top) {
 void prepare_fibers(unsigned count) {
   while (B.fibers.size() < count) {
     Fiber f;
-    void* mem = mmap(nullptr, kStack + kGuard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                     -1, 0);
+    void* mem =
+        mmap(nullptr, kStack + kGuard, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (mem == MAP_FAILED) throw std::runtime_error("emulator: cannot map a fiber stack");
     mprotect(mem, kGuard, PROT_NONE);
     f.stack = static_cast<char*>(mem);
@@ -168,8 +168,7 @@ void run_block(dim3 block) {
   B.block_bar = Barrier{};
   B.block_bar.expected = B.count;
   B.warp_bar.assign((B.count + kWarp - 1) / kWarp, Barrier{});
-  for (unsigned w = 0; w < B.warp_bar.size(); ++w)
-    B.warp_bar[w].expected = std::min(kWarp, B.count - w * kWarp);
+  for (unsigned w = 0; w < B.warp_bar.size(); ++w) B.warp_bar[w].expected = std::min(kWarp, B.count - w * kWarp);
   B.slots.assign(size_t(B.count) * 16, 0);
   for (unsigned t = 0; t < B.count; ++t) {
     Fiber& f = B.fibers[t];
@@ -238,7 +237,8 @@ namespace {
 void check_mask(unsigned mask) {
   const unsigned w = B.current / kWarp, lanes = B.warp_bar[w].expected;
   const unsigned need = lanes == kWarp ? 0xffffffffu : (1u << lanes) - 1;
-  if ((mask & need) != need) note("emulator: a warp operation whose mask leaves out lanes (only whole warps are emulated)");
+  if ((mask & need) != need)
+    note("emulator: a warp operation whose mask leaves out lanes (only whole warps are emulated)");
 }
 }  // namespace
 
@@ -274,12 +274,18 @@ using repmode_emu::last_error;
 
 const char* cudaGetErrorName(cudaError_t err) {
   switch (err) {
-    case cudaSuccess: return "cudaSuccess";
-    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
-    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
-    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
-    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
-    default: return "cudaErrorLaunchFailure";
+    case cudaSuccess:
+      return "cudaSuccess";
+    case cudaErrorInvalidValue:
+      return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation:
+      return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidConfiguration:
+      return "cudaErrorInvalidConfiguration";
+    case cudaErrorInvalidDevice:
+      return "cudaErrorInvalidDevice";
+    default:
+      return "cudaErrorLaunchFailure";
   }
 }
 const char* cudaGetErrorString(cudaError_t err) { return err == cudaSuccess ? "no error" : "emulated error"; }

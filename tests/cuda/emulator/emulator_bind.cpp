@@ -1,4 +1,5 @@
-// Functions the emulated module has beyond bind_cuda.cpp's (build.py inserts the call).
+// Functions the emulated module has beyond csrc/bindings/cuda_module.cpp's (build.py names this
+// function REPMODE_CUDA_MODULE_HOOK, which cuda_module.cpp calls).
 #include <pybind11/pybind11.h>
 
 #include "cuda_runtime.h"

@@ -20,7 +20,7 @@ CODE = {torch.float32: 0, torch.float64: 1}
 
 
 def _gemm_reference(a, b):
-    """(B, M, K) x (B, K, N) by the plain fma-chain reference of csrc/cpu/gemm.h."""
+    """(B, M, K) x (B, K, N) by the plain fma-chain reference of csrc/cpu/matmul.h."""
     a, b = a.contiguous(), b.contiguous()
     B, M, K = a.shape
     N = b.shape[2]

@@ -23,7 +23,7 @@ def _p(t):
     return 0 if t is None else t.data_ptr()
 
 
-# ---- plain references (csrc/cpu/batch_norm.cpp *_reference), on contiguous copies ----
+# ---- plain references (csrc/cpu/batch_norm_reference.cpp), on contiguous copies ----
 
 def bn_forward_ref(x, w, b, rm, rv, training, momentum, eps):
     x = x.contiguous()

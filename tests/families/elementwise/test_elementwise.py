@@ -167,7 +167,7 @@ def test_unsupported_dtype_raises():
 def test_simd_exp_log_equal_scalar_on_random_bit_patterns():
     """The AVX2 array routines must give the scalar routines' bits on every input, including
     NaNs with payloads, infinities, subnormals and the over/underflow edges (the exhaustive
-    check over all 2^32 inputs is tools/check_vec_math.cpp)."""
+    check over all 2^32 inputs is csrc/verify/check_vec_math.cpp)."""
     from support import available_isas, cpu_isa
     g = torch.Generator().manual_seed(7)
     patterns = torch.randint(-2**31, 2**31, (1 << 21,), generator=g, dtype=torch.int64).to(torch.int32)

@@ -1,6 +1,6 @@
 """repmode's float32 math routines through the torch ops, against correctly rounded references:
 a fixed sample of 2^32 / 4093 (> 10^6) bit patterns spread over every binade, plus special
-values. (tools/check_math.cpp runs all 2^32 inputs; docs/math.md records that run.)"""
+values. (csrc/verify/check_math.cpp runs all 2^32 inputs; docs/math.md records that run.)"""
 from __future__ import annotations
 
 import math

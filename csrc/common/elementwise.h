@@ -1,0 +1,269 @@
+// Per-element formulas: the exact sequence of IEEE-754 roundings of each elementwise op
+// (docs/semantics.md, "Elementwise"). Shared by the CPU and CUDA kernels. Every result
+// passes through canon() so a NaN output has one bit pattern on every device.
+//
+// Operands a, b, c are elements of the (converted, broadcast) inputs; p0, p1, p2 are the
+// op's number arguments (alpha, negative_slope, ...).
+// Formulas with more than one rounding evaluate in double (`Wide`) and round once to T: for
+// float32 that keeps every such op within one float32 ulp of the exact value (the double
+// steps carry ~2^-50 relative error, far below a float32 half-ulp), and the bits are fixed
+// because the double steps are repmode's fixed sequences. For float64 T the same
+// double sequence is the result.
+#pragma once
+
+#include "defs.h"
+#include "math_overloads.h"
+
+namespace repmode {
+
+// The elementwise op codes, defined here once (an X-macro list: X(name, code)): the enum EwOp, the
+// kernels' dispatch switches, and Python's table (_C.codes()["EwOp"], the names upper-cased;
+// repmode/kernels/elementwise.py).
+// clang-format off
+#define REPMODE_EW_OPS(X) \
+  X(add, 0)                     /* a + p0*b */                                           \
+  X(sub, 1)                     /* a - p0*b */                                           \
+  X(mul, 2)                     /* a * b */                                              \
+  X(div, 3)                     /* a / b */                                              \
+  X(threshold_backward, 4)      /* b <= p0 ? +0 : a            (a = grad, b = input) */  \
+  X(pow, 5)                     /* a ** b, correctly rounded for float32 */              \
+  X(minimum, 6)                 /* IEEE 754-2019 minimum: NaN wins, -0 < +0 */           \
+  X(maximum, 7)                 /* IEEE 754-2019 maximum */                              \
+  X(clamp, 8)                   /* minimum(maximum(a, b), c) */                          \
+  X(neg, 10)                                                                             \
+  X(relu, 11)                                                                            \
+  X(exp, 12)                                                                             \
+  X(log, 13)                                                                             \
+  X(abs, 14)                                                                             \
+  X(log1p, 15)                                                                           \
+  X(expm1, 16)                                                                           \
+  X(log2, 17)                                                                            \
+  X(exp2, 18)                                                                            \
+  X(tanh, 19)                                                                            \
+  X(sigmoid, 20)                                                                         \
+  X(erf, 21)                                                                             \
+  X(erfc, 22)                                                                            \
+  X(sin, 23)                                                                             \
+  X(cos, 24)                                                                             \
+  X(rsqrt, 25)                                                                           \
+  X(sqrt, 26)                                                                            \
+  X(reciprocal, 27)                                                                      \
+  X(sign, 28)                                                                            \
+  X(leaky_relu, 30)             /* p0 = negative_slope */                                \
+  X(leaky_relu_backward, 31)    /* a = grad, b = input */                                \
+  X(elu, 32)                    /* p0 = alpha, p1 = scale, p2 = input_scale */           \
+  X(elu_backward_input, 33)     /* a = grad, b = input */                                \
+  X(elu_backward_result, 34)    /* a = grad, b = the forward result */                   \
+  X(hardtanh_backward, 35)      /* a = grad, b = input, p0 = min_val, p1 = max_val */    \
+  X(gelu, 36)                                                                            \
+  X(gelu_tanh, 37)                                                                       \
+  X(gelu_backward, 38)          /* a = grad, b = input */                                \
+  X(gelu_tanh_backward, 39)                                                              \
+  X(silu, 40)                                                                            \
+  X(silu_backward, 41)                                                                   \
+  X(mish, 42)                                                                            \
+  X(mish_backward, 43)                                                                   \
+  X(softplus, 44)               /* p0 = beta, p1 = threshold */                          \
+  X(softplus_backward, 45)                                                               \
+  X(tanh_backward, 46)          /* a = grad, b = the forward result */                   \
+  X(sigmoid_backward, 47)       /* a = grad, b = the forward result */                   \
+  X(addcmul, 48)                /* a + p0*b*c */                                         \
+  X(addcdiv, 49)                /* a + p0*b/c */                                         \
+  X(lerp, 50)                   /* a + c*(b - a), c = weight */
+// clang-format on
+
+enum class EwOp : int {
+#define REPMODE_X(name, code) name = code,
+  REPMODE_EW_OPS(REPMODE_X)
+#undef REPMODE_X
+};
+
+// The op's number arguments as given (Python floats are doubles). Formulas in T round them
+// to T once (T(p.p0)); the double formulas use them unrounded.
+template <typename T>
+struct EwParams {
+  double p0, p1, p2;
+};
+
+namespace ew_detail {
+
+using Wide = double;
+
+// Round a double result once to T and canonicalise NaN.
+template <typename T>
+REPMODE_HD T narrow(Wide r) {
+  return canon(static_cast<T>(r));
+}
+
+REPMODE_HD bool sign_bit(float x) { return bits_of(x) >> 31; }
+REPMODE_HD bool sign_bit(double x) { return bits_of(x) >> 63; }
+
+template <typename T>
+REPMODE_HD T minimum(T a, T b) {
+  if (a != a || b != b) return Canonical<T>::nan();
+  if (a < b) return a;
+  if (b < a) return b;
+  return sign_bit(a) ? a : b;  // equal: -0 if either is -0
+}
+template <typename T>
+REPMODE_HD T maximum(T a, T b) {
+  if (a != a || b != b) return Canonical<T>::nan();
+  if (a > b) return a;
+  if (b > a) return b;
+  return sign_bit(a) ? b : a;  // equal: +0 if either is +0
+}
+
+// Constants, each the double nearest to the exact value.
+constexpr Wide kSqrtHalf = 0x1.6a09e667f3bcdp-1;     // 1/sqrt(2)
+constexpr Wide kInvSqrt2Pi = 0x1.9884533d43651p-2;   // 1/sqrt(2 pi)
+constexpr Wide kSqrt2OverPi = 0x1.9884533d43651p-1;  // sqrt(2/pi)
+constexpr Wide kGeluKappa = 0.044715;                // tanh-gelu's cubic coefficient
+constexpr Wide kGeluKappa3 = 0.134145;               // 3 * 0.044715
+
+}  // namespace ew_detail
+
+// apply(a, b, c, p) for one op; unary ops ignore b and c.
+template <typename T, EwOp op>
+struct EwFormula;
+
+#define REPMODE_EW(op_name, ...)                                     \
+  template <typename T>                                              \
+  struct EwFormula<T, EwOp::op_name> {                               \
+    static REPMODE_HD T apply(T a, T b, T c, const EwParams<T>& p) { \
+      using namespace ew_detail;                                     \
+      (void)a;                                                       \
+      (void)b;                                                       \
+      (void)c;                                                       \
+      (void)p;                                                       \
+      __VA_ARGS__                                                    \
+    }                                                                \
+  };
+
+// ---- arithmetic (one or two roundings in T) ----
+REPMODE_EW(add, return canon(a + T(p.p0) * b);)
+REPMODE_EW(sub, return canon(a - T(p.p0) * b);)
+REPMODE_EW(mul, return canon(a * b);)
+REPMODE_EW(div, return canon(a / b);)
+REPMODE_EW(neg, return canon(-a);)
+REPMODE_EW(abs, return canon(a <= T(0) ? T(0) - a : a);)
+REPMODE_EW(reciprocal, return canon(reciprocal_of(a));)
+REPMODE_EW(sqrt, return canon(sqrt_of(a));)
+REPMODE_EW(pow, return canon(pow_of(a, b));)
+
+// ---- comparisons and selections (exact) ----
+REPMODE_EW(minimum, return minimum(a, b);)
+REPMODE_EW(maximum, return maximum(a, b);)
+REPMODE_EW(clamp, return minimum(maximum(a, b), c);)
+REPMODE_EW(sign, return a > T(0) ? T(1) : a < T(0) ? T(-1) : a == T(0) ? T(0) : Canonical<T>::nan();)
+REPMODE_EW(relu, return a > T(0) ? a : (a != a ? Canonical<T>::nan() : T(0));)
+REPMODE_EW(threshold_backward, return b <= T(p.p0) ? T(0) : canon(a);)
+REPMODE_EW(hardtanh_backward, return (b <= T(p.p0) || b >= T(p.p1)) ? T(0) : canon(a);)
+REPMODE_EW(leaky_relu, return a > T(0) ? a : canon(a * T(p.p0));)
+REPMODE_EW(leaky_relu_backward, return b > T(0) ? canon(a) : canon(a * T(p.p0));)
+
+// ---- repmode's math routines (float32: correctly rounded) ----
+REPMODE_EW(exp, return canon(exp_of(a));)
+REPMODE_EW(log, return canon(log_of(a));)
+REPMODE_EW(log1p, return canon(log1p_of(a));)
+REPMODE_EW(expm1, return canon(expm1_of(a));)
+REPMODE_EW(log2, return canon(log2_of(a));)
+REPMODE_EW(exp2, return canon(exp2_of(a));)
+REPMODE_EW(tanh, return canon(tanh_of(a));)
+REPMODE_EW(sigmoid, return canon(sigmoid_of(a));)
+REPMODE_EW(erf, return canon(erf_of(a));)
+REPMODE_EW(erfc, return canon(erfc_of(a));)
+REPMODE_EW(sin, return canon(sin_of(a));)
+REPMODE_EW(cos, return canon(cos_of(a));)
+REPMODE_EW(rsqrt, return canon(rsqrt_of(a));)
+
+// ---- multi-step formulas: evaluated in double, rounded once to T ----
+REPMODE_EW(elu, {
+  const Wide x = a;
+  if (a > T(0)) return narrow<T>(x * p.p1);
+  return narrow<T>(expm1_of(x * p.p2) * (p.p0 * p.p1));
+})
+REPMODE_EW(elu_backward_input, {
+  const Wide g = a, x = b;
+  if (b > T(0)) return narrow<T>(g * p.p1);
+  const Wide is = p.p2;
+  return narrow<T>(g * is * (p.p0 * p.p1) * exp_of(x * is));
+})
+REPMODE_EW(elu_backward_result, {
+  const Wide g = a, y = b;
+  if (b > T(0)) return narrow<T>(g * p.p1);
+  return narrow<T>(g * p.p2 * (y + p.p0 * p.p1));
+})
+REPMODE_EW(gelu, {
+  const Wide x = a;
+  return narrow<T>((x * 0.5) * erfc_of(x * -kSqrtHalf));
+})
+REPMODE_EW(gelu_backward, {
+  const Wide g = a, x = b;
+  const Wide cdf = 0.5 * erfc_of(x * -kSqrtHalf);
+  const Wide pdf = exp_of(-0.5 * (x * x)) * kInvSqrt2Pi;
+  return narrow<T>(g * (cdf + x * pdf));
+})
+// 0.5 x (1 + tanh(u)) = x sigmoid(2u), which does not cancel for negative x.
+REPMODE_EW(gelu_tanh, {
+  const Wide x = a;
+  const Wide u = kSqrt2OverPi * (x + kGeluKappa * (x * x * x));
+  return narrow<T>(x * sigmoid_of(u + u));
+})
+// d/dx [x sigmoid(2u)] = s + 2 x s (1 - s) u' with s = sigmoid(2u), 1 - s = sigmoid(-2u).
+REPMODE_EW(gelu_tanh_backward, {
+  const Wide g = a, x = b;
+  const Wide x2 = x * x;
+  const Wide u = kSqrt2OverPi * (x + kGeluKappa * (x2 * x));
+  const Wide s = sigmoid_of(u + u), sn = sigmoid_of(-(u + u));
+  const Wide du = kSqrt2OverPi * (1.0 + kGeluKappa3 * x2);
+  return narrow<T>(g * (s + 2.0 * x * s * sn * du));
+})
+REPMODE_EW(silu, {
+  const Wide x = a;
+  return narrow<T>(x * sigmoid_of(x));
+})
+REPMODE_EW(silu_backward, {
+  const Wide g = a, x = b;
+  return narrow<T>(g * (sigmoid_of(x) * (1.0 + x * sigmoid_of(-x))));
+})
+REPMODE_EW(mish, {
+  const Wide x = a;
+  return narrow<T>(x * tanh_of(log1p_of(exp_of(x))));
+})
+REPMODE_EW(mish_backward, {
+  const Wide g = a, x = b;
+  const Wide t = tanh_of(log1p_of(exp_of(x)));
+  return narrow<T>(g * (t + x * sigmoid_of(x) * (1.0 - t * t)));
+})
+REPMODE_EW(softplus, {
+  const Wide x = a, z = x * p.p0;
+  if (z > p.p1) return canon(a);
+  return narrow<T>(log1p_of(exp_of(z)) / p.p0);
+})
+REPMODE_EW(softplus_backward, {
+  const Wide g = a, z = Wide(b) * p.p0;
+  if (z > p.p1) return canon(a);
+  return narrow<T>(g * sigmoid_of(z));
+})
+REPMODE_EW(tanh_backward, {
+  const Wide g = a, y = b;
+  return narrow<T>(g * (1.0 - y * y));
+})
+REPMODE_EW(sigmoid_backward, {
+  const Wide g = a, y = b;
+  return narrow<T>(g * ((1.0 - y) * y));
+})
+REPMODE_EW(addcmul, return narrow<T>(Wide(a) + p.p0 * Wide(b) * Wide(c));)
+REPMODE_EW(addcdiv, return narrow<T>(Wide(a) + p.p0 * Wide(b) / Wide(c));)
+REPMODE_EW(lerp, {
+  const Wide s = a, e = b, w = c;
+  const Wide aw = w < 0 ? -w : w;
+  return narrow<T>(aw < 0.5 ? s + w * (e - s) : e - (e - s) * (1.0 - w));
+})
+
+#undef REPMODE_EW
+
+// (REPMODE_EW_OPS at the top of this file lists every op code for the dispatch switches of the
+// kernels too: X(name, code).)
+
+}  // namespace repmode

@@ -1,0 +1,145 @@
+// The CPU kernels' dtype-erased entry points, one per function of repmode._C
+// (csrc/bindings/entry_points.def lists them; csrc/bindings/cpu_module.cpp binds them). The CPU
+// twin of csrc/cuda/launchers.h: pointers are integers (0 = absent), sizes and strides are in
+// elements, `dtype` is a code of REPMODE_DTYPES (csrc/common/defs.h), and the last argument is
+// the OpenMP thread count `nthreads` where the CUDA twin takes its stream (results never depend
+// on it). The argument order is the Python-visible one, so three entries keep a trailing
+// `reference` switch after nthreads (layer_norm_*, pool_*) and convolution_reference starts with
+// `what`. Each entry is defined in its family's file, csrc/cpu/<family>.cpp, where the dtype
+// dispatch (csrc/cpu/dispatch.h) turns it into the typed kernel. Plain C++: no pybind11, no torch.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace repmode::cpu {
+
+using Ints = std::vector<int64_t>;
+
+// --- runtime: CPU control (csrc/cpu/isa.cpp) ---
+bool flush_denormal_active();               // FTZ or DAZ set in this thread's MXCSR
+bool set_cpu_isa(const std::string& name);  // "auto", "scalar", "avx2", "avx512"; false if unavailable
+std::string cpu_isa();
+std::string best_cpu_isa();
+
+// --- elementwise (csrc/cpu/elementwise.cpp) ---
+// Operands a, b, c: pointer + strides, or (pointer 0) the Python number `value`; b and c may be
+// absent (has_b / has_c false). params: the op's number arguments p0, p1, p2.
+void elementwise(int op, int dtype, const Ints& sizes, uintptr_t out, const Ints& out_strides, uintptr_t a,
+                 const Ints& a_strides, double a_value, uintptr_t b, const Ints& b_strides, double b_value, bool has_b,
+                 uintptr_t c, const Ints& c_strides, double c_value, bool has_c, const std::vector<double>& params,
+                 int nthreads);
+// The hot path: contiguous operands of n elements; b is an array (b != 0), the number b_value
+// (b == 0, has_b) or absent. (The binding keeps the GIL below 4096 elements.)
+void elementwise_flat(int op, int dtype, int64_t n, uintptr_t out, uintptr_t a, uintptr_t b, double b_value, bool has_b,
+                      double p0, double p1, int nthreads);
+
+// --- random (csrc/cpu/random.cpp) ---
+uint64_t random_fill(int dist, int dtype, uintptr_t out, int64_t n, uint64_t seed, uint64_t offset, double p0,
+                     double p1, int nthreads);
+uint64_t random_ints(uintptr_t out, int64_t n, uint64_t seed, uint64_t offset, int64_t lo, uint64_t range,
+                     int nthreads);
+// Test aids: one Philox4x32-10 block, and sincos_turns(u) = (sin 2 pi u, cos 2 pi u).
+std::vector<uint32_t> philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0, uint32_t k1);
+std::vector<double> sincos_turns(double u);
+
+// --- reduction (csrc/cpu/reduction.cpp) ---
+void sum_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out, int64_t s_out,
+              bool mean, int nthreads);
+void sum_rows_reference(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out,
+                        int64_t s_out, bool mean);
+void var_mean_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, double correction,
+                   uintptr_t var, uintptr_t mean, bool take_sqrt, int nthreads);
+void prod_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out, int nthreads);
+void extreme_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, bool is_max, uintptr_t values,
+                  uintptr_t indices, int nthreads);
+void logsumexp_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, uintptr_t out, int nthreads);
+void norm_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, double ord, uintptr_t out,
+               int nthreads);
+void cumulative(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, bool product,
+                int nthreads);
+
+// --- softmax_loss (csrc/cpu/softmax_loss.cpp) ---
+void softmax(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, bool safe, int nthreads);
+void softmax_backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n, int64_t inner,
+                      int nthreads);
+void log_softmax(int dtype, uintptr_t x, uintptr_t out, int64_t outer, int64_t n, int64_t inner, int nthreads);
+void log_softmax_backward(int dtype, uintptr_t grad, uintptr_t y, uintptr_t out, int64_t outer, int64_t n,
+                          int64_t inner, int nthreads);
+// reduction: a Reduction code (csrc/common/softmax_loss.h). total_weight is read on the host.
+void nll_loss_forward(int dtype, uintptr_t x, int64_t N, int64_t C, int64_t sN, int64_t sC, uintptr_t target,
+                      int64_t s_target, uintptr_t weight, int reduction, int64_t ignore_index, uintptr_t out,
+                      int64_t s_out, uintptr_t total_weight);
+void nll_loss_backward(int dtype, uintptr_t grad_input, int64_t N, int64_t C, uintptr_t grad, int64_t s_grad,
+                       uintptr_t target, int64_t s_target, uintptr_t weight, int reduction, int64_t ignore_index,
+                       uintptr_t total_weight);
+
+// --- matmul (csrc/cpu/matmul.cpp) ---
+void gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,
+          uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb, int64_t sCm, int64_t sCn,
+          int nthreads);
+void gemm_reference(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm,
+                    int64_t sAk, uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb,
+                    int64_t sCm, int64_t sCn);
+
+// --- convolution (csrc/cpu/convolution.cpp) ---
+// geom: the integers of REPMODE_CONV_GEOM_FIELDS (csrc/common/convolution.h), exported as
+// _C.codes()["ConvGeom"].
+void conv_forward(int dtype, const Ints& geom, uintptr_t x, uintptr_t w, uintptr_t bias, uintptr_t y, int nthreads);
+void conv_grad_input(int dtype, const Ints& geom, uintptr_t gy, uintptr_t w, uintptr_t bias, uintptr_t gx,
+                     int nthreads);
+void conv_grad_weight(int dtype, const Ints& geom, uintptr_t x, uintptr_t gy, uintptr_t gw, int nthreads);
+int64_t set_conv_chunk_elems(int64_t elems);
+// what: 0 forward (a = x, b = w), 1 grad input (a = gy, b = w), 2 grad weight (a = x, b = gy).
+void convolution_reference(int what, int dtype, const Ints& geom, uintptr_t a, uintptr_t b, uintptr_t bias,
+                           uintptr_t out);
+
+// --- pooling (csrc/cpu/pooling.cpp) ---
+// kind: a PoolKind code (csrc/common/pooling.h). reference: the plain loops instead.
+void pool_forward(int dtype, int kind, uintptr_t x, uintptr_t out, uintptr_t index, const Ints& in_sizes,
+                  const Ints& out_sizes, const Ints& k, const Ints& s, const Ints& p, const Ints& dil,
+                  bool count_include_pad, int64_t divisor_override, const Ints& xs, const Ints& os, const Ints& is,
+                  int nthreads, bool reference);
+void pool_backward(int dtype, int kind, uintptr_t grad_output, uintptr_t index, uintptr_t grad_input,
+                   const Ints& in_sizes, const Ints& out_sizes, const Ints& k, const Ints& s, const Ints& p,
+                   const Ints& dil, bool count_include_pad, int64_t divisor_override, const Ints& xs, const Ints& os,
+                   const Ints& is, int nthreads, bool reference);
+
+// --- layer_norm (csrc/cpu/layer_norm.cpp) ---
+void layer_norm_forward(int dtype, uintptr_t x, int64_t M, int64_t N, uintptr_t w, uintptr_t b, double eps, uintptr_t y,
+                        uintptr_t mean, uintptr_t rstd, int nthreads, bool reference);
+void layer_norm_backward(int dtype, uintptr_t g, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w, int64_t M,
+                         int64_t N, uintptr_t dx, uintptr_t dw, uintptr_t db, int nthreads, bool reference);
+
+// --- batch_norm: batch and group norm (csrc/cpu/batch_norm.cpp, batch_norm_reference.cpp) ---
+void batch_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t S, bool channels_last,
+                        uintptr_t w, uintptr_t b, uintptr_t rmean, uintptr_t rvar, bool training, double momentum,
+                        double eps, uintptr_t save_mean, uintptr_t save_invstd, int nthreads);
+void batch_norm_backward(int dtype, uintptr_t dy, uintptr_t x, int64_t N, int64_t C, int64_t S, bool channels_last,
+                         uintptr_t w, uintptr_t mean, uintptr_t invstd, uintptr_t rmean, uintptr_t rvar, bool train,
+                         double eps, uintptr_t dx, uintptr_t dw, uintptr_t db, int nthreads);
+void group_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t HxW, int64_t G, uintptr_t w,
+                        uintptr_t b, double eps, uintptr_t mean, uintptr_t rstd, int nthreads);
+void group_norm_backward(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w, int64_t N,
+                         int64_t C, int64_t HxW, int64_t G, uintptr_t dx, uintptr_t dw, uintptr_t db, int nthreads);
+void batch_norm_forward_reference(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t S, uintptr_t w,
+                                  uintptr_t b, uintptr_t rmean, uintptr_t rvar, bool training, double momentum,
+                                  double eps, uintptr_t save_mean, uintptr_t save_invstd);
+void batch_norm_backward_reference(int dtype, uintptr_t dy, uintptr_t x, int64_t N, int64_t C, int64_t S, uintptr_t w,
+                                   uintptr_t mean, uintptr_t invstd, uintptr_t rmean, uintptr_t rvar, bool train,
+                                   double eps, uintptr_t dx, uintptr_t dw, uintptr_t db);
+void group_norm_forward_reference(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t C, int64_t HxW, int64_t G,
+                                  uintptr_t w, uintptr_t b, double eps, uintptr_t mean, uintptr_t rstd);
+void group_norm_backward_reference(int dtype, uintptr_t dy, uintptr_t x, uintptr_t mean, uintptr_t rstd, uintptr_t w,
+                                   int64_t N, int64_t C, int64_t HxW, int64_t G, uintptr_t dx, uintptr_t dw,
+                                   uintptr_t db);
+
+// --- recurrent (csrc/cpu/recurrent.cpp) ---
+void lstm_forward_step(int dtype, int64_t B, int64_t H, uintptr_t a, int64_t a_rs, uintptr_t r, int64_t r_rs,
+                       uintptr_t c_prev, int64_t c_rs, uintptr_t ws, uintptr_t h, int nthreads);
+void lstm_backward_step(int dtype, int64_t B, int64_t H, uintptr_t go, int64_t go_rs, int64_t go_cs, uintptr_t dh,
+                        uintptr_t dc, uintptr_t ws, uintptr_t c_prev, int64_t c_rs, uintptr_t dgates, uintptr_t dc_out,
+                        int nthreads);
+
+}  // namespace repmode::cpu

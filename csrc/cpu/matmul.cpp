@@ -1,0 +1,485 @@
+// Reproducible GEMM: a packed, cache-blocked multiply (GotoBLAS-style) whose every
+// output is the canonical fma chain over k (see matmul.h and csrc/common/matmul.h).
+//
+// How the blocking keeps the order:
+//  * Threads own whole output tiles (a task: one batch item, a range of rows and a
+//    range of columns); nothing is ever split over k between threads.
+//  * Inside a task, k is cut into blocks of KC in increasing order. A micro-kernel
+//    starts its accumulators from +0.0 on the first block and from the float partial it
+//    stored in C on later ones, so each output sees one unbroken fma chain.
+//  * A micro-kernel runs k in order and does one fma per (output, k). Padding rows and
+//    columns of a packed panel only feed outputs that are thrown away.
+//  * Every path (AVX2 or scalar) computes fma(A[i,k], B[k,j], acc) per step, and an fma
+//    is exactly rounded, so paths differ in speed only.
+
+#include "matmul.h"
+#include "dispatch.h"
+#include "entry_points.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#if defined(__x86_64__) || defined(__i386__)
+#define REPMODE_GEMM_X86 1
+#include <immintrin.h>
+#endif
+
+#include "../common/defs.h"
+#include "../common/matmul.h"
+#include "isa.h"
+
+namespace repmode::cpu {
+namespace {
+
+// Explicit fma: the library is built with -ffp-contract=off, so nothing is fused unless
+// written so. Every scalar step and finish is the shared chain of csrc/common/matmul.h.
+
+template <typename T>
+struct Problem {
+  int64_t batch, M, N, K;
+  const T* A;
+  int64_t sAb, sAm, sAk;
+  const T* B;
+  int64_t sBb, sBk, sBn;
+  T* C;
+  int64_t sCb, sCm, sCn;
+};
+
+// Copies MR full rows of a row-major A (row stride rs) into a micro-panel, element
+// (i, k) to dst[k*MR + i]. Kernels may replace this with a faster version of theirs.
+template <int MR, typename T>
+void gather_rows(const T* a, int64_t rs, int64_t kc, T* dst) {
+  for (int64_t k = 0; k < kc; ++k)
+    for (int i = 0; i < MR; ++i) dst[k * MR + i] = a[i * rs + k];
+}
+
+// ---------------------------------------------------------------------------------
+// Micro-kernels. Each computes one MR×NR tile of C for one k-block of length kc:
+//   a: packed A micro-panel, element (i, k) at a[k*MR + i]
+//   b: packed B micro-panel, element (k, j) at b[k*NR + j]
+//   c: the tile, row stride ldc, unit column stride
+// resume: accumulators start from the partials in c (else from +0.0).
+// last:   this is the last k-block, so NaNs are written as the canonical NaN.
+// ---------------------------------------------------------------------------------
+
+// Portable kernel: the fallback path, and the model the SIMD kernels must match.
+template <typename T, int MR_, int NR_, int MC_, int KC_, int NC_>
+struct ScalarKernel {
+  using Elem = T;
+  static constexpr int MR = MR_, NR = NR_, MC = MC_, KC = KC_, NC = NC_;
+
+  static void pack_a_rows(const T* a, int64_t rs, int64_t kc, T* dst) { gather_rows<MR>(a, rs, kc, dst); }
+
+  static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool resume, bool last) {
+    T acc[MR][NR];
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) acc[i][j] = resume ? c[i * ldc + j] : gemm_chain_start<T>();
+    for (int64_t k = 0; k < kc; ++k, a += MR, b += NR)
+      for (int i = 0; i < MR; ++i)
+        for (int j = 0; j < NR; ++j) acc[i][j] = gemm_chain_step(a[i], b[j], acc[i][j]);
+    for (int i = 0; i < MR; ++i)
+      for (int j = 0; j < NR; ++j) c[i * ldc + j] = last ? gemm_chain_finish(acc[i][j]) : acc[i][j];
+  }
+};
+
+#if REPMODE_GEMM_X86
+
+// The AVX2 paths below compute gemm_chain_step / gemm_chain_finish (csrc/common/matmul.h) per lane:
+// _mm256_fmadd_* is the same exact fma, canon8/canon4 the same canonical NaN.
+__attribute__((target("avx2,fma"))) inline __m256 canon8(__m256 x) {
+  const __m256 nan = _mm256_castsi256_ps(_mm256_set1_epi32(int(kCanonicalNanBits32)));
+  return _mm256_blendv_ps(x, nan, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+}
+
+__attribute__((target("avx2,fma"))) inline __m256d canon4(__m256d x) {
+  const __m256d nan = _mm256_castsi256_pd(_mm256_set1_epi64x(static_cast<long long>(kCanonicalNanBits64)));
+  return _mm256_blendv_pd(x, nan, _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
+}
+
+// 6×16 floats: 12 ymm accumulators hide the fma latency on two fma pipes, and the other
+// 4 registers hold the two B vectors and a broadcast A element.
+struct Avx2F32Kernel {
+  using Elem = float;
+  static constexpr int MR = 6, NR = 16, MC = 144, KC = 256, NC = 512;
+
+  // gather_rows for 6 rows, transposing 6×8 blocks in registers: moving one element at
+  // a time made packing A about 5% of a large multiply.
+  __attribute__((target("avx2,fma"))) static void pack_a_rows(const float* a, int64_t rs, int64_t kc, float* dst) {
+    int64_t k = 0;
+    for (; k + 8 <= kc; k += 8, dst += 8 * MR) {
+      const float* r = a + k;
+      // Interleave row pairs: t0 holds rows 0,1 of columns 0,1 (low lane) and 4,5
+      // (high lane); t1 the same for columns 2,3 and 6,7.
+      const __m256 t0 = _mm256_unpacklo_ps(_mm256_loadu_ps(r), _mm256_loadu_ps(r + rs));
+      const __m256 t1 = _mm256_unpackhi_ps(_mm256_loadu_ps(r), _mm256_loadu_ps(r + rs));
+      const __m256 t2 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 2 * rs), _mm256_loadu_ps(r + 3 * rs));
+      const __m256 t3 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 2 * rs), _mm256_loadu_ps(r + 3 * rs));
+      const __m256 t4 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 4 * rs), _mm256_loadu_ps(r + 5 * rs));
+      const __m256 t5 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 4 * rs), _mm256_loadu_ps(r + 5 * rs));
+      // Rows 0..3 of column c in the low lane of top[c], of column c+4 in the high lane.
+      const __m256 top[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
+                             _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE)};
+      // Rows 4,5 of columns (0,1), (2,3), (4,5), (6,7), two columns per register.
+      const __m128 bottom[4] = {_mm256_castps256_ps128(t4), _mm256_castps256_ps128(t5), _mm256_extractf128_ps(t4, 1),
+                                _mm256_extractf128_ps(t5, 1)};
+#pragma GCC unroll 4
+      for (int c = 0; c < 4; ++c) {
+        _mm_storeu_ps(dst + c * MR, _mm256_castps256_ps128(top[c]));
+        _mm_storeu_ps(dst + (c + 4) * MR, _mm256_extractf128_ps(top[c], 1));
+        _mm_storel_pi(reinterpret_cast<__m64*>(dst + 2 * c * MR + 4), bottom[c]);
+        _mm_storeh_pi(reinterpret_cast<__m64*>(dst + (2 * c + 1) * MR + 4), bottom[c]);
+      }
+    }
+    gather_rows<MR>(a + k, rs, kc - k, dst);
+  }
+
+  __attribute__((target("avx2,fma"))) static void tile(int64_t kc, const float* a, const float* b, float* c,
+                                                       int64_t ldc, bool resume, bool last) {
+    __m256 acc[MR][2];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) {
+      acc[i][0] = resume ? _mm256_loadu_ps(c + i * ldc) : _mm256_setzero_ps();
+      acc[i][1] = resume ? _mm256_loadu_ps(c + i * ldc + 8) : _mm256_setzero_ps();
+    }
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
+      const __m256 b0 = _mm256_loadu_ps(b);
+      const __m256 b1 = _mm256_loadu_ps(b + 8);
+#pragma GCC unroll 6
+      for (int i = 0; i < MR; ++i) {
+        const __m256 ai = _mm256_broadcast_ss(a + i);
+        acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+      }
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) {
+      _mm256_storeu_ps(c + i * ldc, last ? canon8(acc[i][0]) : acc[i][0]);
+      _mm256_storeu_ps(c + i * ldc + 8, last ? canon8(acc[i][1]) : acc[i][1]);
+    }
+  }
+};
+
+// 6×8 doubles: the same register budget as the float kernel.
+struct Avx2F64Kernel {
+  using Elem = double;
+  static constexpr int MR = 6, NR = 8, MC = 96, KC = 256, NC = 256;
+
+  static void pack_a_rows(const double* a, int64_t rs, int64_t kc, double* dst) { gather_rows<MR>(a, rs, kc, dst); }
+
+  __attribute__((target("avx2,fma"))) static void tile(int64_t kc, const double* a, const double* b, double* c,
+                                                       int64_t ldc, bool resume, bool last) {
+    __m256d acc[MR][2];
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) {
+      acc[i][0] = resume ? _mm256_loadu_pd(c + i * ldc) : _mm256_setzero_pd();
+      acc[i][1] = resume ? _mm256_loadu_pd(c + i * ldc + 4) : _mm256_setzero_pd();
+    }
+#pragma GCC unroll 4
+    for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
+      const __m256d b0 = _mm256_loadu_pd(b);
+      const __m256d b1 = _mm256_loadu_pd(b + 4);
+#pragma GCC unroll 6
+      for (int i = 0; i < MR; ++i) {
+        const __m256d ai = _mm256_broadcast_sd(a + i);
+        acc[i][0] = _mm256_fmadd_pd(ai, b0, acc[i][0]);
+        acc[i][1] = _mm256_fmadd_pd(ai, b1, acc[i][1]);
+      }
+    }
+#pragma GCC unroll 6
+    for (int i = 0; i < MR; ++i) {
+      _mm256_storeu_pd(c + i * ldc, last ? canon4(acc[i][0]) : acc[i][0]);
+      _mm256_storeu_pd(c + i * ldc + 4, last ? canon4(acc[i][1]) : acc[i][1]);
+    }
+  }
+};
+
+#endif  // REPMODE_GEMM_X86
+
+// ---------------------------------------------------------------------------------
+// Packing. Panels are zero-padded to whole micro-panels so the kernels never branch on
+// tails; the padded rows/columns only produce outputs that are discarded.
+// ---------------------------------------------------------------------------------
+
+// Packs the m×kc block of A (row stride rs, column stride cs) as micro-panels of MR
+// rows: row i0+i, column k goes to dst[i0*kc + k*MR + i].
+template <class Kr, typename T = typename Kr::Elem>
+void pack_a(const T* A, int64_t rs, int64_t cs, int64_t m, int64_t kc, T* dst) {
+  constexpr int MR = Kr::MR;
+  for (int64_t i0 = 0; i0 < m; i0 += MR, dst += MR * kc) {
+    const T* a = A + i0 * rs;
+    const int64_t mr = std::min<int64_t>(MR, m - i0);
+    if (mr == MR && cs == 1) {  // row-major A: gather MR rows
+      Kr::pack_a_rows(a, rs, kc, dst);
+    } else if (mr == MR && rs == 1) {  // column-major A: MR contiguous elements per k
+      for (int64_t k = 0; k < kc; ++k)
+        for (int i = 0; i < MR; ++i) dst[k * MR + i] = a[k * cs + i];
+    } else {
+      for (int64_t k = 0; k < kc; ++k)
+        for (int i = 0; i < MR; ++i) dst[k * MR + i] = i < mr ? a[i * rs + k * cs] : T(0);
+    }
+  }
+}
+
+// Packs the kc×n block of B (row stride rs, column stride cs) as micro-panels of NR
+// columns: row k, column j0+j goes to dst[j0*kc + k*NR + j].
+template <int NR, typename T>
+void pack_b(const T* B, int64_t rs, int64_t cs, int64_t kc, int64_t n, T* dst) {
+  int64_t j0 = 0;
+  if (cs == 1) {
+    // Row-major B: read each row once, left to right, across all full micro-panels;
+    // going down one panel at a time touches a new page every row or two.
+    const int64_t full = n / NR * NR;
+    for (int64_t k = 0; k < kc; ++k)
+      for (int64_t j = 0; j < full; j += NR)
+        for (int jj = 0; jj < NR; ++jj) dst[j * kc + k * NR + jj] = B[k * rs + j + jj];
+    j0 = full;
+  }
+  for (; j0 < n; j0 += NR) {  // other layouts, and the last partial panel
+    const int64_t nr = std::min<int64_t>(NR, n - j0);
+    T* d = dst + j0 * kc;
+    for (int64_t k = 0; k < kc; ++k)
+      for (int j = 0; j < NR; ++j) d[k * NR + j] = j < nr ? B[k * rs + (j0 + j) * cs] : T(0);
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Scratch: per-thread packing buffers of one fixed size, allocated on a thread's first
+// call and kept, so memory is bounded and small calls do not page-fault every time.
+// ---------------------------------------------------------------------------------
+
+template <class Kr>
+constexpr size_t scratch_bytes() {
+  return size_t(Kr::MC * Kr::KC + Kr::KC * Kr::NC) * sizeof(typename Kr::Elem);
+}
+
+constexpr size_t kScratchBytes = 768 * 1024;
+
+void* thread_scratch() {
+  struct Buffer {
+    void* p = nullptr;
+    ~Buffer() { std::free(p); }
+  };
+  thread_local Buffer buf;
+  if (!buf.p) buf.p = std::aligned_alloc(64, kScratchBytes);
+  return buf.p;
+}
+
+// ---------------------------------------------------------------------------------
+// Driver.
+// ---------------------------------------------------------------------------------
+
+// One MR×NR output tile for one k-block. Full tiles of a unit-column-stride C go
+// straight to the kernel; tails and strided C go through a small contiguous tile whose
+// partial is copied in and out (exact).
+template <class Kr, typename T = typename Kr::Elem>
+void run_micro_tile(int64_t kc, const T* a, const T* b, T* c, int64_t mr, int64_t nr, int64_t sCm, int64_t sCn,
+                    bool resume, bool last) {
+  if (mr == Kr::MR && nr == Kr::NR && sCn == 1) {
+    Kr::tile(kc, a, b, c, sCm, resume, last);
+    return;
+  }
+  alignas(64) T tmp[Kr::MR * Kr::NR] = {};  // padding lanes compute discarded outputs
+  if (resume)
+    for (int64_t i = 0; i < mr; ++i)
+      for (int64_t j = 0; j < nr; ++j) tmp[i * Kr::NR + j] = c[i * sCm + j * sCn];
+  Kr::tile(kc, a, b, tmp, Kr::NR, resume, last);
+  for (int64_t i = 0; i < mr; ++i)
+    for (int64_t j = 0; j < nr; ++j) c[i * sCm + j * sCn] = tmp[i * Kr::NR + j];
+}
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+inline int64_t round_up(int64_t a, int64_t b) { return ceil_div(a, b) * b; }
+
+// Cuts `extent` into the fewest chunks of at most `most`, evenly and in whole multiples
+// of `unit` (1024 rows with most 144 become 8 chunks of 132 or less, not 7×144 + 16).
+inline int64_t even_chunk(int64_t extent, int64_t most, int64_t unit) {
+  return round_up(ceil_div(extent, ceil_div(extent, most)), unit);
+}
+
+// The whole k range of one task's output tile (rows [i0, i0+m), columns [j0, j0+n),
+// n <= NC) of batch item `bi`. Loop order, for each k-block: the KC×n panel of B is
+// packed once and reused by every MC-row block of A; inside, a B micro-panel (KC×NR)
+// stays in L1 while the packed A block (MC×KC) streams from L2.
+template <class Kr, typename T = typename Kr::Elem>
+void run_output_tile(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int64_t j0, int64_t n, T* apack,
+                     T* bpack) {
+  const T* A = p.A + bi * p.sAb + i0 * p.sAm;
+  const T* B = p.B + bi * p.sBb + j0 * p.sBn;
+  T* C = p.C + bi * p.sCb + i0 * p.sCm + j0 * p.sCn;
+  const int64_t mc = even_chunk(m, Kr::MC, Kr::MR);
+  for (int64_t k0 = 0; k0 < p.K; k0 += Kr::KC) {
+    const int64_t kc = std::min<int64_t>(Kr::KC, p.K - k0);
+    const bool resume = k0 > 0, last = k0 + kc == p.K;
+    pack_b<Kr::NR>(B + k0 * p.sBk, p.sBk, p.sBn, kc, n, bpack);
+    for (int64_t ic = 0; ic < m; ic += mc) {
+      const int64_t rows = std::min(mc, m - ic);
+      pack_a<Kr>(A + ic * p.sAm + k0 * p.sAk, p.sAm, p.sAk, rows, kc, apack);
+      T* Cb = C + ic * p.sCm;
+      for (int64_t jr = 0; jr < n; jr += Kr::NR)
+        for (int64_t ir = 0; ir < rows; ir += Kr::MR)
+          run_micro_tile<Kr>(kc, apack + ir * kc, bpack + jr * kc, Cb + ir * p.sCm + jr * p.sCn,
+                             std::min<int64_t>(Kr::MR, rows - ir), std::min<int64_t>(Kr::NR, n - jr), p.sCm, p.sCn,
+                             resume, last);
+    }
+  }
+}
+
+// How the output is cut into tasks (one task = one thread's tile for the whole k
+// range). Task sizes never change results, only speed.
+struct TilePlan {
+  int64_t mt, nt, mb, nb;  // task height/width and task counts along M and N
+  int64_t tasks(int64_t batch) const { return batch * mb * nb; }
+};
+
+// Tasks start as full-height strips at most NC wide: a tall task packs each B panel
+// once for all its rows. If there are few tasks, rows and then columns are split into
+// more of them until the count is a multiple of the thread count, so no thread idles.
+template <class Kr>
+TilePlan plan_tasks(int64_t batch, int64_t M, int64_t N, int nthreads) {
+  TilePlan t;
+  t.nt = even_chunk(N, Kr::NC, Kr::NR);
+  t.nb = ceil_div(N, t.nt);
+  t.mb = 1;
+  const auto unbalanced = [&] { return t.tasks(batch) < 4 * nthreads && t.tasks(batch) % nthreads != 0; };
+  while (unbalanced() && t.mb * Kr::MR < M) ++t.mb;
+  t.mt = round_up(ceil_div(M, t.mb), Kr::MR);
+  t.mb = ceil_div(M, t.mt);
+  while (unbalanced() && t.nb * Kr::NR < N) ++t.nb;
+  t.nt = round_up(ceil_div(N, t.nb), Kr::NR);
+  t.nb = ceil_div(N, t.nt);
+  return t;
+}
+
+// Work below this many fmas runs on the calling thread: waking a team costs more.
+constexpr double kMinFmasForThreads = 1 << 18;
+
+template <class Kr, typename T = typename Kr::Elem>
+void run_gemm(const Problem<T>& p, int nthreads) {
+  static_assert(scratch_bytes<Kr>() <= kScratchBytes, "packing panels exceed scratch");
+  static_assert(Kr::MC % Kr::MR == 0 && Kr::NC % Kr::NR == 0, "blocks must hold whole micro-tiles");
+  if (double(p.batch) * double(p.M) * double(p.N) * double(p.K) < kMinFmasForThreads) nthreads = 1;
+  const TilePlan plan = plan_tasks<Kr>(p.batch, p.M, p.N, nthreads);
+  const int64_t ntasks = plan.tasks(p.batch);
+  nthreads = int(std::min<int64_t>(nthreads, ntasks));
+  std::atomic<bool> out_of_memory{false};
+
+  auto run_task = [&](int64_t t) {
+    T* apack = static_cast<T*>(thread_scratch());
+    if (!apack) {
+      out_of_memory.store(true, std::memory_order_relaxed);
+      return;
+    }
+    T* bpack = apack + Kr::MC * Kr::KC;
+    const int64_t jb = t % plan.nb, ib = (t / plan.nb) % plan.mb, bi = t / (plan.nb * plan.mb);
+    const int64_t i0 = ib * plan.mt, j0 = jb * plan.nt;
+    run_output_tile<Kr>(p, bi, i0, std::min(plan.mt, p.M - i0), j0, std::min(plan.nt, p.N - j0), apack, bpack);
+  };
+
+  if (nthreads <= 1) {
+    for (int64_t t = 0; t < ntasks; ++t) run_task(t);
+  } else {
+#pragma omp parallel for schedule(dynamic, 1) num_threads(nthreads)
+    for (int64_t t = 0; t < ntasks; ++t) run_task(t);
+  }
+  if (out_of_memory.load()) throw std::bad_alloc();
+}
+
+// C^T = B^T · A^T has the same per-output fma chains (fma(a, b, c) == fma(b, a, c)), so a
+// column-major C is computed as a row-major one, keeping the kernels' direct stores.
+template <typename T>
+Problem<T> transposed(const Problem<T>& p) {
+  return Problem<T>{p.batch, p.N,   p.M,   p.K,   p.B, p.sBb, p.sBn, p.sBk,
+                    p.A,     p.sAb, p.sAk, p.sAm, p.C, p.sCb, p.sCn, p.sCm};
+}
+
+template <typename T>
+void fill_zero(const Problem<T>& p) {
+  for (int64_t b = 0; b < p.batch; ++b)
+    for (int64_t i = 0; i < p.M; ++i)
+      for (int64_t j = 0; j < p.N; ++j) p.C[b * p.sCb + i * p.sCm + j * p.sCn] = T(0);
+}
+
+template <typename T>
+struct Kernels;
+template <>
+struct Kernels<float> {
+  using Scalar = ScalarKernel<float, 4, 4, 64, 256, 256>;
+#if REPMODE_GEMM_X86
+  using Avx2 = Avx2F32Kernel;
+#endif
+};
+template <>
+struct Kernels<double> {
+  using Scalar = ScalarKernel<double, 4, 4, 64, 256, 256>;
+#if REPMODE_GEMM_X86
+  using Avx2 = Avx2F64Kernel;
+#endif
+};
+
+}  // namespace
+
+template <typename T>
+void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk, const T* B,
+          int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads) {
+  Problem<T> p{batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk, sBn, C, sCb, sCm, sCn};
+  if (batch <= 0 || M <= 0 || N <= 0) return;
+  if (K <= 0) return fill_zero(p);
+  if (sCn != 1 && sCm == 1) p = transposed(p);
+  nthreads = std::max(nthreads, 1);
+#if REPMODE_GEMM_X86
+  // No AVX-512 kernel yet: an AVX-512 CPU takes the AVX2 path (same bits).
+  if (active_isa() != Isa::scalar) return run_gemm<typename Kernels<T>::Avx2>(p, nthreads);
+#endif
+  run_gemm<typename Kernels<T>::Scalar>(p, nthreads);
+}
+
+template <typename T>
+void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
+                    const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn) {
+  for (int64_t b = 0; b < batch; ++b)
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        T acc = gemm_chain_start<T>();
+        for (int64_t k = 0; k < K; ++k)
+          acc = gemm_chain_step(A[b * sAb + i * sAm + k * sAk], B[b * sBb + k * sBk + j * sBn], acc);
+        C[b * sCb + i * sCm + j * sCn] = gemm_chain_finish(acc);
+      }
+}
+
+#define REPMODE_INSTANTIATE_GEMM(T)                                                                                  \
+  template void gemm<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, int64_t, int64_t, const T*, int64_t,  \
+                        int64_t, int64_t, T*, int64_t, int64_t, int64_t, int);                                       \
+  template void gemm_reference<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, int64_t, int64_t, const T*, \
+                                  int64_t, int64_t, int64_t, T*, int64_t, int64_t, int64_t);
+
+REPMODE_INSTANTIATE_GEMM(float)
+REPMODE_INSTANTIATE_GEMM(double)
+
+#undef REPMODE_INSTANTIATE_GEMM
+
+// ---- entry points (csrc/cpu/entry_points.h): the dtype dispatch of repmode._C ----
+
+void gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,
+          uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb, int64_t sCm, int64_t sCn,
+          int nthreads) {
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    gemm<T>(batch, M, N, K, ptr<const T>(A), sAb, sAm, sAk, ptr<const T>(B), sBb, sBk, sBn, ptr<T>(C), sCb, sCm, sCn,
+            nthreads);
+  });
+}
+
+void gemm_reference(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm,
+                    int64_t sAk, uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb,
+                    int64_t sCm, int64_t sCn) {
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    gemm_reference<T>(batch, M, N, K, ptr<const T>(A), sAb, sAm, sAk, ptr<const T>(B), sBb, sBk, sBn, ptr<T>(C), sCb,
+                      sCm, sCn);
+  });
+}
+
+}  // namespace repmode::cpu

@@ -1,0 +1,42 @@
+// Reproducible matrix multiply on the CPU.
+//
+// The canonical order: every output is one sequential fused-multiply-add chain over k,
+// starting from +0.0,
+//     acc = +0.0;  for k in 0..K-1: acc = fma(A[i,k], B[k,j], acc);  C[i,j] = canon(acc)
+// Nothing depends on tile sizes, thread count or ISA: threads split output tiles only,
+// k is blocked but each output's accumulator carries across k-blocks in order, and a NaN
+// output is written as repmode's canonical NaN. So gemm() and gemm_reference() agree bit
+// for bit on every machine, for every thread count and every ISA path.
+#pragma once
+
+#include <cstdint>
+
+namespace repmode::cpu {
+
+// Batched strided GEMM: for b < batch, C_b = A_b · B_b with A_b M×K, B_b K×N, C_b M×N.
+// Strides are in elements. A batch stride may be 0 (broadcast); transposed or sliced
+// operands are passed by their strides, without a copy. C's elements must not overlap
+// each other or A and B. C is only written (its k-block partials are stored there and
+// read back, which is exact). K == 0 writes +0.0; M == 0 or N == 0 writes nothing.
+// Uses at most `nthreads` OpenMP threads (values < 1 mean 1); the result does not
+// depend on it. Safe to call concurrently from several threads.
+template <typename T>
+void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk, const T* B,
+          int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads);
+
+// The canonical order written as a plain triple loop with scalar fma. Slow; for tests.
+template <typename T>
+void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
+                    const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn);
+
+extern template void gemm<float>(int64_t, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, int64_t,
+                                 const float*, int64_t, int64_t, int64_t, float*, int64_t, int64_t, int64_t, int);
+extern template void gemm<double>(int64_t, int64_t, int64_t, int64_t, const double*, int64_t, int64_t, int64_t,
+                                  const double*, int64_t, int64_t, int64_t, double*, int64_t, int64_t, int64_t, int);
+extern template void gemm_reference<float>(int64_t, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, int64_t,
+                                           const float*, int64_t, int64_t, int64_t, float*, int64_t, int64_t, int64_t);
+extern template void gemm_reference<double>(int64_t, int64_t, int64_t, int64_t, const double*, int64_t, int64_t,
+                                            int64_t, const double*, int64_t, int64_t, int64_t, double*, int64_t,
+                                            int64_t, int64_t);
+
+}  // namespace repmode::cpu

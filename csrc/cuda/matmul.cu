@@ -1,0 +1,315 @@
+// Reproducible GEMM on the GPU: a tiled SIMT kernel whose every output is the canonical chain
+// of csrc/cpu/matmul.h,
+//     acc = +0.0;  for k = 0 .. K-1: acc = fma(A[i,k], B[k,j], acc);  C[i,j] = canon(acc)
+// A block owns a BM x BN output tile for the whole k range (no split-K); each thread owns a
+// TM x TN register tile of it. k is walked in increasing order, BK columns of A and rows of B
+// at a time through shared memory (double-buffered), and each accumulator carries across
+// k-tiles, so each output sees one unbroken chain of repmode_fma (exactly rounded, hence the
+// CPU's bits). Rows and columns past M and N are loaded as zeros and only feed outputs that are
+// never stored; k is never padded: the last, partial k-tile runs only its real columns (a
+// padded fma(0, 0, -0.0) would turn -0.0 into +0.0). No tensor cores, no TF32.
+#include <algorithm>
+#include <cstdint>
+#include <type_traits>
+
+#include "../common/defs.h"
+#include "../common/math.h"
+#include "../common/matmul.h"  // the chain: gemm_chain_start / step / finish
+#include "matmul.cuh"
+#include "launchers.h"
+#include "runtime.cuh"
+
+namespace repmode::cuda {
+namespace {
+
+template <typename T>
+struct GemmArgs {
+  int64_t batch, M, N, K;
+  const T* A;
+  int64_t sAb, sAm, sAk;
+  const T* B;
+  int64_t sBb, sBk, sBn;
+  T* C;
+  int64_t sCb, sCm, sCn;
+  int64_t tiles_m, tiles_n;
+  bool a_k_fast, b_n_fast;  // which index is contiguous (decides the coalesced load order)
+};
+
+// Tile shapes. Thread (ty, tx) owns rows h*(TY*4) + ty*4 + v (h < TM/4, v < 4) and the columns
+// likewise, so its shared-memory reads are 4-element vectors without bank conflicts.
+template <typename T, int BM_, int BN_, int BK_, int TM_, int TN_>
+struct Shape {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, TM = TM_, TN = TN_;
+  static constexpr int TY = BM / TM, TX = BN / TN, THREADS = TY * TX;
+  static constexpr int A_PER = BM * BK / THREADS, B_PER = BK * BN / THREADS;
+  static_assert(TM % 4 == 0 && TN % 4 == 0, "register tiles are whole 4-vectors");
+  static_assert(BM * BK % THREADS == 0 && BK * BN % THREADS == 0, "tiles split evenly over threads");
+};
+
+using ShapeF32 = Shape<float, 128, 128, 8, 8, 8>;  // 256 threads, 8x8 outputs each
+using ShapeF64 = Shape<double, 64, 64, 8, 4, 4>;   // 256 threads, 4x4 outputs each
+
+// Four consecutive shared-memory elements (16-byte aligned) into registers.
+__device__ __forceinline__ void load4(const float* p, float* r) {
+  const float4 v = *reinterpret_cast<const float4*>(p);
+  r[0] = v.x;
+  r[1] = v.y;
+  r[2] = v.z;
+  r[3] = v.w;
+}
+__device__ __forceinline__ void load4(const double* p, double* r) {
+  const double2 u = reinterpret_cast<const double2*>(p)[0], v = reinterpret_cast<const double2*>(p)[1];
+  r[0] = u.x;
+  r[1] = u.y;
+  r[2] = v.x;
+  r[3] = v.y;
+}
+
+// The block's tile order: groups of 8 tile rows, column by column inside a group, so blocks
+// that run at the same time share panels of A and B in L2. Affects speed only.
+__device__ __forceinline__ void tile_of(int64_t r, int64_t tiles_m, int64_t tiles_n, int64_t& tm, int64_t& tn) {
+  constexpr int64_t kGroup = 8;
+  const int64_t per_group = kGroup * tiles_n, first = (r / per_group) * kGroup;
+  const int64_t rows = tiles_m - first < kGroup ? tiles_m - first : kGroup;
+  const int64_t q = r % per_group;
+  tm = first + q % rows;
+  tn = q / rows;
+}
+
+// VA: A is row-major with 16-byte aligned rows and K % 4 == 0, so A is read as float4 along k
+// (a 4-column group lies wholly inside or wholly past K). VB: the same for B along n.
+template <typename T, class S, bool VA, bool VB>
+__global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
+  constexpr int BM = S::BM, BN = S::BN, BK = S::BK, TM = S::TM, TN = S::TN, TY = S::TY, TX = S::TX;
+  constexpr int THREADS = S::THREADS, A_PER = S::A_PER, B_PER = S::B_PER;
+  __shared__ __align__(16) T As[2][BK][BM];  // As[k][m]
+  __shared__ __align__(16) T Bs[2][BK][BN];  // Bs[k][n]
+  const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
+  const int64_t per_batch = p.tiles_m * p.tiles_n, total = per_batch * p.batch;
+
+  for (int64_t t = blockIdx.x; t < total; t += gridDim.x) {
+    const int64_t b = t / per_batch;
+    int64_t tm, tn;
+    tile_of(t % per_batch, p.tiles_m, p.tiles_n, tm, tn);
+    const int64_t m0 = tm * BM, n0 = tn * BN;
+    const T* A = p.A + b * p.sAb;
+    const T* B = p.B + b * p.sBb;
+
+    T ra[A_PER], rb[B_PER];  // the next k-tile, in flight through registers
+    // Global -> registers for the k-tile at k0 (zeros outside M, N and K).
+    auto load_a = [&](int64_t k0) {
+      if constexpr (VA) {
+#pragma unroll
+        for (int r = 0; r < A_PER / 4; ++r) {
+          const int e = tid + THREADS * r, m = e / (BK / 4), k = (e % (BK / 4)) * 4;
+          float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+          if (m0 + m < p.M && k0 + k < p.K) v = *reinterpret_cast<const float4*>(A + (m0 + m) * p.sAm + (k0 + k));
+          ra[4 * r] = v.x;
+          ra[4 * r + 1] = v.y;
+          ra[4 * r + 2] = v.z;
+          ra[4 * r + 3] = v.w;
+        }
+      } else {
+#pragma unroll
+        for (int r = 0; r < A_PER; ++r) {
+          const int e = tid + THREADS * r;
+          const int m = p.a_k_fast ? e / BK : e % BM, k = p.a_k_fast ? e % BK : e / BM;
+          ra[r] = (m0 + m < p.M && k0 + k < p.K) ? A[(m0 + m) * p.sAm + (k0 + k) * p.sAk] : T(0);
+        }
+      }
+    };
+    auto load_b = [&](int64_t k0) {
+      if constexpr (VB) {
+#pragma unroll
+        for (int r = 0; r < B_PER / 4; ++r) {
+          const int e = tid + THREADS * r, k = e / (BN / 4), n = (e % (BN / 4)) * 4;
+          float4 v = make_float4(0.f, 0.f, 0.f, 0.f);
+          if (k0 + k < p.K && n0 + n < p.N) v = *reinterpret_cast<const float4*>(B + (k0 + k) * p.sBk + (n0 + n));
+          rb[4 * r] = v.x;
+          rb[4 * r + 1] = v.y;
+          rb[4 * r + 2] = v.z;
+          rb[4 * r + 3] = v.w;
+        }
+      } else {
+#pragma unroll
+        for (int r = 0; r < B_PER; ++r) {
+          const int e = tid + THREADS * r;
+          const int k = p.b_n_fast ? e / BN : e % BK, n = p.b_n_fast ? e % BN : e / BK;
+          rb[r] = (k0 + k < p.K && n0 + n < p.N) ? B[(k0 + k) * p.sBk + (n0 + n) * p.sBn] : T(0);
+        }
+      }
+    };
+    // Registers -> shared buffer `buf` (the same element mapping as the loads).
+    auto store_tiles = [&](int buf) {
+#pragma unroll
+      for (int r = 0; r < A_PER; ++r) {
+        int m, k;
+        if constexpr (VA) {
+          const int e = tid + THREADS * (r / 4);
+          m = e / (BK / 4);
+          k = (e % (BK / 4)) * 4 + r % 4;
+        } else {
+          const int e = tid + THREADS * r;
+          m = p.a_k_fast ? e / BK : e % BM;
+          k = p.a_k_fast ? e % BK : e / BM;
+        }
+        As[buf][k][m] = ra[r];
+      }
+#pragma unroll
+      for (int r = 0; r < B_PER; ++r) {
+        int k, n;
+        if constexpr (VB) {
+          const int e = tid + THREADS * (r / 4);
+          k = e / (BN / 4);
+          n = (e % (BN / 4)) * 4 + r % 4;
+        } else {
+          const int e = tid + THREADS * r;
+          k = p.b_n_fast ? e / BN : e % BK;
+          n = p.b_n_fast ? e % BN : e / BK;
+        }
+        Bs[buf][k][n] = rb[r];
+      }
+    };
+
+    T acc[TM][TN];
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j) acc[i][j] = gemm_chain_start<T>();
+
+    // One k step: every accumulator takes its next fma, in increasing k.
+    auto step = [&](int buf, int kk) {
+      T a[TM], bv[TN];
+#pragma unroll
+      for (int h = 0; h < TM / 4; ++h) load4(&As[buf][kk][h * TY * 4 + ty * 4], a + 4 * h);
+#pragma unroll
+      for (int h = 0; h < TN / 4; ++h) load4(&Bs[buf][kk][h * TX * 4 + tx * 4], bv + 4 * h);
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) acc[i][j] = gemm_chain_step(a[i], bv[j], acc[i][j]);
+    };
+
+    load_a(0);
+    load_b(0);
+    store_tiles(0);
+    __syncthreads();
+    int buf = 0;
+    for (int64_t k0 = 0; k0 < p.K; k0 += BK) {
+      const bool more = k0 + BK < p.K;
+      if (more) {  // the next tile's global loads overlap this tile's arithmetic
+        load_a(k0 + BK);
+        load_b(k0 + BK);
+      }
+      if (more) {
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) step(buf, kk);
+      } else {
+        const int kc = static_cast<int>(p.K - k0);  // the last tile: its real columns only
+        for (int kk = 0; kk < kc; ++kk) step(buf, kk);
+      }
+      // Writing the other buffer is safe: every thread passed the barrier after its last read.
+      if (more) store_tiles(buf ^ 1);
+      __syncthreads();
+      buf ^= 1;
+    }
+
+    T* C = p.C + b * p.sCb;
+#pragma unroll
+    for (int i = 0; i < TM; ++i) {
+      const int64_t m = m0 + (i / 4) * TY * 4 + ty * 4 + i % 4;
+      if (m >= p.M) continue;
+#pragma unroll
+      for (int j = 0; j < TN; ++j) {
+        const int64_t n = n0 + (j / 4) * TX * 4 + tx * 4 + j % 4;
+        if (n < p.N) C[m * p.sCm + n * p.sCn] = gemm_chain_finish(acc[i][j]);
+      }
+    }
+  }
+}
+
+// K == 0: every output is the empty chain, +0.0.
+template <typename T>
+__global__ void gemm_zero_kernel(int64_t batch, int64_t M, int64_t N, T* C, int64_t sCb, int64_t sCm, int64_t sCn) {
+  const int64_t total = batch * M * N;
+  for (int64_t i = global_thread(); i < total; i += grid_stride()) {
+    const int64_t j = i % N, m = (i / N) % M, b = i / (M * N);
+    C[b * sCb + m * sCm + j * sCn] = T(0);
+  }
+}
+
+template <typename T, class S, bool VA, bool VB>
+void launch(const GemmArgs<T>& p, cudaStream_t stream) {
+  const int64_t total = p.tiles_m * p.tiles_n * p.batch;
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(total, int64_t(1) << 30));
+  gemm_kernel<T, S, VA, VB><<<blocks, S::THREADS, 0, stream>>>(p);
+  check_launch("gemm_kernel");
+}
+
+inline bool aligned16(const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; }
+
+}  // namespace
+
+template <typename T>
+void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
+                const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn,
+                cudaStream_t stream) {
+  if (batch <= 0 || M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    gemm_zero_kernel<T><<<blocks_for(batch * M * N), kBlock, 0, stream>>>(batch, M, N, C, sCb, sCm, sCn);
+    check_launch("gemm_zero_kernel");
+    return;
+  }
+  using S = std::conditional_t<std::is_same_v<T, float>, ShapeF32, ShapeF64>;
+  GemmArgs<T> p{batch,
+                M,
+                N,
+                K,
+                A,
+                sAb,
+                sAm,
+                sAk,
+                B,
+                sBb,
+                sBk,
+                sBn,
+                C,
+                sCb,
+                sCm,
+                sCn,
+                (M + S::BM - 1) / S::BM,
+                (N + S::BN - 1) / S::BN,
+                sAk == 1 && sAm != 1,
+                sBn == 1};
+  if constexpr (std::is_same_v<T, float>) {
+    // Vector loads only where every 4-group is aligned and wholly inside or outside the matrix.
+    const bool va = sAk == 1 && sAm % 4 == 0 && (batch == 1 || sAb % 4 == 0) && K % 4 == 0 && aligned16(A);
+    const bool vb = sBn == 1 && sBk % 4 == 0 && (batch == 1 || sBb % 4 == 0) && N % 4 == 0 && aligned16(B);
+    // (One-sided variants would spill registers: the scalar kernel serves those cases.)
+    if (va && vb) return launch<T, S, true, true>(p, stream);
+  }
+  launch<T, S, false, false>(p, stream);
+}
+
+template void gemm_async<float>(int64_t, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, int64_t,
+                                const float*, int64_t, int64_t, int64_t, float*, int64_t, int64_t, int64_t,
+                                cudaStream_t);
+template void gemm_async<double>(int64_t, int64_t, int64_t, int64_t, const double*, int64_t, int64_t, int64_t,
+                                 const double*, int64_t, int64_t, int64_t, double*, int64_t, int64_t, int64_t,
+                                 cudaStream_t);
+
+// Partition: one block per BM x BN output tile (per batch item; a grid-stride loop over tiles),
+// one thread per TM x TN register tile; k is never split. Bits: each output is the CPU's fma
+// chain over k in increasing order from +0.0, then canon() (see the top of this file).
+void gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,
+          uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb, int64_t sCm, int64_t sCn,
+          uintptr_t stream) {
+  StreamScope scope(stream);
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    gemm_async<T>(batch, M, N, K, ptr<const T>(A), sAb, sAm, sAk, ptr<const T>(B), sBb, sBk, sBn, ptr<T>(C), sCb, sCm,
+                  sCn, scope.get());
+  });
+}
+
+}  // namespace repmode::cuda

@@ -1,0 +1,132 @@
+"""The op, dtype and layout codes are defined once in C++ (csrc/common/) and exported by both
+extension modules as ``codes()``; the Python families read them from there. This pins the tables
+(changing a code changes what Python sends, so it must be deliberate), checks that both modules
+agree, and checks the meaning of every elementwise code against torch."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from repmode import _ext
+
+C = _ext.C
+
+PINNED = {
+    "EwOp": {
+        "ADD": 0, "SUB": 1, "MUL": 2, "DIV": 3, "THRESHOLD_BACKWARD": 4, "POW": 5, "MINIMUM": 6, "MAXIMUM": 7,
+        "CLAMP": 8, "NEG": 10, "RELU": 11, "EXP": 12, "LOG": 13, "ABS": 14, "LOG1P": 15, "EXPM1": 16, "LOG2": 17,
+        "EXP2": 18, "TANH": 19, "SIGMOID": 20, "ERF": 21, "ERFC": 22, "SIN": 23, "COS": 24, "RSQRT": 25, "SQRT": 26,
+        "RECIPROCAL": 27, "SIGN": 28, "LEAKY_RELU": 30, "LEAKY_RELU_BACKWARD": 31, "ELU": 32,
+        "ELU_BACKWARD_INPUT": 33, "ELU_BACKWARD_RESULT": 34, "HARDTANH_BACKWARD": 35, "GELU": 36, "GELU_TANH": 37,
+        "GELU_BACKWARD": 38, "GELU_TANH_BACKWARD": 39, "SILU": 40, "SILU_BACKWARD": 41, "MISH": 42,
+        "MISH_BACKWARD": 43, "SOFTPLUS": 44, "SOFTPLUS_BACKWARD": 45, "TANH_BACKWARD": 46, "SIGMOID_BACKWARD": 47,
+        "ADDCMUL": 48, "ADDCDIV": 49, "LERP": 50,
+    },
+    "RandomDist": {"UNIFORM": 0, "NORMAL": 1, "EXPONENTIAL": 3, "GEOMETRIC": 4, "LOG_NORMAL": 5, "CAUCHY": 6},
+    "PoolKind": {"MAX": 0, "AVG": 1, "ADAPTIVE_AVG": 2, "ADAPTIVE_MAX": 3},
+    "Reduction": {"NONE": 0, "MEAN": 1, "SUM": 2},
+    "Dtype": {"float32": 0, "float64": 1},
+    "ConvGeom": ["N", "Ci", "Co", "G", "in0", "in1", "in2", "out0", "out1", "out2", "k0", "k1", "k2",
+                 "stride0", "stride1", "stride2", "pad0", "pad1", "pad2", "dil0", "dil1", "dil2"],
+}
+
+FAMILIES = {"runtime", "elementwise", "random", "reduction", "softmax_loss", "matmul", "convolution", "pooling",
+            "layer_norm", "batch_norm", "recurrent"}
+
+
+def test_exported_codes_equal_the_pinned_tables():
+    assert C.codes() == PINNED
+
+
+def test_python_constants_come_from_the_exported_tables():
+    from repmode.kernels import elementwise, pooling, random
+    assert elementwise.ADD == 0 and elementwise.LERP == 50 and elementwise.NEG == 10
+    assert (random.UNIFORM, random.NORMAL, random.CAUCHY) == (0, 1, 6)
+    assert (pooling.MAX, pooling.ADAPTIVE_MAX) == (0, 3)
+    assert _ext.DTYPE_CODE == {torch.float32: 0, torch.float64: 1}
+
+
+def test_the_cuda_module_exports_the_same_tables_and_a_twin_of_every_shared_entry():
+    if _ext.CUDA is None:
+        pytest.skip("repmode._C_cuda is not built here")
+    assert _ext.CUDA.codes() == C.codes()
+    cpu = set(C.entry_points())
+    cuda = set(_ext.CUDA.entry_points())
+    shared = {e for e in cpu if e[0] != "runtime"} & cuda
+    assert {e for e in cuda if e[0] != "runtime"} == shared
+
+
+def test_every_entry_point_is_bound_with_a_family():
+    entries = C.entry_points()
+    assert len(entries) == len(set(entries))
+    assert {family for family, _ in entries} <= FAMILIES
+    for family, name in entries:
+        assert callable(getattr(C, name)), name
+    assert ("matmul", "gemm") in entries and ("reduction", "cumulative") in entries
+
+
+def _ew(op: int, a, b=None, p0=0.0, p1=0.0, dtype=torch.float64):
+    a = torch.tensor(a, dtype=dtype)
+    out = torch.empty_like(a)
+    if b is None:
+        C.elementwise_flat(op, _ext.DTYPE_CODE[dtype], a.numel(), out.data_ptr(), a.data_ptr(), 0, 0.0, False, p0, p1, 1)
+    else:
+        b = torch.tensor(b, dtype=dtype)
+        C.elementwise_flat(op, _ext.DTYPE_CODE[dtype], a.numel(), out.data_ptr(), a.data_ptr(), b.data_ptr(), 0.0,
+                           True, p0, p1, 1)
+    return out
+
+
+X = [-1.75, -0.5, 0.25, 0.75, 1.5, 2.5]
+POS = [0.125, 0.5, 0.75, 1.5, 2.5, 3.0]
+F = torch.nn.functional
+UNARY = {
+    "NEG": (torch.neg, X), "RELU": (torch.relu, X), "EXP": (torch.exp, X), "LOG": (torch.log, POS),
+    "ABS": (torch.abs, X), "LOG1P": (torch.log1p, POS), "EXPM1": (torch.expm1, X), "LOG2": (torch.log2, POS),
+    "EXP2": (torch.exp2, X), "TANH": (torch.tanh, X), "SIGMOID": (torch.sigmoid, X), "ERF": (torch.erf, X),
+    "ERFC": (torch.erfc, X), "SIN": (torch.sin, X), "COS": (torch.cos, X), "RSQRT": (torch.rsqrt, POS),
+    "SQRT": (torch.sqrt, POS), "RECIPROCAL": (torch.reciprocal, X), "SIGN": (torch.sign, X),
+    "GELU": (F.gelu, X), "GELU_TANH": (lambda t: F.gelu(t, approximate="tanh"), X), "SILU": (F.silu, X),
+    "MISH": (F.mish, X), "SOFTPLUS": (lambda t: F.softplus(t, beta=1.0, threshold=20.0), X),
+    "LEAKY_RELU": (lambda t: F.leaky_relu(t, 0.25), X),
+}
+PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0)}
+BINARY = {
+    "ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": torch.mul, "DIV": torch.div,
+    "POW": lambda a, b: torch.pow(a.abs(), b), "MINIMUM": torch.minimum, "MAXIMUM": torch.maximum,
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNARY))
+def test_each_unary_code_computes_the_torch_function_of_its_name(name):
+    fn, xs = UNARY[name]
+    p0, p1 = PARAMS.get(name, (0.0, 0.0))
+    got = _ew(PINNED["EwOp"][name], xs, p0=p0, p1=p1)
+    torch.testing.assert_close(got, fn(torch.tensor(xs, dtype=torch.float64)), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+def test_each_binary_code_computes_the_torch_function_of_its_name(name):
+    a, b = X, [0.5, -1.25, 2.0, 0.75, -0.5, 1.5]
+    if name == "POW":
+        a = [abs(v) for v in a]
+    p0 = 1.0 if name in ("ADD", "SUB") else 0.0  # add/sub take alpha as p0
+    got = _ew(PINNED["EwOp"][name], a, b, p0=p0)
+    want = BINARY[name](torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64))
+    torch.testing.assert_close(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_the_convolution_layout_is_read_by_name():
+    from repmode.kernels import convolution
+    assert list(convolution._GEOM_FIELDS) == PINNED["ConvGeom"]
+    x = torch.randn(2, 4, 5, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    w = torch.randn(6, 2, 3, 2, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    import repmode
+    with repmode.enabled():
+        got = F.conv2d(x, w, stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)
+    want = F.conv2d(x, w, stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)
+    assert got.shape == want.shape
+    torch.testing.assert_close(got, want, rtol=1e-10, atol=1e-10)
+    assert math.isfinite(float(got.sum()))
