@@ -28,7 +28,8 @@ CXX_SOURCES = $(shell find csrc tests/cuda/emulator -name '*.h' -o -name '*.cpp'
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
-	$(VENV)/bin/clang-format --dry-run -Werror $(CXX_SOURCES)
+	@$(VENV)/bin/clang-format --dry-run -Werror $(CXX_SOURCES) && \
+		echo "clang-format: $(words $(CXX_SOURCES)) C++/CUDA files formatted"
 
 bench: $(STAMP)
 	$(PY) benchmarks/run.py --write BENCHMARKS.md

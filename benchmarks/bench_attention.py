@@ -7,12 +7,7 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-
 from timing import compare
-
-
-
-
 
 
 def case_sdpa():

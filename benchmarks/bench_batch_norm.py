@@ -7,15 +7,9 @@ gradients); native and repmode runs alternate and the best of several repeats is
 """
 from __future__ import annotations
 
-
 import torch
 import torch.nn as nn
-
 from timing import compare
-
-
-
-
 
 
 def step(module, x, g):

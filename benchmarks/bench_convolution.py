@@ -11,7 +11,6 @@ import sys
 
 import torch
 import torch.nn as nn
-
 from timing import compare
 
 aten = torch.ops.aten

@@ -23,8 +23,9 @@ from torch.nn.parallel import DistributedDataParallel
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-import repmode  # noqa: E402
 from timing import best_time  # noqa: E402
+
+import repmode  # noqa: E402
 
 
 def loopback_bytes() -> int | None:

@@ -16,9 +16,10 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import repmode  # noqa: E402
 from run import PassThroughMode  # noqa: E402
 from timing import best_time  # noqa: E402
+
+import repmode  # noqa: E402
 
 
 def cases():

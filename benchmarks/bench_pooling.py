@@ -2,9 +2,7 @@
 Run: PYTHONPATH=. python benchmarks/bench_pooling.py"""
 from __future__ import annotations
 
-
 import torch
-
 from timing import compare
 
 CASES = [

@@ -5,12 +5,10 @@ from __future__ import annotations
 import sys
 
 import torch
+from timing import best_time
 from torch import nn
 
 import repmode
-from timing import best_time
-
-
 
 
 def main(threads: int = 2):

@@ -11,17 +11,17 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime
-import os
 import json
+import os
 import platform
 import subprocess
 import sys
 
 import torch
+from timing import best_time, compare
 from torch.utils._python_dispatch import TorchDispatchMode
 
 import repmode
-from timing import best_time, compare
 
 # The training-step cases time the models of examples/ (plain modules, importable).
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))

@@ -7,9 +7,8 @@ SGD with momentum, cosine learning rate) on scikit-learn's handwritten digits, b
 from __future__ import annotations
 
 import torch
-from torch import nn
-
 from digits import cosine_schedule, run
+from torch import nn
 
 
 class DigitsCNN(nn.Module):

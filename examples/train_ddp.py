@@ -17,11 +17,11 @@ import sys
 
 import torch
 import torch.distributed as dist
+from digits import cosine_schedule, load_data
 from torch.nn.parallel import DistributedDataParallel
+from train_cnn import DigitsCNN, make_optimizer
 
 import repmode
-from digits import cosine_schedule, load_data
-from train_cnn import DigitsCNN, make_optimizer
 
 
 def shard(x: torch.Tensor, rank: int, world: int) -> torch.Tensor:

@@ -7,9 +7,8 @@ scikit-learn's handwritten digits, bit-reproducibly; Adam with a cosine learning
 from __future__ import annotations
 
 import torch
-from torch import nn
-
 from digits import cosine_schedule, run
+from torch import nn
 
 
 class DigitsLSTM(nn.Module):

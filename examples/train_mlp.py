@@ -8,9 +8,8 @@ Run it twice, with different thread counts, and compare the digests:
 from __future__ import annotations
 
 import torch
-from torch import nn
-
 from digits import run
+from torch import nn
 
 
 def make_model() -> nn.Module:

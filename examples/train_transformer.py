@@ -9,9 +9,8 @@ with a learned position embedding, and classified from the mean of two Transform
 from __future__ import annotations
 
 import torch
-from torch import nn
-
 from digits import cosine_schedule, run
+from torch import nn
 
 
 class DigitsTransformer(nn.Module):

@@ -7,17 +7,17 @@ See README.md and docs/semantics.md. The layers, top-down: ``mode`` (the dispatc
 overloads up in ``registry`` (a leaf), which ``kernels`` fills; ``tools`` (command line, audit,
 trace, pytest plugin) builds on these.
 """
+from . import ops
 from ._ext import cpu_isa, set_cpu_isa
 from .digest import digest
 from .errors import CompiledRegionWarning, ReproducibilityEnvironmentError, UnsupportedOpError, UnsupportedOpWarning
 from .kernels import registrations, supported_ops
 from .mode import ReproducibleMode, Session, enabled
 from .rng import get_rng_state, manual_seed, set_rng_state
-from .version import NUMERICS_VERSION, __version__
-from .wrap import from_torch_module, is_wrapped, run_reproducibly, unwrap, wrap
-from . import ops
 from .tools.divergence import diff_traces, replay
 from .tools.trace import trace
+from .version import NUMERICS_VERSION, __version__
+from .wrap import from_torch_module, is_wrapped, run_reproducibly, unwrap, wrap
 
 __all__ = [
     "enabled", "Session", "ReproducibleMode", "UnsupportedOpError", "UnsupportedOpWarning",

@@ -38,7 +38,8 @@ class _SkipNotice(logging.Filter):
         self.thread = threading.get_ident()
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if not self.warned and record.thread == self.thread and record.levelno == logging.DEBUG and _MARK in record.getMessage():
+        if (not self.warned and record.thread == self.thread and record.levelno == logging.DEBUG
+                and _MARK in record.getMessage()):
             self.warned = True
             code_name = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
             filename, line = user_frame(2)

@@ -2,7 +2,7 @@
 
 A stream is a ``(seed, offset)`` pair. An op that needs ``k`` blocks reads blocks
 ``offset, ..., offset + k - 1`` of the stream keyed by ``seed`` and advances ``offset`` by ``k``
-(csrc/common/philox.h, csrc/common/random_dists.h; docs/semantics.md, "Random numbers"). The
+(csrc/common/philox.h, csrc/common/random.h; docs/semantics.md, "Random numbers"). The
 values therefore depend only on the seed, the sequence of random calls and their shapes and
 arguments: not on the device, the thread count or the memory layout.
 

@@ -4,14 +4,23 @@
 
 namespace repmode::cpu {
 
-#define CASES                                                                                                          \
-  REPMODE_EW_CASE(elu, false)                                                                                          \
-  REPMODE_EW_CASE(elu_backward_input, false) REPMODE_EW_CASE(elu_backward_result, false) REPMODE_EW_CASE(gelu, false)  \
-      REPMODE_EW_CASE(gelu_tanh, false) REPMODE_EW_CASE(gelu_backward, false)                                          \
-          REPMODE_EW_CASE(gelu_tanh_backward, false) REPMODE_EW_CASE(silu, false)                                      \
-              REPMODE_EW_CASE(silu_backward, false) REPMODE_EW_CASE(mish, false) REPMODE_EW_CASE(mish_backward, false) \
-                  REPMODE_EW_CASE(softplus, false) REPMODE_EW_CASE(softplus_backward, false)
+// clang-format off
+#define CASES \
+  REPMODE_EW_CASE(elu, false) \
+  REPMODE_EW_CASE(elu_backward_input, false) \
+  REPMODE_EW_CASE(elu_backward_result, false) \
+  REPMODE_EW_CASE(gelu, false) \
+  REPMODE_EW_CASE(gelu_tanh, false) \
+  REPMODE_EW_CASE(gelu_backward, false) \
+  REPMODE_EW_CASE(gelu_tanh_backward, false) \
+  REPMODE_EW_CASE(silu, false) \
+  REPMODE_EW_CASE(silu_backward, false) \
+  REPMODE_EW_CASE(mish, false) \
+  REPMODE_EW_CASE(mish_backward, false) \
+  REPMODE_EW_CASE(softplus, false) \
+  REPMODE_EW_CASE(softplus_backward, false)
 REPMODE_EW_GROUP(activations, CASES)
 #undef CASES
+// clang-format on
 
 }  // namespace repmode::cpu

@@ -27,13 +27,30 @@ def load() -> None:
 def _import_families() -> None:
     # Order matters only where a family builds on another's registrations at import time
     # (foreach and the composites look overloads up in the table).
-    from . import (  # noqa: F401
-        elementwise, embedding, indexing, integer, matmul, passthrough, random, reduction, softmax_loss,
-    )
-    from . import attention, foreach, fused_optim, layer_norm, losses, recurrent, training_utils  # noqa: F401
-    from . import batch_norm, convolution, linalg, pooling  # noqa: F401
-
     import torch.distributed as dist
+
+    from . import (  # noqa: F401  # noqa: F401  # noqa: F401
+        attention,
+        batch_norm,
+        convolution,
+        elementwise,
+        embedding,
+        foreach,
+        fused_optim,
+        indexing,
+        integer,
+        layer_norm,
+        linalg,
+        losses,
+        matmul,
+        passthrough,
+        pooling,
+        random,
+        recurrent,
+        reduction,
+        softmax_loss,
+        training_utils,
+    )
 
     if dist.is_available():  # torch builds without distributed support have no c10d ops
         from . import collectives  # noqa: F401

@@ -6,7 +6,7 @@ import math
 
 import torch
 
-from .._ext import C, DTYPE_CODE
+from .._ext import DTYPE_CODE, C
 from ..errors import unsupported
 from ..registry import DISPATCH, LOW_PRECISION, round_to, run_native, write_out
 

@@ -12,8 +12,8 @@ import math
 
 import torch
 
-from ..registry import register_composite
 from ..errors import UnsupportedOpError
+from ..registry import register_composite
 from ._common import FLOAT_ONLY, call_registered, check_device, unsupported
 
 aten = torch.ops.aten

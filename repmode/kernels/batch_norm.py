@@ -12,8 +12,17 @@ import math
 import torch
 
 from ..registry import overloads_named, register_kernel
-from ._common import (DTYPE_CODE, FLOAT_WIDENED, LOW_PRECISION, check_device, kernels_for, launch_arg, round_to,
-                      suggest_memory_format, unsupported)
+from ._common import (
+    DTYPE_CODE,
+    FLOAT_WIDENED,
+    LOW_PRECISION,
+    check_device,
+    kernels_for,
+    launch_arg,
+    round_to,
+    suggest_memory_format,
+    unsupported,
+)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -139,7 +148,8 @@ def _mom(momentum):
     return 0.0 if momentum is None else momentum
 
 
-@register_kernel(overloads_named("aten.native_batch_norm.default", "aten._native_batch_norm_legit.default"), FLOAT_WIDENED,
+@register_kernel(overloads_named("aten.native_batch_norm.default", "aten._native_batch_norm_legit.default"),
+                 FLOAT_WIDENED,
                  out=overloads_named("aten.native_batch_norm.out", "aten._native_batch_norm_legit.out"))
 def native_batch_norm(func, args, kwargs):
     x, weight, bias, running_mean, running_var, training, momentum, eps = args

@@ -13,8 +13,17 @@ import torch
 
 from .. import _ext
 from ..registry import register_kernel
-from ._common import (DTYPE_CODE, FLOAT_WIDENED, arguments, call_registered, check_device, kernels_for, launch_arg, unsupported,
-                      widened)
+from ._common import (
+    DTYPE_CODE,
+    FLOAT_WIDENED,
+    arguments,
+    call_registered,
+    check_device,
+    kernels_for,
+    launch_arg,
+    unsupported,
+    widened,
+)
 
 aten = torch.ops.aten
 

@@ -1,6 +1,6 @@
 """Elementwise family: arithmetic, comparisons, repmode's math routines and the activations a
 training loop meets, forward and backward, with broadcasting, type promotion, Python numbers,
-in-place and ``out=`` forms. Formulas: csrc/common/elementwise_formulas.h; their exact
+in-place and ``out=`` forms. Formulas: csrc/common/elementwise.h; their exact
 roundings: docs/semantics.md ("Elementwise")."""
 from __future__ import annotations
 
@@ -10,9 +10,24 @@ import torch
 
 from .. import _ext
 from ..registry import register_composite, register_kernel, register_passthrough
-from ._common import (FLOAT_WIDENED, LOW_PRECISION, C, DTYPE_CODE, broadcast_shape, call_registered, check_device,
-                      get_num_threads, iterator_strides, kernels_for, launch_arg, param, round_to, run_native,
-                      unsupported, write_out)
+from ._common import (
+    DTYPE_CODE,
+    FLOAT_WIDENED,
+    LOW_PRECISION,
+    C,
+    broadcast_shape,
+    call_registered,
+    check_device,
+    get_num_threads,
+    iterator_strides,
+    kernels_for,
+    launch_arg,
+    param,
+    round_to,
+    run_native,
+    unsupported,
+    write_out,
+)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -53,7 +68,8 @@ def dtypes_of(*ops) -> tuple[str, ...]:
 
 
 def _overlaps_partially(out: Tensor, t: Tensor) -> bool:
-    """``t`` shares memory with ``out`` but is not the very same view (reading it while writing ``out`` would see new values)."""
+    """``t`` shares memory with ``out`` but is not the very same view (reading it while writing ``out``
+    would see new values)."""
     if t is out:
         return False
     if t.untyped_storage().data_ptr() != out.untyped_storage().data_ptr():
@@ -114,6 +130,17 @@ def elementwise(op, func, args, kwargs, a, b=None, c=None, params=(), out=None, 
                                    threads)
                 return res
     return elementwise_general(op, func, args, kwargs, a, b, c, params, out, inplace)
+
+
+def add_scaled_into(product: Tensor, bias: Tensor, alpha) -> Tensor:
+    """``product = bias + alpha * product`` in place (the ADD formula with p0 = alpha): the epilogue of
+    addmm-style ops over a fresh ``product`` of the same dtype and device as ``bias`` (already
+    expanded to its shape); each element is read before it is written, at the same index."""
+    shape, strides = list(product.shape), list(product.stride())
+    kernels_for(product).elementwise(ADD, DTYPE_CODE[product.dtype], shape, product.data_ptr(), strides,
+                                     bias.data_ptr(), list(bias.stride()), 0.0, product.data_ptr(), strides, 0.0,
+                                     True, 0, [], 0.0, False, [float(alpha)], launch_arg(product))
+    return product
 
 
 # Backward ops whose TensorIterator takes the input before the gradient (the first operand
@@ -308,9 +335,9 @@ def pow_scalar_base(func, args, kwargs):
     return elementwise(POW, func, args, kwargs, base, exponent)
 
 # minimum / maximum (IEEE 754-2019: NaN wins, -0 < +0).
-_family(aten.minimum.default, None, aten.minimum.out, operands=lambda func, args, kwargs: (MINIMUM, args[0], args[1], None),
+_family(aten.minimum.default, None, aten.minimum.out, operands=_binary(MINIMUM),
         dtypes=dtypes_of(MINIMUM))
-_family(aten.maximum.default, None, aten.maximum.out, operands=lambda func, args, kwargs: (MAXIMUM, args[0], args[1], None),
+_family(aten.maximum.default, None, aten.maximum.out, operands=_binary(MAXIMUM),
         dtypes=dtypes_of(MAXIMUM))
 
 
@@ -382,11 +409,13 @@ _family(aten.hardtanh_backward.default, None, aten.hardtanh_backward.grad_input,
         params=lambda func, args, kwargs: (args[2], args[3]))
 # elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
 _family(aten.elu_backward.default, None, aten.elu_backward.grad_input,
-        operands=lambda func, args, kwargs: (ELU_BACKWARD_RESULT if args[4] else ELU_BACKWARD_INPUT, args[0], args[5], None),
+        operands=lambda func, args, kwargs: (ELU_BACKWARD_RESULT if args[4] else ELU_BACKWARD_INPUT, args[0], args[5],
+                                             None),
         dtypes=dtypes_of(ELU_BACKWARD_RESULT, ELU_BACKWARD_INPUT),
         params=lambda func, args, kwargs: (args[1], args[2], args[3]))
 _family(aten.gelu_backward.default, None, aten.gelu_backward.grad_input,
-        operands=lambda func, args, kwargs: (_gelu_op(func, args, kwargs, GELU_TANH_BACKWARD, GELU_BACKWARD), args[0], args[1], None),
+        operands=lambda func, args, kwargs: (_gelu_op(func, args, kwargs, GELU_TANH_BACKWARD, GELU_BACKWARD), args[0],
+                                             args[1], None),
         dtypes=dtypes_of(GELU_TANH_BACKWARD, GELU_BACKWARD))
 _family(aten.silu_backward.default, None, aten.silu_backward.grad_input,
         operands=lambda func, args, kwargs: (SILU_BACKWARD, args[0], args[1], None), dtypes=dtypes_of(SILU_BACKWARD))

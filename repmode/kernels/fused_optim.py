@@ -10,8 +10,8 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_composite
-from ._common import FLOAT_WIDENED, call_registered as _call
-from ._common import unsupported
+from ._common import FLOAT_WIDENED, unsupported
+from ._common import call_registered as _call
 
 aten = torch.ops.aten
 

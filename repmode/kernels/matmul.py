@@ -1,5 +1,5 @@
 """Matrix products: every output element is a sequential FMA chain over k from 0, starting
-at +0.0 (csrc/cpu/gemm.h, docs/semantics.md "Matrix products"). Inputs of any strides are
+at +0.0 (csrc/common/matmul.h, csrc/cpu/matmul.h, docs/semantics.md "Matrix products"). Inputs of any strides are
 read in place; threads and tiles only partition the outputs. bf16/fp16 operands (autocast's
 products) are widened exactly to float32, run through the float32 op, and the result is
 rounded once to their dtype. CPU and CUDA tensors alike (kernels_for picks repmode._C or _C_cuda)."""
@@ -10,9 +10,18 @@ import functools
 import torch
 
 from ..registry import register_kernel
-from ._common import (DTYPE_CODE, FLOAT_WIDENED, LOW_PRECISION, broadcast_shape, check_device, float_code,
-                      kernels_for, launch_arg, unsupported, widened)
-from .elementwise import ADD, MUL, elementwise, elementwise_general
+from ._common import (
+    FLOAT_WIDENED,
+    LOW_PRECISION,
+    broadcast_shape,
+    check_device,
+    float_code,
+    kernels_for,
+    launch_arg,
+    unsupported,
+    widened,
+)
+from .elementwise import ADD, MUL, add_scaled_into, elementwise, elementwise_general
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -89,12 +98,7 @@ def add_scaled_product(func, args, kwargs, bias: Tensor, product: Tensor, beta, 
         return elementwise_general(ADD, func, args, kwargs, bias.expand(product.shape), product, None, (alpha,))
     # out = bias + alpha * product, written over product (our own fresh tensor): each element is
     # read before it is written, at the same index.
-    b = bias.expand(product.shape)
-    shape, strides = list(product.shape), list(product.stride())
-    kernels_for(product).elementwise(ADD, DTYPE_CODE[product.dtype], shape, product.data_ptr(), strides, b.data_ptr(),
-                                     list(b.stride()), 0.0, product.data_ptr(), strides, 0.0, True, 0, [], 0.0, False,
-                                     [float(alpha)], launch_arg(product))
-    return product
+    return add_scaled_into(product, bias.expand(product.shape), alpha)
 
 
 @register_kernel(aten.mm.default, FLOAT_WIDENED, out=aten.mm.out)

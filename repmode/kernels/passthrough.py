@@ -68,7 +68,8 @@ register_passthrough(_overloads(
 ), reason="allocation or fill with one value (the value converted once, round to nearest even)")
 
 register_passthrough(_overloads(
-    "aten.equal.default", "aten.eq.Tensor", "aten.eq.Scalar", "aten.ne.Tensor", "aten.ne.Scalar", "aten.lt.Tensor", "aten.lt.Scalar",
+    "aten.equal.default", "aten.eq.Tensor", "aten.eq.Scalar", "aten.ne.Tensor", "aten.ne.Scalar", "aten.lt.Tensor",
+    "aten.lt.Scalar",
     "aten.le.Tensor", "aten.le.Scalar", "aten.gt.Tensor", "aten.gt.Scalar", "aten.ge.Tensor", "aten.ge.Scalar",
     "aten.logical_not.default", "aten.logical_and.default", "aten.logical_or.default",
     "aten.logical_and_.default", "aten.logical_or_.default", "aten.logical_xor.default",

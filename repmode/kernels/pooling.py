@@ -8,14 +8,24 @@ import torch
 
 from .. import _ext
 from ..registry import register_kernel
-from ._common import (named_arguments, FLOAT_WIDENED, check_device, float_code, kernels_for, launch_arg, suggest_memory_format,
-                      unsupported, widened)
+from ._common import (
+    FLOAT_WIDENED,
+    check_device,
+    float_code,
+    kernels_for,
+    launch_arg,
+    named_arguments,
+    suggest_memory_format,
+    unsupported,
+    widened,
+)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
 
 # Pooling kinds defined in csrc/common/pooling.h (REPMODE_POOL_KINDS).
-MAX, AVG, ADAPTIVE_AVG, ADAPTIVE_MAX = (_ext.codes("PoolKind")[n] for n in ("MAX", "AVG", "ADAPTIVE_AVG", "ADAPTIVE_MAX"))
+_KINDS = _ext.codes("PoolKind")
+MAX, AVG, ADAPTIVE_AVG, ADAPTIVE_MAX = (_KINDS[n] for n in ("MAX", "AVG", "ADAPTIVE_AVG", "ADAPTIVE_MAX"))
 
 
 # Tests set this to run every pooling op through the plain C++ reference loops instead.

@@ -1,4 +1,4 @@
-"""Random ops on repmode's counter-based stream (repmode/rng.py, csrc/common/random_dists.h).
+"""Random ops on repmode's counter-based stream (repmode/rng.py, csrc/common/random.h).
 
 Every op draws its elements in the tensor's logical row-major order, whatever its strides:
 element i of an op reads the i-th slot of the op's blocks, so a tensor's values depend on the
@@ -14,10 +14,23 @@ import torch
 
 from .. import _ext, rng
 from ..errors import layout_name
-from ..registry import DISPATCH, REGISTRY, overloads_named, register_kernel, register_out_forms
-from ._common import (call_registered, DTYPE_CODE, check_device, check_float_half_int, check_kernel_device,
-                      FLOAT_HALF_INT, FLOAT_WIDENED, FLOAT_WIDENED_INT, LOW_PRECISION, kernels_for, launch_arg,
-                      round_to, unsupported, write_out)
+from ..registry import overloads_named, register_kernel, register_out_forms
+from ._common import (
+    DTYPE_CODE,
+    FLOAT_HALF_INT,
+    FLOAT_WIDENED,
+    FLOAT_WIDENED_INT,
+    LOW_PRECISION,
+    call_registered,
+    check_device,
+    check_float_half_int,
+    check_kernel_device,
+    kernels_for,
+    launch_arg,
+    round_to,
+    unsupported,
+)
+from .reduction import cumulative_rows
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -188,7 +201,7 @@ def _dtype_span(dtype: torch.dtype) -> int:
 
 def _ints_as(shape, lo: int, span: int, dtype: torch.dtype, generator, device=None) -> Tensor:
     if span <= 0:
-        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got an empty range")
+        raise RuntimeError("random_ expects 'from' to be less than 'to', but got an empty range")
     return _ints(shape, lo, span, generator, device).to(dtype)
 
 
@@ -335,11 +348,7 @@ def normal_float_float(func, args, kwargs):
 def _sequential_cumsum(rows: Tensor) -> Tensor:
     """Prefix sums along the last dim of a contiguous float64 matrix, each a sequential chain
     (repmode's cumsum order)."""
-    out = torch.empty_like(rows)
-    m, n = rows.shape
-    kernels_for(rows).cumulative(DTYPE_CODE[torch.float64], rows.data_ptr(), out.data_ptr(), m, n, 1, False,
-                                 launch_arg(rows))
-    return out
+    return cumulative_rows(rows, product=False)
 
 
 @register_kernel(aten.multinomial.default, FLOAT_WIDENED)

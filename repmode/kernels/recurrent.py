@@ -12,8 +12,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import register_kernel
-from ._common import (DTYPE_CODE, FLOATS, FLOAT_ONLY, call_registered, check_device, kernels_for, launch_arg,
-                      unsupported)
+from ._common import DTYPE_CODE, FLOAT_ONLY, FLOATS, call_registered, check_device, kernels_for, launch_arg, unsupported
 
 aten = torch.ops.aten
 Tensor = torch.Tensor

@@ -1,5 +1,5 @@
-"""Reductions over any dims, each in its canonical order (csrc/common/reduce_order.h and
-csrc/common/row_reductions.h; docs/semantics.md "Sum order" and "Reductions").
+"""Reductions over any dims, each in its canonical order (csrc/common/reduction.h and
+csrc/common/reduction_order.h; docs/semantics.md "Sum order" and "Reductions").
 
 The reduced elements of one output are taken in row-major order of the reduced dims of the
 logical shape, whatever the strides: ``_as_rows`` views the input as (outputs, terms)."""
@@ -10,8 +10,20 @@ import math
 import torch
 
 from ..registry import register_kernel
-from ._common import (DTYPE_CODE, FLOAT_INT, FLOAT_ONLY, FLOAT_WIDENED, FLOAT_WIDENED_INT, check_device, float_code,
-                      kernels_for, launch_arg, normalize_dims, param, run_native, split_at_dim, widened)
+from ._common import (
+    DTYPE_CODE,
+    FLOAT_WIDENED,
+    FLOAT_WIDENED_INT,
+    check_device,
+    float_code,
+    kernels_for,
+    launch_arg,
+    normalize_dims,
+    param,
+    run_native,
+    split_at_dim,
+    widened,
+)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -96,7 +108,8 @@ def sum_default(func, args, kwargs):
 @register_kernel(aten.sum.dim_IntList, FLOAT_WIDENED_INT, out=aten.sum.IntList_out)
 @widened(dtype_index=3)
 def sum_dim(func, args, kwargs):
-    return reduce_sum(func, args, kwargs, args[0], param(func, args, kwargs, "dim"), param(func, args, kwargs, "keepdim"),
+    return reduce_sum(func, args, kwargs, args[0], param(func, args, kwargs, "dim"),
+                      param(func, args, kwargs, "keepdim"),
                       False, param(func, args, kwargs, "dtype"))
 
 
@@ -109,7 +122,8 @@ def mean_default(func, args, kwargs):
 @register_kernel(aten.mean.dim, FLOAT_WIDENED, out=aten.mean.out)
 @widened(dtype_index=3)
 def mean_dim(func, args, kwargs):
-    return reduce_sum(func, args, kwargs, args[0], param(func, args, kwargs, "dim"), param(func, args, kwargs, "keepdim"),
+    return reduce_sum(func, args, kwargs, args[0], param(func, args, kwargs, "dim"),
+                      param(func, args, kwargs, "keepdim"),
                       True, param(func, args, kwargs, "dtype"))
 
 
@@ -282,6 +296,16 @@ def vector_norm(func, args, kwargs):
 
 
 # ---- cumulative sums and products -----------------------------------------------------------
+
+def cumulative_rows(rows: Tensor, product: bool = False) -> Tensor:
+    """Prefix sums (or products) along the last dim of a contiguous float matrix in repmode's
+    cumsum/cumprod order, for families that build on it (multinomial's cumulative weights)."""
+    out = torch.empty_like(rows)
+    m, n = rows.shape
+    kernels_for(rows).cumulative(DTYPE_CODE[rows.dtype], rows.data_ptr(), out.data_ptr(), m, n, 1, product,
+                                 launch_arg(rows))
+    return out
+
 
 def _cumulative(func, args, kwargs, product: bool):
     x = args[0]

@@ -1,12 +1,22 @@
 """softmax, log_softmax and nll_loss (what cross_entropy reaches), forward and backward.
-Row formulas: csrc/common/log_softmax.h, row_reductions.h and nll_loss.h; docs/semantics.md."""
+Row formulas: csrc/common/softmax_loss.h and reduction.h; docs/semantics.md."""
 from __future__ import annotations
 
 import torch
 
 from ..registry import register_kernel
-from ._common import (FLOAT_WIDENED, LOW_PRECISION, float_code, kernels_for, launch_arg, round_to, split_at_dim,
-                      stream_only, unsupported, widened)
+from ._common import (
+    FLOAT_WIDENED,
+    LOW_PRECISION,
+    float_code,
+    kernels_for,
+    launch_arg,
+    round_to,
+    split_at_dim,
+    stream_only,
+    unsupported,
+    widened,
+)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor

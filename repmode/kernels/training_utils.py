@@ -9,8 +9,8 @@ import numpy as np
 import torch
 
 from ..registry import register_composite
-from ._common import FLOAT_WIDENED, call_registered as _call
-from ._common import unsupported
+from ._common import FLOAT_WIDENED, unsupported
+from ._common import call_registered as _call
 
 aten = torch.ops.aten
 

@@ -14,9 +14,9 @@ import json
 import warnings
 from dataclasses import dataclass, field
 
-from .script_runner import run_script
 from ..errors import UnsupportedOpWarning
 from ..mode import UnsupportedRecord, enabled, format_report
+from .script_runner import run_script
 
 
 @dataclass

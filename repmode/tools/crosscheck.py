@@ -44,7 +44,8 @@ def _with_grads(y: torch.Tensor, *leaves: torch.Tensor) -> list[torch.Tensor]:
 
 def _mm(d):
     a, b = _inputs(d, (257, 129), (129, 65))
-    return [a @ b, torch.addmm(a[:, :65], a, b, beta=0.5, alpha=2.0), torch.bmm(a.view(1, 257, 129), b.view(1, 129, 65))]
+    return [a @ b, torch.addmm(a[:, :65], a, b, beta=0.5, alpha=2.0),
+            torch.bmm(a.view(1, 257, 129), b.view(1, 129, 65))]
 
 
 def _sums(d):
@@ -168,7 +169,8 @@ def _run_example(path: pathlib.Path, device: str, epochs: int) -> dict[str, str]
 
 def gpu_unavailable_reason() -> str | None:
     if _ext.CUDA is None:
-        return _ext.CUDA_LOAD_ERROR or "repmode._C_cuda is not built (REPMODE_CUDA=1 pip install --no-build-isolation ...)"
+        return _ext.CUDA_LOAD_ERROR or ("repmode._C_cuda is not built "
+                                        "(REPMODE_CUDA=1 pip install --no-build-isolation ...)")
     if not torch.cuda.is_available() or _ext.CUDA.device_count() == 0:
         return "no CUDA device is visible to torch"
     return None

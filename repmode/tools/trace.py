@@ -58,7 +58,8 @@ def _describe(value, uninitialised: bool = False) -> dict:
         return {"uninitialised": True, "shape": list(value.shape), "dtype": str(value.dtype).replace("torch.", ""),
                 "device": value.device.type}
     if isinstance(value, torch.Tensor):
-        return {"digest": tensor_digest(value), "shape": list(value.shape), "dtype": str(value.dtype).replace("torch.", ""),
+        return {"digest": tensor_digest(value), "shape": list(value.shape),
+                "dtype": str(value.dtype).replace("torch.", ""),
                 "device": value.device.type}
     if value is None or isinstance(value, (bool, int, float, str)):
         return {"value": repr(value)}

@@ -71,7 +71,8 @@ def _ew(op: int, a, b=None, p0=0.0, p1=0.0, dtype=torch.float64):
     a = torch.tensor(a, dtype=dtype)
     out = torch.empty_like(a)
     if b is None:
-        C.elementwise_flat(op, _ext.DTYPE_CODE[dtype], a.numel(), out.data_ptr(), a.data_ptr(), 0, 0.0, False, p0, p1, 1)
+        C.elementwise_flat(op, _ext.DTYPE_CODE[dtype], a.numel(), out.data_ptr(), a.data_ptr(), 0, 0.0, False, p0, p1,
+                           1)
     else:
         b = torch.tensor(b, dtype=dtype)
         C.elementwise_flat(op, _ext.DTYPE_CODE[dtype], a.numel(), out.data_ptr(), a.data_ptr(), b.data_ptr(), 0.0,

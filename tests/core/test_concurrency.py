@@ -9,11 +9,11 @@ import threading
 import pytest
 import torch
 import torch.nn.functional as F
+from support import assert_bitwise_equal
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
 
 import repmode
-from support import assert_bitwise_equal
 from repmode.mode import active_mode
 
 

@@ -6,9 +6,9 @@ import mmap
 
 import pytest
 import torch
+from support import bits
 
 import repmode
-from support import bits
 
 aten = torch.ops.aten
 CANONICAL_NAN = {torch.float32: 0x7FC00000, torch.float64: 0x7FF8000000000000}
@@ -207,7 +207,8 @@ def test_element_offsets_beyond_2_31_are_64_bit():
     ops = {
         "sum(1)": lambda t: t.sum(1), "sum(0)": lambda t: t.sum(0), "exp": torch.exp, "add": lambda t: t + t,
         "mm": lambda t: t @ vals.t(), "mm^T": lambda t: t.t() @ vals, "amax": lambda t: t.amax(1),
-        "log_softmax": lambda t: torch.log_softmax(t, 1), "layer_norm": lambda t: torch.nn.functional.layer_norm(t, (5,)),
+        "log_softmax": lambda t: torch.log_softmax(t, 1),
+        "layer_norm": lambda t: torch.nn.functional.layer_norm(t, (5,)),
         "cumsum": lambda t: t.cumsum(1), "var": lambda t: t.var(0),
     }
     with repmode.enabled():

@@ -2,8 +2,6 @@
 unsupported dtypes and layouts, mixed devices, overlapping memory, and state after an exception."""
 from __future__ import annotations
 
-import threading
-
 import pytest
 import torch
 from torch.utils._python_dispatch import _get_current_dispatch_mode_stack

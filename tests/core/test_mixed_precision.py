@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from support import assert_bitwise_equal, num_threads
 
 import repmode
-from support import assert_bitwise_equal, num_threads
 
 
 def _step(dtype):

@@ -2,17 +2,16 @@
 true (checked by calling the ops)."""
 from __future__ import annotations
 
-import warnings
-
 import re
+import warnings
 
 import pytest
 import torch
 
 import repmode
-from repmode.tools import ops_table
 from repmode.kernels import registrations
 from repmode.registry import DTYPE_TAGS
+from repmode.tools import ops_table
 
 aten = torch.ops.aten
 TABLE = ops_table.REPO / "docs" / "supported_ops.md"

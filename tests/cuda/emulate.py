@@ -20,7 +20,6 @@ sys.path.insert(0, str(HERE / "emulator"))
 
 import build  # noqa: E402  (tests/cuda/emulator/build.py)
 
-
 # In tests/cuda but not kernel tests: the nvcc compile check, and the CI subset that itself starts
 # an emulated run. The default target leaves them out.
 NOT_KERNEL_TESTS = ("test_cuda_emulated.py", "test_cuda_sources.py")

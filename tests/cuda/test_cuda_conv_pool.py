@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from support import assert_bitwise_equal
 from support.cuda_helpers import CPU, GPU, finish, needs_cuda, random_input, stream
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from support import assert_bitwise_equal
 from support.cuda_helpers import CPU, GPU, finish, needs_cuda, on_gpu, random_input, stream
+
 from repmode.kernels import elementwise as ew
 
 pytestmark = needs_cuda

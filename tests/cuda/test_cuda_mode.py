@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from support.cuda_helpers import needs_cuda_tensors
 
 import repmode
 from repmode.tools import crosscheck
-from support.cuda_helpers import needs_cuda_tensors
 
 pytestmark = needs_cuda_tensors
 

@@ -1,5 +1,6 @@
 """CUDA == CPU, bit for bit: layer norm, batch norm (both layouts), group norm and the LSTM cell
-steps (csrc/cuda/layer_norm.cu, csrc/cuda/batch_norm.cu, csrc/cuda/recurrent.cu). Shapes hit the edges of the GPU partition: sums
+steps (csrc/cuda/layer_norm.cu, csrc/cuda/batch_norm.cu, csrc/cuda/recurrent.cu). Shapes hit the edges of the GPU
+partition: sums
 over 0, 1, 31, 32, 33, 4095, 4096, 4097 and 4096*300+7 terms (chunks of 4096, lanes of 32, a second
 level of chunk values), column tiles of 32 +- 1 (channels-last batch norm, layer norm's weight and
 bias gradients), empty tensors, strided LSTM rows; float32 and float64 with special values."""
@@ -7,7 +8,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from support import assert_bitwise_equal
 from support.cuda_helpers import CPU, GPU, finish, needs_cuda, on_gpu, random_input, stream
 

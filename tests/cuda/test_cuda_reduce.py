@@ -10,7 +10,6 @@ import math
 
 import pytest
 import torch
-
 from support.cuda_helpers import needs_cuda, random_input
 from support.cuda_reduce_helpers import CODE, DTYPES, SENTINEL, out_like, ptr, run_both
 

@@ -9,7 +9,6 @@ import math
 
 import pytest
 import torch
-
 from support.cuda_helpers import CPU, needs_cuda, random_input
 from support.cuda_reduce_helpers import CODE, DTYPES, SENTINEL, ptr, run_both
 

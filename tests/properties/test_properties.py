@@ -24,7 +24,6 @@ import torch.nn.functional as F
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
 from support import assert_bitwise_equal  # noqa: E402
 from support.property_checks import assert_within, canonical, check, exact_addmm, f64, u_chain, u_of  # noqa: E402
 from support.strategies import dtypes_of, second_operand, tensors  # noqa: E402
@@ -506,7 +505,8 @@ def test_pooling(data):
         def bound(inp, out):
             a = inp[0].double()
             u = u_of(dt) * (2 if dt == torch.float64 else 1)
-            assert_within(out[0], fn(a), (k * k + 2) * u * fn(a.abs()), "avg_pool2d", mag=k * k * fn(a.abs()), nops=k * k + 2)
+            assert_within(out[0], fn(a), (k * k + 2) * u * fn(a.abs()), "avg_pool2d", mag=k * k * fn(a.abs()),
+                          nops=k * k + 2)
         check(fn, x, bound=bound)
 
 
@@ -530,7 +530,8 @@ def test_embedding_index_select_gather(data):
     if op == "gather":
         ishape = [data.draw(st.integers(0, s)) for s in x.shape]
         ishape[d] = data.draw(st.integers(0, 6))
-        idx = torch.randint(0, x.shape[d], ishape, generator=torch.Generator().manual_seed(data.draw(st.integers(0, 999))))
+        gen = torch.Generator().manual_seed(data.draw(st.integers(0, 999)))
+        idx = torch.randint(0, x.shape[d], ishape, generator=gen)
         # reference: advanced indexing (torch's own gather rewrites bf16/fp16 NaN payloads)
         check(lambda t, i: torch.gather(t, d, i), x, idx, kernel_nan=False,
               exact=lambda t, i: [gather_by_indexing(t, d, i)])

@@ -14,12 +14,12 @@ import torch.nn.functional as F
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-import repmode  # noqa: E402
 from support import assert_bitwise_equal, bits, num_threads  # noqa: E402
 from support.property_checks import ERRORS, assert_within, canonical, check, f64, u_chain, u_of  # noqa: E402
 from support.recurrent_reference import lstm_module as restated_lstm  # noqa: E402
 from support.strategies import dtypes_of, tensors  # noqa: E402
+
+import repmode  # noqa: E402
 
 aten = torch.ops.aten
 
@@ -208,7 +208,6 @@ def test_nll_loss2d_and_extra_losses(data):
             probs = data.draw(st.integers(0, 3)) == 0
             if probs:  # probabilities as targets: a softmax of drawn values, rounded to dt
                 t = torch.softmax(data.draw(tensors(dt, shape=x.shape, specials=False)).double(), 1).to(dt)
-        wt = w if w is not None else torch.ones(c, dtype=dt)
 
         def loss(a, tt, ww):
             if name == "nll2d":
@@ -253,7 +252,6 @@ def test_nll_loss2d_and_extra_losses(data):
             tt, ww = ins[1], (ins[2] if ins[2] is not None else torch.ones(c, dtype=torch.float64))
             C = a64.shape[1]
             npos = max(math.prod(tshape), 1)
-            shape_c = [1, C] + [1] * len(spatial)
             if name == "nll2d":
                 r = ww.amax() * a64.abs().amax(1) if C else torch.zeros(tshape, dtype=torch.float64)
                 lse = torch.zeros_like(r)
@@ -277,7 +275,8 @@ def test_nll_loss2d_and_extra_losses(data):
             # (test_softmax_log_softmax_and_backward) is a relative error of the softmax term
             rowscale = (2 * a64.abs().amax(1, keepdim=True) + torch.logsumexp(a64, 1, keepdim=True).abs() + 2) \
                 if a64.numel() else 1.0
-            gmag = (g64.abs().unsqueeze(1) if reduction == "none" else g64.abs()) * ww.amax() * (1 + smoothing) * 2 * rowscale
+            gmag = ((g64.abs().unsqueeze(1) if reduction == "none" else g64.abs()) * ww.amax() * (1 + smoothing) * 2
+                    * rowscale)
             gtol = (npos + C + 16) * u * (gref.abs() + gmag / (D if reduction == "mean" else 1.0))
             lse_abs = torch.nan_to_num(lse, nan=0.0)
             over = 2 * (a_abs.amax() + lse_abs.amax() if lse.numel() else a_abs.amax()) * (C + 1) * ww.amax() >= big \
@@ -342,7 +341,8 @@ def _sdpa_reference(q, k, v, mask, causal, scale):
     if causal:
         s = s + torch.zeros(L, S, dtype=s.dtype).masked_fill(~torch.ones(L, S, dtype=torch.bool).tril(), -math.inf)
     if mask is not None:
-        s = s + (torch.zeros(mask.shape, dtype=s.dtype).masked_fill(~mask, -math.inf) if mask.dtype == torch.bool else mask)
+        s = s + (torch.zeros(mask.shape, dtype=s.dtype).masked_fill(~mask, -math.inf) if mask.dtype == torch.bool
+                 else mask)
     p = aten._safe_softmax(s, -1)
     return p @ v, s, p
 
@@ -445,7 +445,8 @@ def test_scaled_dot_product_attention(data):
         uc = u_chain(dt) * (2 if dt == torch.float64 else 1)
         eta = torch.finfo(dt).smallest_normal * torch.finfo(dt).eps
         live = torch.isfinite(s)
-        delta = torch.where(live | torch.isinf(ds), ds, 0.0).amax(-1, keepdim=True) if S else torch.zeros(s.shape[:-1] + (1,), dtype=torch.float64)
+        delta = (torch.where(live | torch.isinf(ds), ds, 0.0).amax(-1, keepdim=True) if S
+                 else torch.zeros(s.shape[:-1] + (1,), dtype=torch.float64))
         m = torch.where(live, s, -math.inf).amax(-1, keepdim=True) if S else delta
         spread = torch.where(live, (s - m).abs(), 0.0).amax(-1, keepdim=True) if S else delta
         rho = torch.expm1(2 * delta) + u * (spread + S + 4)
@@ -476,11 +477,14 @@ def test_scaled_dot_product_attention(data):
               + eta * (S + Ev + 8) * (ak.sum(-2, keepdim=True) + 1))
         tk = (abs(sc) * ((dS_tol + (L + 4) * uc * PM).transpose(-2, -1) @ aq) + c * eta * dS_abs.sum(-2).unsqueeze(-1)
               + eta * (L + Ev + 8) * (aq.sum(-2, keepdim=True) + 1))
-        tv = (L + 2) * uc * (p.transpose(-2, -1) @ ag) + (rho * p).transpose(-2, -1) @ ag + eta * (L + 2) * (ag.sum(-2, keepdim=True) + 1)
+        tv = ((L + 2) * uc * (p.transpose(-2, -1) @ ag) + (rho * p).transpose(-2, -1) @ ag
+              + eta * (L + 2) * (ag.sum(-2, keepdim=True) + 1))
         # no gradient bound for a (batch, head) whose scores or g·vᵀ chain may leave the range (dP
         # overflowing to ±inf makes dS = P∘(dP − Σ P·dP) NaN); a NaN magnitude counts as past it
-        head_rm = rowmag.amax((-2, -1), keepdim=True) if rowmag.numel() else torch.zeros(rowmag.shape[:-2] + (1, 1), dtype=torch.float64)
-        head_A = A.amax((-2, -1), keepdim=True) if A.numel() else torch.zeros(A.shape[:-2] + (1, 1), dtype=torch.float64)
+        head_rm = (rowmag.amax((-2, -1), keepdim=True) if rowmag.numel()
+                   else torch.zeros(rowmag.shape[:-2] + (1, 1), dtype=torch.float64))
+        head_A = (A.amax((-2, -1), keepdim=True) if A.numel()
+                  else torch.zeros(A.shape[:-2] + (1, 1), dtype=torch.float64))
         in_range = (head_A * (S + Ev + 8) < big) & (head_rm * (E + 4) < big)  # False for NaN too
         # and per element, the chains dS·k' and dSᵀ·q' themselves (k' = round(k·c) near the max with
         # the scores still small, say q = 0 there: the exact sum may be 0, a partial sum inf)
@@ -657,7 +661,8 @@ def test_multi_head_attention_and_encoder_layer(data):
                 continue
             # an intermediate beyond the dtype's range (scores, projections): no bound there
             mag = torch.where(torch.isfinite(t), 0.0, math.inf)
-            assert_within(out[i], r.detach(), 2 * t, f"{which} out[{i}]", mag=mag.broadcast_to(r.shape), nops=4 * d + 4 * L + 32)
+            assert_within(out[i], r.detach(), 2 * t, f"{which} out[{i}]", mag=mag.broadcast_to(r.shape),
+                          nops=4 * d + 4 * L + 32)
     check(fn, x, kpm, bound=bound, stride_class=False)
 
 
@@ -680,7 +685,6 @@ def _rnn_direction_tolerance(kind, nonlin, x, dx, p, u, eta, reverse, big, h0, c
     h, c = h0, c0
     dh, dc = torch.zeros_like(h), torch.zeros_like(h)
     outs, douts = [None] * T, [None] * T
-    sig = lambda t: (torch.sigmoid(t), 0.25)  # noqa: E731
     for t in (range(T - 1, -1, -1) if reverse else range(T)):
         A, dA = _linear_tolerance(x[t], dx[t], w_ih, b_ih, u, big)
         R, dR = _linear_tolerance(h, dh, w_hh, b_hh, u, big)
@@ -803,7 +807,6 @@ def test_recurrent_layers(data):
         if kind == "LSTM":
             tols.append(torch.stack(dcn))
             refs.append(r_states[1])
-        big = torch.finfo(dt).max
         for i, (rr, t) in enumerate(zip(refs, tols)):
             mag = torch.where(torch.isfinite(t), 0.0, math.inf)
             assert_within(got[i], rr, 2 * t, f"{kind} out[{i}]", mag=mag, nops=8 * (I + Hs) * T * layers + 32)

@@ -19,11 +19,11 @@ import torch
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-import repmode  # noqa: E402
 from support import assert_bitwise_equal, num_threads  # noqa: E402
 from support.property_checks import ERRORS, _flat, _stride_class, assert_within, canonical, check, u_chain, u_of  # noqa: E402
 from support.strategies import _INT_VIEW, dtypes_of, lay_out, second_operand, tensors  # noqa: E402
+
+import repmode  # noqa: E402
 
 aten = torch.ops.aten
 
@@ -262,7 +262,8 @@ def test_random_ops(data):
             # native torch 2.13's CPU native_dropout returns a float mask (not bool) for an empty
             # input; repmode keeps the schema's bool
             n_ = n_.to(torch.bool)
-        assert g_.shape == n_.shape and g_.dtype == n_.dtype, f"out[{i}]: {g_.shape}/{g_.dtype} vs {n_.shape}/{n_.dtype}"
+        assert g_.shape == n_.shape and g_.dtype == n_.dtype, \
+            f"out[{i}]: {g_.shape}/{g_.dtype} vs {n_.shape}/{n_.dtype}"
         if g_.numel() > 1:
             assert _stride_class(g_) == _stride_class(n_), f"out[{i}] stride {g_.stride()} vs native {n_.stride()}"
     # (c) re-run with the seed, threads, contiguous layout of every tensor
@@ -371,7 +372,8 @@ def test_clip_grad_and_grad_scaler(data):
                     return [torch.tensor([float(s32 * np.float32(backoff))]), torch.zeros(1, dtype=torch.int32)]
                 if t.item() + 1 == interval:
                     grown = s32 * np.float32(growth)
-                    return [torch.tensor([float(grown if np.isfinite(grown) else s32)]), torch.zeros(1, dtype=torch.int32)]
+                    return [torch.tensor([float(grown if np.isfinite(grown) else s32)]),
+                            torch.zeros(1, dtype=torch.int32)]
             return [s.clone(), t + 1]
         check(fn, scale, tracker, found, exact=exact)
         return
@@ -466,7 +468,8 @@ def _hyper(data, name):
     if name == "sgd":
         mom = data.draw(st.sampled_from([0.0, 0.9]))
         nesterov = mom > 0 and data.draw(st.booleans())
-        hp.update(momentum=mom, nesterov=nesterov, dampening=0.0 if nesterov else data.draw(st.sampled_from([0.0, 0.1])))
+        dampening = 0.0 if nesterov else data.draw(st.sampled_from([0.0, 0.1]))
+        hp.update(momentum=mom, nesterov=nesterov, dampening=dampening)
     elif name in ("adam", "adamw"):
         hp.update(betas=data.draw(st.sampled_from([(0.9, 0.999), (0.8, 0.9)])),
                   eps=data.draw(st.sampled_from([1e-8, 1e-3])), amsgrad=data.draw(st.booleans()))

@@ -9,6 +9,7 @@ import hypothesis  # the property suites import this module after pytest.importo
 import torch
 
 import repmode
+
 from .helpers import assert_bitwise_equal, bits, num_threads
 from .strategies import CANONICAL_NAN, contiguous_copy
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 import io
 
 import torch
+from support import assert_bitwise_equal
 
 import repmode
-from support import assert_bitwise_equal
 
 
 def _make():

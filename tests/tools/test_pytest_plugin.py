@@ -5,8 +5,8 @@ import json
 import re
 import subprocess
 import sys
-import warnings
 import tomllib
+import warnings
 from pathlib import Path
 
 import pytest

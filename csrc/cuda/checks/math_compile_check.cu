@@ -12,16 +12,29 @@ __global__ void repmode_math_compile_check(const float* xf, float* outf, const d
   const float x = xf[i];
   const double y = xd[i];
   int k = 0;
+  // clang-format off
 #define REPMODE_CHECK(name)                \
   outf[k * n + i] = repmode::name##_of(x); \
   outd[k * n + i] = repmode::name##_of(y); \
   ++k;
   REPMODE_CHECK(exp)
-  REPMODE_CHECK(log) REPMODE_CHECK(exp2) REPMODE_CHECK(expm1) REPMODE_CHECK(log2) REPMODE_CHECK(log1p)
-      REPMODE_CHECK(sin) REPMODE_CHECK(cos) REPMODE_CHECK(tanh) REPMODE_CHECK(sigmoid) REPMODE_CHECK(erf)
-          REPMODE_CHECK(erfc) REPMODE_CHECK(rsqrt) REPMODE_CHECK(sqrt) REPMODE_CHECK(reciprocal)
+  REPMODE_CHECK(log)
+  REPMODE_CHECK(exp2)
+  REPMODE_CHECK(expm1)
+  REPMODE_CHECK(log2)
+  REPMODE_CHECK(log1p)
+  REPMODE_CHECK(sin)
+  REPMODE_CHECK(cos)
+  REPMODE_CHECK(tanh)
+  REPMODE_CHECK(sigmoid)
+  REPMODE_CHECK(erf)
+  REPMODE_CHECK(erfc)
+  REPMODE_CHECK(rsqrt)
+  REPMODE_CHECK(sqrt)
+  REPMODE_CHECK(reciprocal)
 #undef REPMODE_CHECK
-              outf[k * n + i] = repmode::pow_of(x, xf[(i + 1) % n]);
+  // clang-format on
+  outf[k * n + i] = repmode::pow_of(x, xf[(i + 1) % n]);
   outd[k * n + i] = repmode::pow_of(y, xd[(i + 1) % n]);
 }
 

@@ -8,11 +8,11 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from support import assert_bitwise_equal, available_isas, cpu_isa, num_threads
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 import repmode
 from repmode import _ext
-from support import assert_bitwise_equal, available_isas, cpu_isa, num_threads
 
 aten = torch.ops.aten
 C = _ext.C

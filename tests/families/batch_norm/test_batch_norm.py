@@ -9,9 +9,9 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from support import THREAD_COUNTS, assert_bitwise_equal, available_isas, cpu_isa, num_threads
 
 import repmode
-from support import THREAD_COUNTS, assert_bitwise_equal, available_isas, cpu_isa, num_threads
 from repmode import _ext
 
 aten = torch.ops.aten

@@ -8,9 +8,9 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from support import assert_bitwise_equal, available_isas, cpu_isa, num_threads
 
 import repmode
-from support import assert_bitwise_equal, available_isas, cpu_isa, num_threads
 from repmode import _ext
 from repmode.kernels.convolution import _Conv
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from support import assert_bitwise_equal, assert_invariant, bits, ulp_distance_f32
 
 import repmode
-from support import assert_bitwise_equal, assert_invariant, bits, ulp_distance_f32
 
 BIG = (300, 257)  # > 32768 elements so two and three threads really split the work
 

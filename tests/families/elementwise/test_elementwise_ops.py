@@ -8,9 +8,9 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from support import assert_bitwise_equal, assert_invariant, bits, ulp_distance_f32
 
 import repmode
-from support import assert_bitwise_equal, assert_invariant, bits, ulp_distance_f32
 
 aten = torch.ops.aten
 CANONICAL_NAN = 0x7FC00000
@@ -18,7 +18,8 @@ CANONICAL_NAN = 0x7FC00000
 
 def _inputs(n=4096, seed=5):
     g = torch.Generator().manual_seed(seed)
-    x = torch.cat([torch.randn(n - 8, generator=g) * 6, torch.tensor([0.0, -0.0, 30.0, -30.0, 1e-30, -1e-30, 88.0, -90.0])])
+    specials = torch.tensor([0.0, -0.0, 30.0, -30.0, 1e-30, -1e-30, 88.0, -90.0])
+    x = torch.cat([torch.randn(n - 8, generator=g) * 6, specials])
     grad = torch.randn(n, generator=g)
     w = torch.rand(n, generator=g)
     return x, grad, w
@@ -193,15 +194,29 @@ def test_inplace_and_out_forms():
     with repmode.enabled():
         want = {"tanh": torch.tanh(x), "clamp": torch.clamp(x, -1, 1), "lerp": torch.lerp(x, g, w),
                 "addcdiv": torch.addcdiv(x, g, w + 1, value=0.5), "gelu": F.gelu(x), "pow": x ** 2}
-        a = x.clone(); a.tanh_(); assert_bitwise_equal(a, want["tanh"], "tanh_")
-        a = x.clone(); a.clamp_(-1, 1); assert_bitwise_equal(a, want["clamp"], "clamp_")
-        a = x.clone(); a.lerp_(g, w); assert_bitwise_equal(a, want["lerp"], "lerp_")
-        a = x.clone(); a.addcdiv_(g, w + 1, value=0.5); assert_bitwise_equal(a, want["addcdiv"], "addcdiv_")
-        a = x.clone(); a.pow_(2); assert_bitwise_equal(a, want["pow"], "pow_")
+        a = x.clone()
+        a.tanh_()
+        assert_bitwise_equal(a, want["tanh"], "tanh_")
+        a = x.clone()
+        a.clamp_(-1, 1)
+        assert_bitwise_equal(a, want["clamp"], "clamp_")
+        a = x.clone()
+        a.lerp_(g, w)
+        assert_bitwise_equal(a, want["lerp"], "lerp_")
+        a = x.clone()
+        a.addcdiv_(g, w + 1, value=0.5)
+        assert_bitwise_equal(a, want["addcdiv"], "addcdiv_")
+        a = x.clone()
+        a.pow_(2)
+        assert_bitwise_equal(a, want["pow"], "pow_")
         o = torch.empty(3)
-        torch.tanh(x, out=o); assert_bitwise_equal(o, want["tanh"], "tanh out=")
-        torch.lerp(x, g, w, out=o); assert_bitwise_equal(o, want["lerp"], "lerp out=")
-        a = x.clone(); torch.ops.aten.gelu_(a); assert_bitwise_equal(a, want["gelu"], "gelu_")
+        torch.tanh(x, out=o)
+        assert_bitwise_equal(o, want["tanh"], "tanh out=")
+        torch.lerp(x, g, w, out=o)
+        assert_bitwise_equal(o, want["lerp"], "lerp out=")
+        a = x.clone()
+        torch.ops.aten.gelu_(a)
+        assert_bitwise_equal(a, want["gelu"], "gelu_")
 
 
 def test_nan_outputs_are_canonical():

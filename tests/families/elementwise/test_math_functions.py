@@ -7,10 +7,10 @@ import math
 
 import pytest
 import torch
-
-import repmode
 from support import assert_bitwise_equal, bits, cpu_isa, num_threads
 from support.cr_reference import reference_f32
+
+import repmode
 
 CANONICAL_NAN = 0x7FC00000
 

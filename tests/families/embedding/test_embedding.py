@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import torch
-
-import repmode
 from support import assert_bitwise_equal, assert_invariant
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from support import assert_bitwise_equal, assert_invariant
 
 import repmode
-from support import assert_bitwise_equal, assert_invariant
 
 
 def _train(opt_name: str, foreach: bool, clip: str | None = None, fused: bool = False):

@@ -3,9 +3,9 @@ position, added sequentially (checked bit for bit against a plain loop); invaria
 from __future__ import annotations
 
 import torch
+from support import assert_bitwise_equal, assert_invariant
 
 import repmode
-from support import assert_bitwise_equal, assert_invariant
 
 
 def _scatter_add_reference(self, dim, index, src):

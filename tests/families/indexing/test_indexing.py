@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from support import assert_bitwise_equal, assert_invariant
 
 import repmode
-from support import assert_bitwise_equal, assert_invariant
 
 aten = torch.ops.aten
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from support import assert_bitwise_equal
 
 import repmode
-from support import assert_bitwise_equal
 
 
 def test_integer_ops_and_arange():

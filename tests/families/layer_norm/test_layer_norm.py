@@ -6,10 +6,10 @@ import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from support import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa
 
 import repmode
 from repmode import _ext
-from support import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa
 
 C = _ext.C
 CODE = {torch.float32: 0, torch.float64: 1}

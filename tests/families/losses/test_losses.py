@@ -2,12 +2,11 @@
 layout, and agreement with float64 native torch."""
 from __future__ import annotations
 
-import pytest
 import torch
 import torch.nn.functional as F
+from support import assert_invariant
 
 import repmode
-from support import assert_invariant
 
 LOSSES = {
     "mse": lambda x, t: F.mse_loss(x, t),

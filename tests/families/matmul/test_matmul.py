@@ -8,10 +8,10 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
+from support import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa, layouts, num_threads
 
 import repmode
-from repmode._ext import C, DTYPE_CODE
-from support import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa, layouts, num_threads
+from repmode._ext import DTYPE_CODE, C
 
 
 def round_to_float32(q: Fraction) -> float:

@@ -9,10 +9,10 @@ import contextlib
 import pytest
 import torch
 import torch.nn.functional as F
+from support import THREAD_COUNTS, assert_bitwise_equal, available_isas, cpu_isa, num_threads
 
 import repmode
 from repmode.kernels import pooling
-from support import THREAD_COUNTS, assert_bitwise_equal, available_isas, cpu_isa, num_threads
 
 aten = torch.ops.aten
 

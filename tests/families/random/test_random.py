@@ -8,11 +8,10 @@ import sys
 import numpy as np
 import pytest
 import torch
+from support import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa
 
 import repmode
 from repmode._ext import C
-from support import assert_bitwise_equal, assert_invariant, available_isas, cpu_isa
-
 
 # ---------------------------------------------------------------- the generator itself
 
@@ -278,7 +277,8 @@ def test_sincos_turns_accuracy():
     us.append(1.0 - 2.0**-53)
     for u in us:
         s, c = C.sincos_turns(u)
-        for got, want in ((s, mpmath.sin(2 * mpmath.pi * mpmath.mpf(u))), (c, mpmath.cos(2 * mpmath.pi * mpmath.mpf(u)))):
+        turn = 2 * mpmath.pi * mpmath.mpf(u)
+        for got, want in ((s, mpmath.sin(turn)), (c, mpmath.cos(turn))):
             tol = 4 * math.ulp(float(want)) + 2.0**-70
             assert abs(mpmath.mpf(got) - want) <= tol, (u, got, float(want))
 

@@ -7,11 +7,11 @@ import copy
 
 import pytest
 import torch
+from support import assert_bitwise_equal, assert_invariant
+from support.recurrent_reference import lstm_layer
 from torch import nn
 
 import repmode
-from support import assert_bitwise_equal, assert_invariant
-from support.recurrent_reference import lstm_layer
 
 aten = torch.ops.aten
 

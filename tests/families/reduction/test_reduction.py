@@ -6,10 +6,10 @@ import math
 import numpy as np
 import pytest
 import torch
+from support import assert_bitwise_equal, assert_invariant, num_threads
 
 import repmode
-from repmode._ext import C, DTYPE_CODE
-from support import assert_bitwise_equal, assert_invariant, num_threads
+from repmode._ext import DTYPE_CODE, C
 
 LANES, CHUNK = 32, 4096
 

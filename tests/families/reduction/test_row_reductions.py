@@ -6,9 +6,9 @@ import math
 
 import pytest
 import torch
+from support import assert_bitwise_equal, assert_invariant
 
 import repmode
-from support import assert_bitwise_equal, assert_invariant
 
 
 def _all(x):

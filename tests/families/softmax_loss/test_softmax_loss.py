@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
+from support import assert_bitwise_equal, assert_invariant
 
 import repmode
-from support import assert_bitwise_equal, assert_invariant
 
 
 def _losses(x, target, weight):

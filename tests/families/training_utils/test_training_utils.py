@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 import torch
+from support import assert_bitwise_equal, num_threads
 from torch import nn
 
 import repmode
-from support import assert_bitwise_equal, num_threads
 
 S = torch.optim.lr_scheduler
 
