@@ -1,102 +1,88 @@
-"""repmode's random stream: where each random op reads its Philox4x32-10 blocks.
+"""repmode's random stream: where each random op gets its Philox4x32-10 key.
 
-A stream is a ``(seed, offset)`` pair. An op that needs ``k`` blocks reads blocks
-``offset, ..., offset + k - 1`` of the stream keyed by ``seed`` and advances ``offset`` by ``k``
-(csrc/common/philox.h, csrc/common/random.h; docs/semantics.md, "Random numbers"). The
-values therefore depend only on the seed, the sequence of random calls and their shapes and
-arguments: not on the device, the thread count or the memory layout.
+repmode's random state *is* torch's CPU random state. Every random op draws one key ``K`` from a
+torch CPU generator (``torch.default_generator``, or the ``generator=`` the op was given), with
+torch's own algorithm (mt19937, the same on every machine), then reads blocks ``0, ..., k - 1`` of
+the Philox stream keyed by ``K`` (csrc/common/philox.h, csrc/common/random.h; docs/semantics.md,
+"Random numbers"). The values therefore depend only on the generator's state, the sequence of
+random calls and their shapes and arguments: not on the device the result lives on (a CUDA
+result is keyed from the CPU generator too), the thread count or the memory layout.
 
-Seeding. The default stream follows ``torch.manual_seed``: importing repmode wraps
-``torch.manual_seed`` so that every call also reseeds this stream (offset 0), which makes an
-unchanged script that seeds torch reproducible under repmode. ``repmode.manual_seed`` seeds only
-repmode's stream. A CPU ``torch.Generator`` passed to a random op (as DataLoader's sampler passes
-one to ``randperm``) gives that op a stream of its own: the op draws one 63-bit key from the
-generator with the generator's own algorithm (mt19937, the same on every machine) and reads
-blocks 0, 1, ... of the stream keyed by it. So the generator's seed and the sequence of ops that
-use it decide the values, exactly as in torch.
+Because the key comes from torch's generator, everything torch does with that generator covers
+repmode's stream with no hook and no user action: ``torch.manual_seed``, ``torch.get_rng_state`` /
+``torch.set_rng_state``, ``torch.random.fork_rng``, ``torch.utils.checkpoint``'s
+``preserve_rng_state`` (both variants: they save and restore the CPU state), and a checkpoint
+that stores ``torch.get_rng_state()``. The cost is one native ``random_`` of a 0-d int64 tensor
+per random op (about 1 microsecond); torch's generator takes its own lock for the draw, so
+concurrent threads get disjoint keys, in an order that depends on the threads' interleaving (as
+in torch).
 
-State. ``get_rng_state()`` returns a plain dict (safe to put in a checkpoint) and
-``set_rng_state(state)`` restores it; the stream then continues identically.
+``manual_seed``, ``get_rng_state`` and ``set_rng_state`` below are thin views of torch's CPU
+generator, kept for existing code. States saved by repmode before numerics version 2 (a dict
+``{"seed", "offset"}`` of the old stream) are refused with an error: that stream no longer exists,
+and no state of the new one continues it.
 """
 from __future__ import annotations
 
-import functools
 import threading
 
 import torch
 
-_MASK64 = (1 << 64) - 1
+# the format tag of get_rng_state()'s dict
+_STATE_KEY = "torch_cpu_rng_state"
 
-
-class Stream:
-    """A seed and the number of blocks already read."""
-
-    __slots__ = ("seed", "offset")
-
-    def __init__(self, seed: int, offset: int = 0):
-        self.seed = int(seed) & _MASK64
-        self.offset = int(offset)
-
-    def take(self, blocks: int) -> tuple[int, int]:
-        """Reserve ``blocks`` blocks: returns ``(seed, first block)`` and advances the offset."""
-        start = self.offset
-        self.offset = start + int(blocks)
-        if self.offset >= 1 << 64:
-            raise OverflowError("repmode's random stream is exhausted (2^64 blocks); reseed it")
-        return self.seed, start
-
-
-_lock = threading.Lock()
-_default = Stream(torch.initial_seed())
+_scratch = threading.local()
 
 
 def manual_seed(seed: int) -> None:
-    """Seed repmode's default stream (offset 0). ``torch.manual_seed`` calls this too."""
-    with _lock:
-        _default.seed = int(seed) & _MASK64
-        _default.offset = 0
+    """Seed repmode's random stream: the same as ``torch.manual_seed(seed)`` (which it calls)."""
+    torch.manual_seed(int(seed))
 
 
 def get_rng_state() -> dict:
-    """The default stream's state, as a dict of ints (picklable; put it in checkpoints)."""
-    with _lock:
-        return {"seed": _default.seed, "offset": _default.offset}
+    """repmode's random state: ``{"torch_cpu_rng_state": bytes}``, the bytes of
+    ``torch.get_rng_state()`` (picklable and comparable with ``==``; put it in checkpoints). Saving
+    ``torch.get_rng_state()`` yourself is equivalent."""
+    return {_STATE_KEY: torch.get_rng_state().numpy().tobytes()}
 
 
-def set_rng_state(state: dict) -> None:
-    """Restore a state from :func:`get_rng_state`."""
-    with _lock:
-        _default.seed = int(state["seed"]) & _MASK64
-        _default.offset = int(state["offset"])
+def set_rng_state(state) -> None:
+    """Restore a state from :func:`get_rng_state` (or a ``torch.get_rng_state()`` tensor): the
+    same as ``torch.set_rng_state``."""
+    if isinstance(state, torch.Tensor):
+        torch.set_rng_state(state)
+        return
+    if isinstance(state, dict) and _STATE_KEY in state:
+        raw = state[_STATE_KEY]
+        tensor = raw if isinstance(raw, torch.Tensor) else torch.frombuffer(bytearray(raw), dtype=torch.uint8)
+        torch.set_rng_state(tensor)
+        return
+    if isinstance(state, dict) and {"seed", "offset"} <= set(state):
+        raise ValueError(
+            "repmode.set_rng_state: this {'seed', 'offset'} state was saved by repmode before numerics version 2; "
+            "since version 2 repmode's random stream is keyed by torch's CPU generator and that old stream no "
+            "longer exists, so no state continues it. Results of the resumed run cannot equal the old run's "
+            "anyway (docs/semantics.md, 'Numerics versions'); reseed with torch.manual_seed(...) and save "
+            "repmode.get_rng_state() (or torch.get_rng_state()) in new checkpoints.")
+    raise TypeError(f"repmode.set_rng_state expects a dict from repmode.get_rng_state() or a torch.get_rng_state() "
+                    f"tensor, not {type(state).__name__}")
+
+
+def _key(generator: torch.Generator | None) -> int:
+    """One 63-bit key from ``generator`` (default: torch's default CPU generator), drawn natively
+    as ``torch.empty((), dtype=torch.int64).random_(generator=generator)`` would draw it."""
+    t = getattr(_scratch, "t", None)
+    if t is None:
+        with torch.inference_mode(False):  # a normal tensor: usable inside and outside inference mode
+            t = _scratch.t = torch.empty((), dtype=torch.int64)
+    return t.random_(generator=generator).item()
 
 
 def take(blocks: int, generator: torch.Generator | None = None) -> tuple[int, int]:
-    """``(seed, first block)`` for an op reading ``blocks`` blocks, from the default stream or
-    from a stream keyed by one draw of ``generator``."""
-    if generator is None:
-        with _lock:
-            return _default.take(blocks)
-    if generator.device.type != "cpu":
+    """``(key, first block)`` for an op reading ``blocks`` blocks: the key is one draw of
+    ``generator`` (default: torch's default CPU generator), the first block is 0."""
+    if generator is not None and generator.device.type != "cpu":
         raise NotImplementedError("repmode: only CPU torch.Generator objects can key a random stream in this build")
-    key = int(torch.empty((), dtype=torch.int64).random_(generator=generator))
-    return key, 0
-
-
-def _install_torch_seed_hook() -> None:
-    """Make ``torch.manual_seed`` (and ``torch.random.manual_seed``) also seed repmode's stream."""
-    original = torch.random.manual_seed
-    if getattr(original, "_repmode_hook", False):
-        return
-
-    @functools.wraps(original)
-    def manual_seed_and_repmode(seed):
-        result = original(seed)
-        manual_seed(int(seed))
-        return result
-
-    manual_seed_and_repmode._repmode_hook = True
-    torch.random.manual_seed = manual_seed_and_repmode
-    torch.manual_seed = manual_seed_and_repmode
-
-
-_install_torch_seed_hook()
+    if blocks >= 1 << 64:
+        raise OverflowError("repmode: one random op can read at most 2^64 Philox blocks")
+    return _key(generator), 0

@@ -2,7 +2,7 @@
 
 Every op draws its elements in the tensor's logical row-major order, whatever its strides:
 element i of an op reads the i-th slot of the op's blocks, so a tensor's values depend on the
-seed, on the random calls before it and on its own shape and arguments only. Float formulas
+op's key (one draw from torch's CPU generator, repmode/rng.py) and on its own shape and arguments only. Float formulas
 are in docs/semantics.md ("Random numbers"); bf16/fp16 tensors draw float32 values and round
 them once.
 """
@@ -42,7 +42,7 @@ UNIFORM, NORMAL, EXPONENTIAL, GEOMETRIC, LOG_NORMAL, CAUCHY = (_ext.codes("Rando
 
 def _draw(dist: int, shape, dtype: torch.dtype, p0: float, p1: float, generator=None, device=None) -> Tensor:
     """A new contiguous tensor of ``dist`` draws (float dtypes only) on ``device`` (default the CPU): the
-    same values on every device, element i keyed by (seed, offset, i) only."""
+    same values on every device, element i keyed by (key, i) only."""
     work = torch.float32 if dtype in LOW_PRECISION else dtype
     if work not in DTYPE_CODE:
         raise TypeError(f"repmode: {dtype} is not a floating dtype for this distribution")

@@ -190,14 +190,24 @@ def test_same_bits_in_a_fresh_process():
     assert out == hashlib.sha256(b"".join(x.numpy().tobytes() for x in t)).hexdigest()
 
 
+def _uniform_f32(key: int, n: int) -> torch.Tensor:
+    """float32 uniform [0, 1) as docs/semantics.md writes it: blocks 0, 1, ... of the Philox stream
+    keyed by `key`, one word per element, u = (w >> 8) * 2^-24."""
+    words = [w for b in range(-(-n // 4)) for w in C.philox4x32_10(b, 0, 0, 0, key & 0xFFFFFFFF, key >> 32)]
+    return torch.tensor([(w >> 8) * 2.0**-24 for w in words[:n]], dtype=torch.float32)
+
+
 def test_one_call_equals_its_documented_parts():
-    """float32 uniform reads one word per element: a draw of 4k elements continues exactly where
-    the previous one stopped; a view is filled in its logical order."""
+    """Each random op draws one key from torch's CPU generator (the value a native
+    `torch.empty((), dtype=torch.int64).random_()` gives) and reads blocks 0, 1, ... of the stream
+    keyed by it; a view is filled in its logical order."""
+    torch.manual_seed(3)
+    keys = [int(torch.empty((), dtype=torch.int64).random_()) for _ in range(2)]
     with repmode.enabled(seed=3):
         whole = torch.rand(4096)
-    with repmode.enabled(seed=3):
-        parts = torch.cat([torch.rand(1024), torch.rand(2048), torch.rand(1024)])
-    assert_bitwise_equal(whole, parts)
+        after = torch.rand(1001)
+    assert_bitwise_equal(whole, _uniform_f32(keys[0], 4096))
+    assert_bitwise_equal(after, _uniform_f32(keys[1], 1001))
     with repmode.enabled(seed=3):
         t = torch.empty(64, 64).t().uniform_()
     assert_bitwise_equal(t.contiguous().flatten(), whole[:4096])
