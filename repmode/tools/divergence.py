@@ -7,7 +7,6 @@ from dataclasses import dataclass
 import torch
 import torch.utils._pytree
 
-from .. import rng
 from ..digest import digest as digest_of
 from ..mode import enabled
 from .trace import SavedGenerator, read_trace, values_path
@@ -124,9 +123,8 @@ def replay(path: str, seq: int) -> str:
     def run(under_repmode: bool):
         args, kwargs = torch.utils._pytree.tree_map(fresh, (entry["args"], entry["kwargs"]),
                                                     is_leaf=lambda x: isinstance(x, SavedGenerator))
-        saved = (rng.get_rng_state(), torch.get_rng_state())
-        if entry.get("rng"):  # a random op: the streams as they were when it ran
-            rng.set_rng_state(entry["rng"]["repmode"])
+        saved = torch.get_rng_state()
+        if entry.get("rng"):  # a random op: torch's CPU state as it was when it ran (repmode's since numerics 2)
             torch.set_rng_state(entry["rng"]["torch"])
         try:
             if under_repmode:
@@ -135,8 +133,7 @@ def replay(path: str, seq: int) -> str:
             else:
                 out = func(*args, **kwargs)
         finally:
-            rng.set_rng_state(saved[0])
-            torch.set_rng_state(saved[1])
+            torch.set_rng_state(saved)
         outs = out if isinstance(out, (list, tuple)) else [out]
         return [digest_of(o) if isinstance(o, torch.Tensor) else None for o in outs]
 

@@ -136,9 +136,8 @@ class Tracer:
         # the inputs as they were: an in-place op changes them, a random op advances its generator
         before = _detached_copy((args, kwargs)) if keeping and (random or func._schema.is_mutable) else None
         rng = None
-        if random:  # replay needs the streams' states
-            from ..rng import get_rng_state
-            rng = {"repmode": get_rng_state(), "torch": torch.get_rng_state()}
+        if random:  # replay needs torch's CPU random state (repmode's random state too: repmode/rng.py)
+            rng = {"torch": torch.get_rng_state()}
         out = impl(func, args, kwargs)
         self.seq += 1
         node = torch._C._current_autograd_node()
