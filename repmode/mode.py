@@ -232,9 +232,9 @@ def enabled(strict: bool = True, seed: int | None = None, audit: bool = False) -
 
     ``strict=True`` raises :class:`UnsupportedOpError` on an op with no reproducible
     implementation; ``strict=False`` runs it natively, warns once per overload and records it
-    (see ``.report()``). ``seed`` calls ``torch.manual_seed(seed)`` on entry, which seeds torch's
-    generator and repmode's counter-based stream (repmode/rng.py) that every random op inside
-    the block draws from. ``audit=True`` (with ``strict=False``) makes this block's settings win
+    (see ``.report()``). ``seed`` calls ``torch.manual_seed(seed)`` on entry: torch's CPU
+    generator keys every random op inside the block (each draws its Philox key from it;
+    repmode/rng.py). ``audit=True`` (with ``strict=False``) makes this block's settings win
     over blocks opened inside it: they neither raise nor keep their own report, so the report
     lists everything the code inside reaches (what ``repmode audit`` and ``pytest
     --repmode-audit`` use).
