@@ -77,3 +77,15 @@ class CompileNotice:
             if _open_blocks == 0:
                 self._logger.setLevel(_saved_level)
         return False
+
+
+def forget_after_fork() -> None:
+    """In a process forked inside a block (which leaves it, see repmode.mode): no block is open here,
+    so take the filters off the logger and give it back the user's level."""
+    global _open_blocks
+    logger = logging.getLogger(_LOGGER)
+    for f in [f for f in logger.filters if isinstance(f, _SkipNotice)]:
+        logger.removeFilter(f)
+    if _open_blocks:
+        logger.setLevel(_saved_level)
+    _open_blocks = 0

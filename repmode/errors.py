@@ -30,6 +30,11 @@ class CompiledRegionWarning(UserWarning):
     """torch.compile'd code ran inside ``repmode.enabled()``: it runs eagerly, op by op, through repmode."""
 
 
+class ForkedProcessWarning(UserWarning):
+    """A process forked inside ``repmode.enabled()`` (a DataLoader worker under the ``fork`` start
+    method) runs natively: it does not inherit the block. Shown once per parent process."""
+
+
 AUDIT_HINT = ("To list every unsupported op your script reaches, run `python -m repmode audit your_script.py "
               "[args]` (or wrap it in `with repmode.enabled(strict=False) as rm:` and print `rm.report_text()`).")
 
