@@ -2,7 +2,7 @@
 
     repmode audit [--json] [-o FILE] script.py [args...]   # which ops does a script need?
     repmode audit [--json] -m package.module [args...]
-    repmode ops [--write [PATH] | --check [PATH]]           # docs/supported_ops.md from the registry
+    repmode ops [NAME ...] [--write [PATH] | --check [PATH]]  # the supported-ops table (or rows), from the registry
     repmode trace --out run.trace [--native] script.py [args...]   # per-op digests of a run
     repmode diff a.trace b.trace                            # the first op where two runs part ways
     repmode replay a.trace --op N                           # rerun one recorded op
@@ -133,8 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--epochs", type=int, default=1, help="training epochs of each example (default 1)")
     cc.add_argument("--no-examples", action="store_true", help="only the op battery")
     cc.set_defaults(handler=_crosscheck)
-    ops = commands.add_parser("ops", add_help=False, help="write or check the table of supported ops "
-                                                          "(docs/supported_ops.md)")
+    ops = commands.add_parser("ops", add_help=False, help="print the table of supported ops, or the named ops' rows; "
+                                                          "--write/--check docs/supported_ops.md")
     ops.set_defaults(handler=None)  # main() hands its arguments to repmode.ops_table
     return parser
 
