@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -48,7 +49,7 @@ def _target(ns):
 
 def _trace(ns) -> int:
     from .script_runner import run_script
-    from .trace import trace
+    from .trace import TraceFileError, trace
 
     target, args = _target(ns)
     if target is None:
@@ -57,8 +58,13 @@ def _trace(ns) -> int:
     if not ns.module and not os.path.isfile(target):
         print(f"repmode trace: no such script: {target}", file=sys.stderr)
         return 2
-    with trace(ns.out, native=ns.native, strict=not ns.non_strict, reference=ns.reference,
-               keep_values=ns.keep_values) as tracer:
+    with contextlib.ExitStack() as stack:
+        try:  # the output and the reference are checked before the script runs
+            tracer = stack.enter_context(trace(ns.out, native=ns.native, strict=not ns.non_strict,
+                                               reference=ns.reference, keep_values=ns.keep_values))
+        except (TraceFileError, ValueError) as exc:
+            print(f"repmode trace: {exc}", file=sys.stderr)
+            return 2
         status = run_script(target, args, module=bool(ns.module))
     print(f"repmode trace: {tracer.seq} ops recorded in {ns.out}"
           + (f"; values of {len(tracer.kept)} differing op(s) in {ns.out}.values.pt" if tracer.kept else ""),
@@ -68,17 +74,26 @@ def _trace(ns) -> int:
 
 def _diff(ns) -> int:
     from .divergence import diff_traces
+    from .trace import TraceFileError
 
-    result = diff_traces(ns.a, ns.b)
+    try:
+        result = diff_traces(ns.a, ns.b)
+    except TraceFileError as exc:
+        print(f"repmode diff: {exc}", file=sys.stderr)
+        return 2
     print(result.text)
     return 0 if result.kind == "identical" else 1
 
 
 def _replay(ns) -> int:
     from .divergence import replay
+    from .trace import TraceFileError
 
     try:
         print(replay(ns.trace, ns.op))
+    except TraceFileError as exc:
+        print(f"repmode replay: {exc}", file=sys.stderr)
+        return 2
     except KeyError as exc:
         print(f"repmode replay: {exc.args[0]}", file=sys.stderr)
         return 2
