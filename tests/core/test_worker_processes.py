@@ -5,6 +5,7 @@ once (ForkedProcessWarning)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
 import warnings
 
@@ -102,7 +103,9 @@ def _fork_and_probe(session) -> dict:
             try:
                 report = {"warnings": [str(w.message) for w in caught
                                        if issubclass(w.category, repmode.ForkedProcessWarning)],
-                          "active": active_mode() is not None}
+                          "active": active_mode() is not None,
+                          "compile_notices": [type(f).__name__ for f in
+                                              logging.getLogger("torch._dynamo.convert_frame").filters]}
                 a = torch.randn(3, 3, generator=torch.Generator().manual_seed(0))
                 det = torch.linalg.det(a)  # unregistered: strict mode would raise
                 report["matches_native"] = torch.equal(det, torch.linalg.det(a))
@@ -131,6 +134,7 @@ def test_a_forked_child_leaves_the_block_and_the_first_one_says_so(monkeypatch):
         assert "error" not in report, report
         assert report["active"] is False and report["matches_native"] is True
         assert report["stack_after_exit"] == []
+        assert report["compile_notices"] == []  # the block's torch.compile notice left with it
     assert len(first["warnings"]) == 1 and "forked inside repmode.enabled()" in first["warnings"][0]
     assert "worker_init_fn" in first["warnings"][0]
     assert second["warnings"] == []  # one note per parent process
