@@ -10,7 +10,13 @@ trace, pytest plugin) builds on these.
 from . import ops
 from ._ext import cpu_isa, set_cpu_isa
 from .digest import digest
-from .errors import CompiledRegionWarning, ReproducibilityEnvironmentError, UnsupportedOpError, UnsupportedOpWarning
+from .errors import (
+    CompiledRegionWarning,
+    ForkedProcessWarning,
+    ReproducibilityEnvironmentError,
+    UnsupportedOpError,
+    UnsupportedOpWarning,
+)
 from .kernels import registrations, supported_ops
 from .mode import ReproducibleMode, Session, enabled
 from .rng import get_rng_state, manual_seed, set_rng_state
@@ -21,8 +27,8 @@ from .wrap import from_torch_module, is_wrapped, run_reproducibly, unwrap, wrap
 
 __all__ = [
     "enabled", "Session", "ReproducibleMode", "UnsupportedOpError", "UnsupportedOpWarning",
-    "ReproducibilityEnvironmentError", "CompiledRegionWarning", "supported_ops", "registrations", "cpu_isa",
-    "set_cpu_isa", "NUMERICS_VERSION", "__version__", "digest", "manual_seed", "get_rng_state", "set_rng_state",
-    "from_torch_module", "wrap", "unwrap", "is_wrapped", "run_reproducibly", "ops", "trace", "diff_traces",
-    "replay",
+    "ReproducibilityEnvironmentError", "CompiledRegionWarning", "ForkedProcessWarning", "supported_ops",
+    "registrations", "cpu_isa", "set_cpu_isa", "NUMERICS_VERSION", "__version__", "digest", "manual_seed",
+    "get_rng_state", "set_rng_state", "from_torch_module", "wrap", "unwrap", "is_wrapped", "run_reproducibly", "ops",
+    "trace", "diff_traces", "replay",
 ]

@@ -11,6 +11,8 @@ have emitted at its own level (so no debug output appears that the user did not 
 from __future__ import annotations
 
 import logging
+import os
+import sys
 import threading
 import warnings
 
@@ -41,14 +43,58 @@ class _SkipNotice(logging.Filter):
         if (not self.warned and record.thread == self.thread and record.levelno == logging.DEBUG
                 and _MARK in record.getMessage()):
             self.warned = True
-            code_name = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
             filename, line = user_frame(2)
             warnings.warn_explicit(
-                f"repmode: the torch.compile'd function {code_name!r} runs eagerly inside repmode.enabled() "
+                f"repmode: the torch.compile'd {_compiled_name(record)} runs eagerly inside repmode.enabled() "
                 "(Dynamo does not compile while a dispatch mode is active): every op runs through repmode, "
                 "reproducibly, without the compile speed-up.", CompiledRegionWarning, filename, line,
                 module="repmode")
         return record.levelno >= self.user_level
+
+
+_EVAL_FRAME = os.path.join("torch", "_dynamo", "eval_frame.py")
+
+
+def _compiled_name(record: logging.LogRecord) -> str:
+    """``function 'affine'`` or ``module 'Net'``: what the user passed to torch.compile.
+
+    The skip record names the code object Dynamo declined, which for a compiled module (or a
+    compiled function's wrapper) is torch's own ``inner`` or ``_call_impl``; the callable the user
+    compiled is the ``fn`` of the innermost ``compile_wrapper`` frame of Dynamo's eval_frame.py
+    (for a module, its bound ``_call_impl``, or torch's ``wrap_inline`` around the module), which
+    is on the stack while the record is filtered. Falls back to the record's code name."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_name == "compile_wrapper" and frame.f_code.co_filename.endswith(_EVAL_FRAME):
+            fn = _unwrap(frame.f_locals.get("fn"))
+            owner = fn if _is_module(fn) else getattr(fn, "__self__", None)
+            if owner is not None and _is_module(owner):
+                return f"module {type(owner).__name__!r}"
+            name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+            if name:
+                return f"function {name.rpartition('<locals>.')[2]!r}"  # 'affine', 'Trainer.step
+            break
+        frame = frame.f_back
+    code_name = record.args[0] if isinstance(record.args, tuple) and record.args else "?"
+    return f"function {code_name!r}"
+
+
+def _unwrap(fn):
+    """Through torch's own wrappers (Dynamo's ``wrap_inline`` around a module's call): by
+    ``__wrapped__``, or the callable a torch closure holds."""
+    for _ in range(8):
+        inner = getattr(fn, "__wrapped__", None)
+        if inner is None and getattr(fn, "__module__", "").startswith("torch.") and getattr(fn, "__closure__", None):
+            inner = next((c.cell_contents for c in fn.__closure__ if callable(c.cell_contents)), None)
+        if inner is None:
+            return fn
+        fn = inner
+    return fn
+
+
+def _is_module(obj) -> bool:
+    nn = sys.modules.get("torch.nn")
+    return nn is not None and isinstance(obj, nn.Module)
 
 
 class CompileNotice:
@@ -77,3 +123,15 @@ class CompileNotice:
             if _open_blocks == 0:
                 self._logger.setLevel(_saved_level)
         return False
+
+
+def forget_after_fork() -> None:
+    """In a process forked inside a block (which leaves it, see repmode.mode): no block is open here,
+    so take the filters off the logger and give it back the user's level."""
+    global _open_blocks
+    logger = logging.getLogger(_LOGGER)
+    for f in [f for f in logger.filters if isinstance(f, _SkipNotice)]:
+        logger.removeFilter(f)
+    if _open_blocks:
+        logger.setLevel(_saved_level)
+    _open_blocks = 0

@@ -5,6 +5,8 @@ layout) and points at the user's own line, so the message alone says what to cha
 """
 from __future__ import annotations
 
+import os
+
 import torch
 
 from ._callsite import user_call_site
@@ -30,8 +32,21 @@ class CompiledRegionWarning(UserWarning):
     """torch.compile'd code ran inside ``repmode.enabled()``: it runs eagerly, op by op, through repmode."""
 
 
+class ForkedProcessWarning(UserWarning):
+    """A process forked inside ``repmode.enabled()`` (a DataLoader worker under the ``fork`` start
+    method) runs natively: it does not inherit the block. Shown once per parent process."""
+
+
 AUDIT_HINT = ("To list every unsupported op your script reaches, run `python -m repmode audit your_script.py "
               "[args]` (or wrap it in `with repmode.enabled(strict=False) as rm:` and print `rm.report_text()`).")
+PYTEST_AUDIT_HINT = ("To list every unsupported op your tests reach, run them with `pytest --repmode-audit` (each "
+                     "test's body runs with strict=False and the summary lists its unsupported ops per test).")
+
+
+def audit_hint() -> str:
+    """How to list every unsupported op: ``pytest --repmode-audit`` while a test runs (pytest sets
+    PYTEST_CURRENT_TEST during each test's setup, call and teardown), else ``repmode audit``."""
+    return PYTEST_AUDIT_HINT if "PYTEST_CURRENT_TEST" in os.environ else AUDIT_HINT
 
 
 def layout_name(t: torch.Tensor) -> str | None:
@@ -77,8 +92,7 @@ def unsupported(func, args, kwargs, why: str, depth: int = 1) -> UnsupportedOpEr
     why = why.rstrip() if why.rstrip().endswith(".") else why.rstrip() + "."
     return UnsupportedOpError(
         f"repmode does not support {func} with these inputs ({describe_inputs(args, kwargs)}), called at "
-        f"{user_call_site(depth)}: {why} To list every unsupported op a script reaches, run "
-        "`python -m repmode audit your_script.py [args]`."
+        f"{user_call_site(depth)}: {why} {audit_hint()}"
     )
 
 
@@ -88,7 +102,7 @@ def unregistered(func, args, kwargs, depth: int = 2) -> UnsupportedOpError:
         f"repmode has no reproducible implementation of {func} "
         f"(inputs: {describe_inputs(args, kwargs)}), called at {user_call_site(depth)}. "
         "Its native kernel is not guaranteed to give the same bits on other hardware, thread counts "
-        f"or torch versions. {AUDIT_HINT}"
+        f"or torch versions. {audit_hint()}"
     )
 
 

@@ -8,17 +8,24 @@ Anything else is unsupported: strict mode raises, non-strict runs it natively an
 from __future__ import annotations
 
 import contextlib
+import os
 import warnings
 from dataclasses import dataclass, field
 
 import torch
 from torch._subclasses.fake_tensor import FakeTensor
-from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
+from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack, _pop_mode, _push_mode
 
-from . import _ext, errors, kernels
+from . import _compile_notice, _ext, errors, kernels
 from ._callsite import user_frame
 from ._compile_notice import CompileNotice
-from .errors import ReproducibilityEnvironmentError, UnsupportedOpError, UnsupportedOpWarning, describe_inputs
+from .errors import (
+    ForkedProcessWarning,
+    ReproducibilityEnvironmentError,
+    UnsupportedOpError,
+    UnsupportedOpWarning,
+    describe_inputs,
+)
 from .registry import DISPATCH, REGISTRY, run_native
 
 _CompositeImplicit = torch._C.DispatchKey.CompositeImplicitAutograd
@@ -72,6 +79,7 @@ class ReproducibleMode(TorchDispatchMode):
         # True under `repmode audit`: blocks the script opens are neither strict nor recorded apart
         self.auditing = False
         self.tracer = None  # a repmode.trace.Tracer while `repmode.trace` records this mode's ops
+        self.left_by_fork = False  # True in a forked child, which runs natively (see _leave_blocks_in_child)
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         if _has_dispatching_subclass(types):
@@ -196,7 +204,9 @@ class Session(contextlib.ContextDecorator):
 
     def __exit__(self, *exc) -> bool:
         entered = self._entered.pop()
-        if isinstance(entered, CompileNotice):
+        if self.mode.left_by_fork:
+            pass  # a forked child continuing the parent's code: it left the block when it was forked
+        elif isinstance(entered, CompileNotice):
             self.mode.__exit__(*exc)
             entered.__exit__(*exc)
         elif entered == "inert":
@@ -251,6 +261,67 @@ def active_mode() -> ReproducibleMode | None:
         if isinstance(m, ReproducibleMode):
             return m
     return None
+
+
+# ---- processes forked inside a block ------------------------------------------------------------
+# A forked child starts with a copy of the forking thread's dispatch mode stack, so without this it
+# would run inside a block it never opened and can never close: a DataLoader worker under the
+# 'fork' start method raised UnsupportedOpError in strict mode (or ran half through repmode),
+# while the same worker under 'spawn' or 'forkserver' runs natively. The child leaves the block
+# instead: its ops run natively, like those of a thread started inside a block. The first child a
+# process forks inside a block says so once (ForkedProcessWarning); later ones stay quiet.
+
+FORK_NOTE = (
+    "repmode: this process was forked inside repmode.enabled() (a DataLoader worker with the 'fork' start "
+    "method, or os.fork / multiprocessing): it does not inherit the block, so its ops run natively, as a thread "
+    "started inside a block does, and are not covered by repmode's guarantee (collating and indexing are exact "
+    "data movement anyway). To make worker-side random work repeatable, seed it per worker: DataLoader seeds each "
+    "worker's torch generator with base_seed + worker_id, base_seed drawn in the parent (seed the parent, or pass "
+    "generator=); seed other libraries in worker_init_fn. To make the worker's arithmetic reproducible across "
+    "hardware too, open `with repmode.enabled():` inside it (e.g. in Dataset.__getitem__)."
+)
+_fork_noted = False  # set in a process once it has forked inside a block: its first child warned
+
+
+def _blocks_on_this_thread() -> list[ReproducibleMode]:
+    return [m for m in _get_current_dispatch_mode_stack() if isinstance(m, ReproducibleMode)]
+
+
+def _leave_blocks_in_child() -> None:
+    """os.register_at_fork(after_in_child=...): take repmode's modes off the (only) thread's stack."""
+    global _fork_noted
+    ours = _blocks_on_this_thread()
+    if not ours:
+        return
+    stack = _get_current_dispatch_mode_stack()
+    if len(ours) == 1 and stack[-1] is ours[0]:
+        ours[0].__exit__(None, None, None)  # the usual case: also resets torch's "in a mode" flags
+    else:  # other modes entered inside the block: lift them off, drop ours, put the others back
+        for _ in stack:
+            _pop_mode()
+        for m in stack:
+            if not isinstance(m, ReproducibleMode):
+                _push_mode(m)
+    for m in ours:
+        m.left_by_fork = True
+    _compile_notice.forget_after_fork()
+    if not _fork_noted:
+        _fork_noted = True
+        try:
+            filename, line = user_frame(2)
+            warnings.warn_explicit(FORK_NOTE, ForkedProcessWarning, filename, line, module="repmode")
+        except Exception:  # a warnings filter set to "error": no exception may leave a fork hook
+            pass
+
+
+def _note_fork_in_parent() -> None:
+    global _fork_noted
+    if not _fork_noted and _blocks_on_this_thread():
+        _fork_noted = True
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_leave_blocks_in_child, after_in_parent=_note_fork_in_parent)
 
 
 def _dispatches(t: type) -> bool:

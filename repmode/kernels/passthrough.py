@@ -55,7 +55,8 @@ register_passthrough(_overloads(
 
 register_passthrough(_overloads(
     "aten.clone.default", "aten.copy_.default", "aten._to_copy.default", "aten.contiguous.default",
-    "aten.cat.default", "aten.stack.default", "aten._local_scalar_dense.default", "aten.lift_fresh.default",
+    "aten.cat.default", "aten.cat.out", "aten.stack.default", "aten.stack.out", "aten._local_scalar_dense.default",
+    "aten.lift_fresh.default",
     "aten.lift_fresh_copy.default", "aten.resize_.default", "aten.set_.source_Tensor",
 ), reason="data movement or an IEEE-754 conversion (round to nearest even), the same on every device")
 

@@ -2,7 +2,7 @@
 
     repmode audit [--json] [-o FILE] script.py [args...]   # which ops does a script need?
     repmode audit [--json] -m package.module [args...]
-    repmode ops [--write [PATH] | --check [PATH]]           # docs/supported_ops.md from the registry
+    repmode ops [NAME ...] [--write [PATH] | --check [PATH]]  # the supported-ops table (or rows), from the registry
     repmode trace --out run.trace [--native] script.py [args...]   # per-op digests of a run
     repmode diff a.trace b.trace                            # the first op where two runs part ways
     repmode replay a.trace --op N                           # rerun one recorded op
@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 
@@ -48,7 +49,7 @@ def _target(ns):
 
 def _trace(ns) -> int:
     from .script_runner import run_script
-    from .trace import trace
+    from .trace import TraceFileError, trace
 
     target, args = _target(ns)
     if target is None:
@@ -57,8 +58,13 @@ def _trace(ns) -> int:
     if not ns.module and not os.path.isfile(target):
         print(f"repmode trace: no such script: {target}", file=sys.stderr)
         return 2
-    with trace(ns.out, native=ns.native, strict=not ns.non_strict, reference=ns.reference,
-               keep_values=ns.keep_values) as tracer:
+    with contextlib.ExitStack() as stack:
+        try:  # the output and the reference are checked before the script runs
+            tracer = stack.enter_context(trace(ns.out, native=ns.native, strict=not ns.non_strict,
+                                               reference=ns.reference, keep_values=ns.keep_values))
+        except (TraceFileError, ValueError) as exc:
+            print(f"repmode trace: {exc}", file=sys.stderr)
+            return 2
         status = run_script(target, args, module=bool(ns.module))
     print(f"repmode trace: {tracer.seq} ops recorded in {ns.out}"
           + (f"; values of {len(tracer.kept)} differing op(s) in {ns.out}.values.pt" if tracer.kept else ""),
@@ -68,17 +74,26 @@ def _trace(ns) -> int:
 
 def _diff(ns) -> int:
     from .divergence import diff_traces
+    from .trace import TraceFileError
 
-    result = diff_traces(ns.a, ns.b)
+    try:
+        result = diff_traces(ns.a, ns.b)
+    except TraceFileError as exc:
+        print(f"repmode diff: {exc}", file=sys.stderr)
+        return 2
     print(result.text)
     return 0 if result.kind == "identical" else 1
 
 
 def _replay(ns) -> int:
     from .divergence import replay
+    from .trace import TraceFileError
 
     try:
         print(replay(ns.trace, ns.op))
+    except TraceFileError as exc:
+        print(f"repmode replay: {exc}", file=sys.stderr)
+        return 2
     except KeyError as exc:
         print(f"repmode replay: {exc.args[0]}", file=sys.stderr)
         return 2
@@ -133,8 +148,8 @@ def build_parser() -> argparse.ArgumentParser:
     cc.add_argument("--epochs", type=int, default=1, help="training epochs of each example (default 1)")
     cc.add_argument("--no-examples", action="store_true", help="only the op battery")
     cc.set_defaults(handler=_crosscheck)
-    ops = commands.add_parser("ops", add_help=False, help="write or check the table of supported ops "
-                                                          "(docs/supported_ops.md)")
+    ops = commands.add_parser("ops", add_help=False, help="print the table of supported ops, or the named ops' rows; "
+                                                          "--write/--check docs/supported_ops.md")
     ops.set_defaults(handler=None)  # main() hands its arguments to repmode.ops_table
     return parser
 

@@ -9,7 +9,7 @@ import torch.utils._pytree
 
 from ..digest import digest as digest_of
 from ..mode import enabled
-from .trace import SavedGenerator, read_trace, values_path
+from .trace import SavedGenerator, TraceFileError, _why_unreadable, read_trace, values_path
 
 
 @dataclass
@@ -22,7 +22,16 @@ class Divergence:
 
 def _load_values(path: str) -> dict:
     vp = values_path(path)
-    return torch.load(vp, weights_only=False) if os.path.exists(vp) else {}
+    if not os.path.exists(vp):
+        return {}
+    try:
+        kept = torch.load(vp, weights_only=False)
+    except Exception as exc:  # torch.load on a truncated or foreign file: OSError, EOFError, UnpicklingError, ...
+        why = _why_unreadable(exc) if isinstance(exc, OSError) else "truncated or not a values file"
+        raise TraceFileError(f"{vp}: {why}") from None
+    if not isinstance(kept, dict):
+        raise TraceFileError(f"{vp}: not a repmode values file")
+    return kept
 
 
 def _describe_run(head: dict, records: list) -> str:
@@ -105,6 +114,9 @@ def _resolve(name: str):
 
 def replay(path: str, seq: int) -> str:
     """Rerun the op recorded as ``seq`` from its kept inputs, natively and under repmode."""
+    _, records = read_trace(path)  # first: a missing trace is "no such file", not "no values kept"
+    if not 1 <= seq <= len(records):
+        raise KeyError(f"{path} has no op #{seq} (it records ops #1 to #{len(records)})")
     kept = _load_values(path)
     if seq not in kept:
         have = ", ".join(str(k) for k in sorted(kept)) or "none"
@@ -112,7 +124,6 @@ def replay(path: str, seq: int) -> str:
                        "--reference OTHER --keep-values N to keep the inputs of differing ops")
     entry = kept[seq]
     func = _resolve(entry["op"])
-    _, records = read_trace(path)
     recorded = [o.get("digest") for o in records[seq - 1]["out"]]
 
     def fresh(x):

@@ -6,12 +6,15 @@ each registration, see ``registry.DTYPE_TAGS``), and the one-line summary of its
 passthrough, its registry reason). Output is deterministic (sorted, no dates), so a test can
 compare the committed file with a fresh rendering.
 
+    python -m repmode ops                                 # print the table
+    python -m repmode ops mm                              # print aten.mm's rows (or aten.mm.default's)
     python -m repmode ops --write docs/supported_ops.md   # regenerate
     python -m repmode ops --check docs/supported_ops.md   # exit 1 when out of date
 """
 from __future__ import annotations
 
 import argparse
+import difflib
 import sys
 from collections import Counter
 from pathlib import Path
@@ -189,22 +192,63 @@ def render_markdown(semantics: Path = SEMANTICS) -> str:
                 "Defined in semantics.md: " + ", ".join(f"[{s}](semantics.md#{_anchor(s)})" for s in sections)
                 + ".", "",
                 "| overload | kind | dtypes | devices | order |", "|---|---|---|---|---|"]
-        for reg in rows:  # registrations() is sorted by name
-            out.append(f"| `{reg.name}` | {reg.kind} | {dtypes_text(reg)} | {devices_text(reg)} | "
-                       f"{_cell(order_summary(reg, summaries))} |")
+        out += [table_row(reg, summaries) for reg in rows]  # registrations() is sorted by name
     return "\n".join(out) + "\n"
 
 
+def table_row(reg: Registration, summaries: dict[str, str]) -> str:
+    return (f"| `{reg.name}` | {reg.kind} | {dtypes_text(reg)} | {devices_text(reg)} | "
+            f"{_cell(order_summary(reg, summaries))} |")
+
+
+def matching(query: str, regs: list[Registration]) -> list[Registration]:
+    """The registrations ``query`` names: an overload (``aten.mm.default``), a packet (``aten.mm``) or
+    an op name alone (``mm``: every overload of ``aten.mm``, not ``addmm`` or ``mm_``)."""
+    q = query.removeprefix("torch.ops.")
+    return [r for r in regs if r.name == q or r.name.startswith(q + ".") or r.name.split(".")[1] == q]
+
+
+def _lookup(queries: list[str]) -> int:
+    """Print the rows of the named ops (with their family); exit 1 when one names nothing registered."""
+    regs = registrations()
+    summaries = semantics_summaries()
+    status = 0
+    print("| overload | family | kind | dtypes | devices | order |\n|---|---|---|---|---|---|")
+    for query in queries:
+        found = matching(query, regs)
+        if not found:
+            names = sorted({r.name.split(".")[1] for r in regs})
+            close = difflib.get_close_matches(query.split(".")[1] if query.count(".") >= 1 else query, names, n=3)
+            hint = f" (close: {', '.join(close)})" if close else ""
+            print(f"repmode ops: {query}: no registered overload{hint}; an op not listed raises "
+                  "repmode.UnsupportedOpError in strict mode", file=sys.stderr)
+            status = 1
+        for reg in found:
+            row = table_row(reg, summaries)
+            name_cell, rest = row.split(" | ", 1)
+            print(f"{name_cell} | {reg.family} | {rest}")
+    return status
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="repmode ops",
-                                     description="Generate or check docs/supported_ops.md from repmode's registry.")
+    parser = argparse.ArgumentParser(
+        prog="repmode ops",
+        description="Print the table of supported ops (docs/supported_ops.md) from repmode's registry, the rows of "
+                    "the named ops, or write or check the file.")
+    parser.add_argument("names", nargs="*", metavar="NAME",
+                        help="print only these ops' rows: aten.mm.default, aten.mm or mm (exit 1 if one is not "
+                             "registered)")
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--write", metavar="PATH", nargs="?", const=DEFAULT_PATH,
-                       help=f"write the table to PATH (default {DEFAULT_PATH}); the default action")
+                       help=f"write the table to PATH (default {DEFAULT_PATH}) instead of printing it")
     group.add_argument("--check", metavar="PATH", nargs="?", const=DEFAULT_PATH,
-                       help="exit 1 when PATH differs from a fresh rendering")
+                       help=f"exit 1 when PATH (default {DEFAULT_PATH}) differs from a fresh rendering")
     args = parser.parse_args(argv)
+    if args.names and (args.write or args.check):
+        parser.error("NAME prints rows: it does not go with --write or --check")
     try:
+        if args.names:
+            return _lookup(args.names)
         text = render_markdown()
     except TableError as exc:
         print(f"repmode ops table: {exc}", file=sys.stderr)
@@ -219,9 +263,16 @@ def main(argv=None) -> int:
             return 1
         print(f"{path} is up to date ({text.count(chr(10) + '| `')} overloads)")
         return 0
-    path = Path(args.write or DEFAULT_PATH)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    if args.write is None:
+        sys.stdout.write(text)
+        return 0
+    path = Path(args.write)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"repmode ops: cannot write {path}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     print(f"wrote {path}")
     return 0
 

@@ -278,3 +278,13 @@ def pytest_terminal_summary(terminalreporter, config):
         for r in records:
             terminalreporter.write_line(f"    {r.overload}  calls: {r.count}  first at "
                                         f"{_shorter_path(r.first_call_site, start)}")
+
+
+def random_seeder(seed: int) -> None:
+    """pytest-randomly's ``pytest_randomly.random_seeder`` entry point (pyproject.toml): it calls this
+    with its seed (``-p randomly``: before each test's setup, call and teardown, as it reseeds
+    ``random`` and numpy), so torch's generator and repmode's stream are reseeded the same way.
+    ``torch.manual_seed`` seeds both (repmode/rng.py hooks it)."""
+    import torch
+
+    torch.manual_seed(int(seed) % 2**64)

@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import sys
+import zlib
 
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
@@ -30,6 +31,29 @@ from ..registry import DISPATCH, run_native
 
 FORMAT = "repmode-trace"
 FORMAT_VERSION = 1
+
+
+class TraceFileError(ValueError):
+    """A trace (or its values side file) that is missing, unreadable, truncated or not a trace; or a
+    trace that cannot be written. The message is one line naming the file (the CLI prints it, exit 2)."""
+
+
+def _why_unreadable(exc: BaseException) -> str:
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, IsADirectoryError):
+        return "is a directory"
+    if isinstance(exc, EOFError):
+        return "truncated: the compressed stream ends early (the run stopped while tracing?)"
+    if isinstance(exc, gzip.BadGzipFile):
+        return "not gzip-compressed, though its name ends in .gz"
+    if isinstance(exc, zlib.error):
+        return f"corrupt compressed data ({exc})"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not a repmode trace (not UTF-8 text)"
+    if isinstance(exc, OSError):
+        return f"cannot read it: {exc.strerror or exc}"
+    return f"cannot read it: {exc}"
 
 
 def _open(path: str, mode: str):
@@ -94,13 +118,26 @@ def _detached_copy(obj):
 def read_trace(path: str) -> tuple[dict, list[dict]]:
     """``(header, records)`` of a trace file; the footer's fields (``ops``, ``threads`` at the end)
     are merged into the header as ``end_threads`` and ``complete``."""
-    with _open(path, "r") as f:
-        lines = [json.loads(line) for line in f if line.strip()]
-    if not lines or lines[0].get("format") != FORMAT:
-        raise ValueError(f"{path} is not a repmode trace (no '{FORMAT}' header line)")
+    lines = []
+    try:
+        with _open(path, "r") as f:
+            for number, line in enumerate(f, 1):
+                if line.strip():
+                    lines.append(json.loads(line))
+    except json.JSONDecodeError:
+        if lines:
+            header_seen = isinstance(lines[0], dict) and lines[0].get("format") == FORMAT
+        else:
+            header_seen = f'"{FORMAT}"' in line
+        kind = "truncated or corrupt" if header_seen else "not a repmode trace"
+        raise TraceFileError(f"{path}: {kind} (line {number} is not a JSON record)") from None
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError) as exc:
+        raise TraceFileError(f"{path}: {_why_unreadable(exc)}") from None
+    if not lines or not isinstance(lines[0], dict) or lines[0].get("format") != FORMAT:
+        raise TraceFileError(f"{path} is not a repmode trace (no '{FORMAT}' header line)")
     if lines[0].get("version", 0) > FORMAT_VERSION:
-        raise ValueError(f"{path} has trace format version {lines[0]['version']}; this repmode reads up to "
-                         f"{FORMAT_VERSION}")
+        raise TraceFileError(f"{path} has trace format version {lines[0]['version']}; this repmode reads up to "
+                             f"{FORMAT_VERSION}")
     header, records = dict(lines[0]), lines[1:]
     header["complete"] = bool(records) and records[-1].get("footer", False)
     if header["complete"]:
@@ -120,7 +157,10 @@ class Tracer:
         self.reference = read_trace(reference)[1] if reference is not None else None
         self.keep_left = int(keep_values)
         self.kept: dict[int, dict] = {}
-        self.file = _open(self.path, "w")
+        try:
+            self.file = _open(self.path, "w")
+        except OSError as exc:
+            raise TraceFileError(f"cannot write the trace {self.path}: {exc.strerror or exc}") from None
         from .._ext import cpu_isa
         from ..version import NUMERICS_VERSION, __version__
 

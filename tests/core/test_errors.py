@@ -241,3 +241,27 @@ def test_every_kernel_registration_refuses_other_layouts(layout, convert, name):
             break
     assert not wrong, "\n".join(wrong)
     assert checked > 120, f"only {checked} registrations checked: the generic argument builder broke"
+
+
+# ---- the audit hint names the tool that fits where the error arose --------------------------------
+
+def _refusal_messages() -> list[str]:
+    messages = []
+    for op, args in ((torch.linalg.det, (torch.eye(2),)),  # unregistered
+                     (torch.exp, (torch.ones(2, dtype=torch.complex64),))):  # registered, dtype refused
+        with repmode.enabled(), pytest.raises(UnsupportedOpError) as err:
+            op(*args)
+        messages.append(str(err.value))
+    return messages
+
+
+def test_inside_pytest_the_hint_names_pytest_repmode_audit():
+    # it suggested `python -m repmode audit your_script.py` to someone running pytest
+    for msg in _refusal_messages():
+        assert "pytest --repmode-audit" in msg and "your_script.py" not in msg, msg
+
+
+def test_outside_pytest_the_hint_names_repmode_audit(monkeypatch):
+    monkeypatch.delenv("PYTEST_CURRENT_TEST")
+    for msg in _refusal_messages():
+        assert "python -m repmode audit your_script.py" in msg and "--repmode-audit" not in msg, msg

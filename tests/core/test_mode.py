@@ -225,13 +225,34 @@ def test_torch_compile_inside_the_mode_warns_that_it_runs_eagerly(caplog):
     assert not [r for r in caplog.records if r.name == logger.name and r.levelno < logging.WARNING]
 
 
+class _Scale(torch.nn.Module):
+    def forward(self, x):
+        return x * 3
+
+
+@pytest.mark.parametrize("make", [lambda: torch.compile(torch.nn.Linear(4, 2)), lambda: torch.compile(_Scale())],
+                         ids=["torch.compile(Linear)", "torch.compile(user module)"])
+def test_the_compile_warning_names_the_users_module(make):
+    # it named torch's internal wrapper ('inner') for a compiled module
+    model = make()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with repmode.enabled():
+            model(torch.randn(3, 4))
+    notices = [str(w.message) for w in caught if issubclass(w.category, repmode.CompiledRegionWarning)]
+    assert len(notices) == 1, notices
+    name = "Linear" if "Linear" in repr(model) else "_Scale"
+    assert f"torch.compile'd module '{name}' runs eagerly" in notices[0], notices[0]
+    assert "'inner'" not in notices[0] and "'_call_impl'" not in notices[0]
+
+
 def test_tensors_on_other_devices_get_an_actionable_error():
     a = torch.empty(4, 4, device="meta")  # stands in for a CUDA tensor on a CPU-only machine
     with pytest.raises(repmode.UnsupportedOpError) as info:
         with repmode.enabled():
             torch.mm(a, a)
     message = str(info.value)
-    assert "CPU kernels only" in message and ".cpu()" in message and "repmode audit" in message
+    assert "CPU kernels only" in message and ".cpu()" in message and "pytest --repmode-audit" in message
 
 
 def test_non_strict_runs_refused_inputs_natively_and_reports_them():

@@ -318,3 +318,41 @@ def test_passthroughs_run_on_other_devices(rows):
     assert rows["aten.view.default"][2] == "any"
     out = _run(aten.view.default, torch.empty(6, device="meta"), [2, 3])
     assert out.device.type == "meta" and out.shape == (2, 3)
+
+
+# ---- the command: print by default, write only when asked ---------------------------------------
+
+def test_ops_without_arguments_prints_the_table_and_writes_nothing(tmp_path, monkeypatch, capsys, rendered):
+    # it wrote a 155 KB docs/supported_ops.md into the current directory before
+    from repmode.tools import cli
+
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["ops"]) == 0
+    assert capsys.readouterr().out == rendered
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_ops_name_prints_that_ops_rows(capsys):
+    assert ops_table.main(["mm"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("| overload | family |")
+    assert [line.split(" | ")[0] for line in out[2:]] == ["| `aten.mm.default`", "| `aten.mm.out`"]
+    assert all(" | matmul | kernel | " in line for line in out[2:])
+    assert ops_table.main(["aten.addmm.default", "torch.ops.aten.relu"]) == 0
+    names = [line.split(" | ")[0] for line in capsys.readouterr().out.splitlines()[2:]]
+    assert names[0] == "| `aten.addmm.default`" and all("aten.relu." in n for n in names[1:]) and len(names) > 1
+
+
+def test_ops_name_not_registered_says_so(capsys):
+    assert ops_table.main(["mmm"]) == 1
+    err = capsys.readouterr().err
+    assert "mmm: no registered overload" in err and "close: mm" in err
+
+
+def test_write_with_the_default_path(tmp_path, monkeypatch, rendered):
+    monkeypatch.chdir(tmp_path)
+    assert ops_table.main(["--write"]) == 0
+    assert (tmp_path / ops_table.DEFAULT_PATH).read_text(encoding="utf-8") == rendered
+    assert ops_table.main(["--check"]) == 0
+    assert ops_table.main(["--write", str(tmp_path / "file" / "under" / "a-file")]) == 0  # makes folders
+    assert ops_table.main(["--write", str(tmp_path / "file" / "under" / "a-file" / "x.md")]) == 2  # not a folder

@@ -1,7 +1,10 @@
 """repmode's pytest plugin (repmode/tools/pytest_plugin.py), driven through inner pytest runs."""
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import json
+import os
 import re
 import subprocess
 import sys
@@ -362,3 +365,77 @@ def test_plugin_module_imports_no_torch():
             "print(sorted(m for m in ('torch', 'repmode', 'numpy') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+# ---- pytest-randomly reseeds torch and repmode's stream through repmode's entry point -------------
+
+def _declared_seeder() -> str:
+    """The entry point as pyproject.toml declares it (read from the source tree: the installed
+    metadata may come from another checkout)."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return project["entry-points"]["pytest_randomly.random_seeder"]["repmode"]
+
+
+def _draws(seed: int, seeder) -> torch.Tensor:
+    seeder(seed)
+    with repmode.enabled():
+        return torch.rand(5)
+
+
+def test_random_seeder_entry_point_reseeds_torch_and_repmode():
+    target = _declared_seeder()
+    assert target == "repmode.tools.pytest_plugin:random_seeder"
+    module, _, name = target.partition(":")
+    seeder = getattr(importlib.import_module(module), name)
+    saved = torch.get_rng_state(), repmode.get_rng_state()
+    try:
+        first = _draws(20260, seeder)
+        assert torch.initial_seed() == 20260
+        assert torch.equal(_draws(20260, seeder), first)  # reseeded: the same numbers again
+        assert not torch.equal(_draws(20261, seeder), first)
+        seeder(2**32 + 5)  # pytest-randomly's seeds plus per-test offsets pass 2**32
+        assert torch.initial_seed() == 2**32 + 5
+    finally:
+        torch.set_rng_state(saved[0])
+        repmode.set_rng_state(saved[1])
+
+
+def test_pytest_randomly_reseeds_each_test(tmp_path):
+    # An inner pytest run with pytest-randomly (when importable) and repmode's entry point, declared
+    # in a stand-in dist-info (the installed repmode's metadata may predate it): test_b draws the
+    # same numbers whether test_a ran before it or not.
+    spec = importlib.util.find_spec("pytest_randomly")
+    if spec is None:
+        pytest.skip("pytest-randomly is not installed")
+    site = tmp_path / "site"
+    info = site / "repmode_seeder_stand_in-0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: repmode-seeder-stand-in\nVersion: 0\n")
+    (info / "entry_points.txt").write_text(f"[pytest_randomly.random_seeder]\nrepmode = {_declared_seeder()}\n")
+    tests = tmp_path / "inner"
+    tests.mkdir()
+    (tests / "test_draws.py").write_text(
+        "import json, os, torch, repmode\n"
+        "def _record(name):\n"
+        "    with repmode.enabled():\n"
+        "        x = torch.rand(4)\n"
+        "    with open(os.environ['DRAWS'], 'a') as f:\n"
+        "        f.write(json.dumps([name, x.tolist(), torch.rand(2).tolist()]) + '\\n')\n"
+        "def test_a():\n    _record('a')\n"
+        "def test_b():\n    _record('b')\n")
+    path = os.pathsep.join([str(ROOT), str(site), str(Path(spec.origin).parents[1]), os.environ.get("PYTHONPATH", "")])
+
+    def inner(*args) -> dict:
+        draws = tmp_path / "draws.jsonl"
+        draws.unlink(missing_ok=True)
+        env = dict(os.environ, PYTHONPATH=path, DRAWS=str(draws))
+        seed = [] if "no:randomly" in args else ["--randomly-seed=7"]
+        command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *seed, *args, str(tests)]
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        return {name: (rep, native) for name, rep, native in map(json.loads, draws.read_text().splitlines())}
+
+    both, alone = inner(), inner("-k", "test_b")
+    assert alone["b"] == both["b"]  # repmode's stream and torch's generator reseeded before test_b
+    assert both["a"] != both["b"]  # seeds differ per test (the test id is part of the seed)
+    assert inner("-p", "no:randomly", "-k", "test_b")["b"] != alone["b"]  # without the plugin, no reseed

@@ -231,3 +231,57 @@ def test_traces_from_different_cpu_paths_compare_equal(tmp_path):
     result = diff_traces(tmp_path / "scalar.trace", tmp_path / f"{repmode.cpu_isa()}.trace")
     assert result.kind == "identical", result.text
     assert result.matched > 20
+
+
+# ---- files that are missing, unreadable or truncated: one line, exit status 2 --------------------
+
+def _cli_fails_in_one_line(capsys, *args) -> str:
+    from repmode.tools import cli
+
+    assert cli.main(list(args)) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and len(captured.err.strip().splitlines()) == 1, captured.err
+    return captured.err.strip()
+
+
+def test_cli_reports_missing_unreadable_and_truncated_traces_in_one_line(tmp_path, capsys):
+    # diff raised a raw traceback on these; replay of a missing file said "keeps no values for op #3"
+    good, good_gz = tmp_path / "good.trace", tmp_path / "good.trace.gz"
+    for path in (good, good_gz):
+        with repmode.trace(path):
+            torch.ones(3).mul(2).sum()
+    text = good.read_text(encoding="utf-8")
+    (tmp_path / "cut.trace").write_text(text[: text.index("\n", text.index("\n") + 1) + 20], encoding="utf-8")
+    (tmp_path / "cut.trace.gz").write_bytes(good_gz.read_bytes()[:60])
+    (tmp_path / "plain.trace.gz").write_text(text, encoding="utf-8")
+    (tmp_path / "script.py").write_text("print('not a trace')\n", encoding="utf-8")
+    missing = str(tmp_path / "nosuch.trace.gz")
+    g = str(good)
+
+    assert _cli_fails_in_one_line(capsys, "diff", g, missing) == f"repmode diff: {missing}: no such file"
+    assert "cut.trace: truncated or corrupt (line 3" in _cli_fails_in_one_line(
+        capsys, "diff", g, str(tmp_path / "cut.trace"))
+    assert "cut.trace.gz: truncated" in _cli_fails_in_one_line(capsys, "diff", str(tmp_path / "cut.trace.gz"), g)
+    assert "not gzip-compressed" in _cli_fails_in_one_line(capsys, "diff", g, str(tmp_path / "plain.trace.gz"))
+    assert "script.py: not a repmode trace" in _cli_fails_in_one_line(capsys, "diff", g, str(tmp_path / "script.py"))
+    assert "is a directory" in _cli_fails_in_one_line(capsys, "diff", g, str(tmp_path))
+    assert _cli_fails_in_one_line(capsys, "replay", missing, "--op", "3") == f"repmode replay: {missing}: no such file"
+    assert "has no op #99 (it records ops #1 to #" in _cli_fails_in_one_line(capsys, "replay", g, "--op", "99")
+    (tmp_path / "good.trace.values.pt").write_bytes(b"not a torch file")
+    assert "good.trace.values.pt: truncated or not a values file" in _cli_fails_in_one_line(
+        capsys, "replay", g, "--op", "1")
+
+    script, out = str(tmp_path / "script.py"), tmp_path / "out.trace"
+    assert "cannot write the trace" in _cli_fails_in_one_line(
+        capsys, "trace", "--out", str(tmp_path / "no" / "such" / "dir" / "x.trace"), script)
+    assert _cli_fails_in_one_line(capsys, "trace", "--out", str(out), "--reference", missing, script) == \
+        f"repmode trace: {missing}: no such file"
+    assert not out.exists()  # checked before anything is written or run
+
+
+def test_read_trace_errors_are_value_errors_naming_the_file(tmp_path):
+    from repmode.tools.trace import TraceFileError
+
+    with pytest.raises(TraceFileError, match="nosuch.trace: no such file"):
+        read_trace(str(tmp_path / "nosuch.trace"))
+    assert issubclass(TraceFileError, ValueError)  # what read_trace raised before for a foreign file
