@@ -49,8 +49,8 @@ HIGHLIGHT = 1.5  # ratios above this are shown in bold
 # Cases where repmode is more than LIMIT times less accurate than native, each argued. The
 # freshness test accepts a ratio above LIMIT only for these keys (op, case, dtype).
 _MATMUL = ("The canonical matrix product is one sequential fma chain over k per output (docs/semantics.md, "
-           "\"Matrix products\"), whose error grows like k·u where MKL's blocked sums grow far slower: about "
-           "5x native at k = 4,096, 36x at k = 65,536 (`--full`). docs/design.md §2 already records its "
+           "\"Matrix products\"), whose error grows like k·u where MKL's blocked sums grow far slower: 5x to "
+           "6x native at k = 4,096 here (design.md §8 measured 36x at k = 65,536). docs/design.md §2 records its "
            "replacement (k split into chunks of a size fixed by the definition, each chunk an fma chain, the "
            "chunk partials combined by a fixed rule); that change rewrites the CPU GEMM micro-kernels, the "
            "CUDA tiles, convolution's GEMM chain and their references, and is the next step of issue 23, "
