@@ -50,7 +50,7 @@ HIGHLIGHT = 1.5  # ratios above this are shown in bold
 # freshness test accepts a ratio above LIMIT only for these keys (op, case, dtype).
 _MATMUL = ("The canonical matrix product is one sequential fma chain over k per output (docs/semantics.md, "
            "\"Matrix products\"), whose error grows like k·u where MKL's blocked sums grow far slower: 5x to "
-           "6x native at k = 4,096 here (design.md §8 measured 36x at k = 65,536). docs/design.md §2 records its "
+           "6x native at k = 4,096 and 15x at k = 65,536 (`--full`) here. docs/design.md §2 records its "
            "replacement (k split into chunks of a size fixed by the definition, each chunk an fma chain, the "
            "chunk partials combined by a fixed rule); that change rewrites the CPU GEMM micro-kernels, the "
            "CUDA tiles, convolution's GEMM chain and their references, and is the next step of issue 23, "
@@ -459,8 +459,16 @@ unless stated; "mean μ" adds μ (cancellation in var/std, long accumulations in
 """
 
 
-def render(rows: list[Row]) -> str:
+FULL_NOTE = """**--full run**: the case labels name the CI sizes; here elementwise inputs have 1,000,000
+elements (losses too), the long sums 4,000,000 terms, the rows of the row reductions, norms and of
+cumsum/cumprod are 8x to 50x longer, and mm's k is 65,536.
+"""
+
+
+def render(rows: list[Row], full: bool = False) -> str:
     out = [HEADER.format(limit=LIMIT, hl=HIGHLIGHT, seeds=SEEDS, torch=torch.__version__.split("+")[0]), ""]
+    if full:
+        out += [FULL_NOTE]
     out.append("| op | case | dtype | metric | repmode | native | ratio |")
     out.append("|---|---|---|---|---|---|---|")
     for r in rows:
@@ -499,7 +507,7 @@ def main(argv=None) -> int:
     if a.write and a.full:
         ap.error("--write takes the CI sizes; --full only prints")
     rows = run(full=a.full)
-    text = render(rows)
+    text = render(rows, full=a.full)
     if a.write:
         Path(a.write).write_text(text)
     else:
