@@ -59,16 +59,6 @@ EXCEPTIONS: dict[tuple[str, str, str], str] = {
     ("mm", "k=4096", "float32"): _MATMUL,
     ("bmm", "k=1024", "float32"): ("The same sequential fma chain over k as mm (above): 1.8x to 2.5x at k = 1,024 "
                                    "depending on the draw; addmm and linear (the same chain) stay just under 2x."),
-    ("batch_norm", "train fwd+bwd, mean 1e3", "float32"): (
-        "Batch norm's statistics are still float32 canonical sums (csrc/common/batch_norm.h, "
-        "norm_group_stats): at mean 1e3 the sum's rounding moves the float32 mean by about one ulp "
-        "(native accumulates in double: half an ulp), and the weight gradient sum(g * xhat) carries that "
-        "offset times sum(g). The forward output is as accurate as native; the excess is in the gradients "
-        "(on single draws dx up to 2.5x and dw up to 4.6x native). On zero-mean data (the row above) it is "
-        "within 2x. The fix is var's (float64 "
-        "mean and squared deviations, one rounding), but batch and group norm's statistics run through "
-        "the CPU segmented SIMD walks and the CUDA norm_sums kernels as well as the shared header: a "
-        "follow-up."),
 }
 
 
