@@ -103,6 +103,36 @@ REPMODE_HD void norm_group_stats(int64_t M, const Load& load, T eps, T* mean, T*
   *invstd = norm_invstd<T>(norm_var<T>(s, M), eps);
 }
 
+// Batch norm's training statistics accumulate in float64 (NUMERICS_VERSION 2), as var does
+// (reduction.h): with w_j = double(x_j) (exact), m64 = round64(S / M) with S the canonical sum of
+// w in float64, and q64 = the canonical float64 sum of round64(round64(w_j - m64)^2). A float32
+// mean moved by its sum's rounding offsets every xhat of the channel, and the weight gradient
+// sum(dy * xhat) carries that offset times sum(dy): up to 4.6x less accurate than native torch at
+// mean 1e3 (docs/accuracy.md). Group norm keeps norm_group_stats below.
+template <typename T, typename Load>
+REPMODE_HD void bn_train_sums(int64_t M, const Load& load, double* m64, double* q64) {
+  auto wide = [&](int64_t j) { return double(load(j)); };
+  const double m = norm_mean<double>(canonical_sum<double>(M, wide), M);
+  *m64 = m;
+  *q64 = canonical_sum<double>(M, [&](int64_t j) { return norm_sq_term<double>(wide(j), m); });
+}
+
+// The channel's outputs from m64 and q64: mean = round_T(m64), invstd = round_T(1 / sqrt64(
+// round64(round64(q64 / M) + eps))) (eps as given, a float64); the running statistics are updated
+// from m64 and round64(q64 / (M - 1)) by norm_running_update. Any output pointer may be null.
+template <typename T>
+REPMODE_HD void bn_train_stats(double m64, double q64, int64_t M, double eps, double momentum, T* mean, T* invstd,
+                               T* save_mean, T* save_invstd, T* running_mean, T* running_var) {
+  const T m = T(m64);
+  const T is = T(1.0 / sqrt_of(q64 / double(M) + eps));
+  if (mean) *mean = m;
+  if (invstd) *invstd = is;
+  if (save_mean) *save_mean = canon(m);
+  if (save_invstd) *save_invstd = canon(is);
+  if (running_mean) *running_mean = norm_running_update<T>(*running_mean, m64, momentum);
+  if (running_var) *running_var = norm_running_update<T>(*running_var, q64 / double(M - 1), momentum);
+}
+
 // The two gradient sums of one group: *sg = canonical sum of g(j), *sgx = canonical sum of
 // round(g(j) * xhat(j)).
 template <typename T, typename LoadG, typename LoadXhat>

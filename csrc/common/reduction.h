@@ -11,27 +11,33 @@
 
 namespace repmode {
 
-// var and mean: mean = S / n (S the canonical sum); var = canonical sum of (x - mean)^2
-// divided by max(0, n - correction). Both passes use the canonical order. The pieces below are
-// the formula's steps, shared by devices that run the two passes apart (csrc/cuda/reduction.cu).
-// The mean and the squared deviations are batch_norm.h's norm_mean and norm_sq_term.
-template <typename T>
-REPMODE_HD T var_mean_var(T ss, int64_t n, double correction) {
+// var and mean accumulate in float64 (NUMERICS_VERSION 2): with w_j = double(x_j) (exact),
+// mean64 = S / n (S the canonical sum of w in float64); Q = canonical sum of round64((w_j -
+// mean64)^2); var64 = Q / max(0, n - correction). Outputs: mean = round_T(mean64), var =
+// round_T(var64), std = round_T(sqrt64(var64)) (for float32 a correctly rounded sqrt of var64:
+// 53 >= 2 * 24 + 2). For float64 data this is the plain two-pass formula in the data's type. A
+// float32 mean, rounded before the second pass, biased the variance by (mean - round(mean))^2:
+// 2,000x less accurate than native torch (which accumulates in double) at mean 1e6
+// (docs/accuracy.md). Both passes use the canonical order. The pieces below are the formula's
+// steps, shared by devices that run the two passes apart (csrc/cuda/reduction.cu). The mean and
+// the squared deviations are batch_norm.h's norm_mean and norm_sq_term, taken in float64.
+REPMODE_HD double var_mean_var(double ss, int64_t n, double correction) {
   const double dof = double(n) - correction;
-  return canon(ss / T(dof > 0 ? dof : 0.0));
+  return ss / (dof > 0 ? dof : 0.0);
 }
-// std = sqrt(var) when take_sqrt.
+// The var (or, when take_sqrt, std) output in T from var64.
 template <typename T>
-REPMODE_HD T var_or_std(T var, bool take_sqrt) {
-  return take_sqrt ? canon(sqrt_of(var)) : var;
+REPMODE_HD T var_or_std(double var, bool take_sqrt) {
+  return canon(T(take_sqrt ? sqrt_of(var) : var));
 }
 
 template <typename T, typename Load>
-REPMODE_HD void row_var_mean(int64_t n, const Load& load, double correction, T* var, T* mean) {
-  const T m = norm_mean(canonical_sum<T>(n, load), n);
-  const T ss = canonical_sum<T>(n, [&](int64_t j) { return norm_sq_term(load(j), m); });
-  *mean = canon(m);
-  *var = var_mean_var(ss, n, correction);
+REPMODE_HD void row_var_mean(int64_t n, const Load& load, double correction, bool take_sqrt, T* var, T* mean) {
+  auto wide = [&](int64_t j) { return double(load(j)); };
+  const double m = norm_mean(canonical_sum<double>(n, wide), n);
+  const double ss = canonical_sum<double>(n, [&](int64_t j) { return norm_sq_term(wide(j), m); });
+  *mean = canon(T(m));
+  *var = var_or_std<T>(var_mean_var(ss, n, correction), take_sqrt);
 }
 
 // sum / mean: the canonical sum S, divided by n for a mean.
@@ -191,15 +197,23 @@ REPMODE_HD void softmax_backward_row(int64_t n, const LoadG& g, const LoadY& y, 
   for (int64_t j = 0; j < n; ++j) out(j, softmax_backward_value(g(j), y(j), G));
 }
 
-// cumsum / cumprod: sequential by definition. out_0 = x_0; out_j = round(out_{j-1} (+|x) x_j).
+// cumsum / cumprod: sequential by definition, in a float64 accumulator (NUMERICS_VERSION 2).
+// acc_0 = x_0; acc_j = acc_{j-1} (+|x) x_j, every step an IEEE float64 operation on the float64
+// value of x_j (exact for float32 data); out_j = round_T(acc_j), one rounding per output. For
+// float32 this is what native CPU torch does (it accumulates float32 scans in double): a float32
+// accumulator was 16x less accurate on a 3,000-long row (docs/accuracy.md). For float64 the
+// accumulator is float64, so the formula is unchanged: out_j = round(out_{j-1} (+|x) x_j).
+// bf16/fp16 reach the float32 kernel widened, so they accumulate in float64 too and are rounded
+// float64 -> float32 -> their own type (repmode/kernels/reduction.py).
 template <typename T, typename Load, typename Store>
 REPMODE_HD void cumulative_row(int64_t n, const Load& x, const Store& out, bool product) {
   if (n == 0) return;
-  T acc = x(0);
-  out(0, canon(acc));
+  double acc = double(x(0));
+  out(0, canon(T(acc)));
   for (int64_t j = 1; j < n; ++j) {
-    acc = product ? acc * x(j) : acc + x(j);
-    out(j, canon(acc));
+    const double v = double(x(j));
+    acc = product ? acc * v : acc + v;
+    out(j, canon(T(acc)));
   }
 }
 

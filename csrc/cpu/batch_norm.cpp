@@ -23,41 +23,41 @@ void batch_norm_forward(const T* x, T* y, int64_t N, int64_t C, int64_t S, bool 
   const int64_t M = N * S;
   const int64_t chunks = M > 0 ? chunk_count(M) : 1;
   const T epsT = T(eps);
-  std::vector<T> ws, bs, mean(C), invstd(C), q(C);
+  std::vector<T> ws, bs, mean(C), invstd(C);
+  std::vector<double> mean64(C), q64(C);  // the training sums, in float64 (bn_train_sums)
   const T* wp = or_fill(w, C, T(1.0), ws);
   const T* bp = or_fill(b, C, T(-0.0), bs);
   T* mp = mean.data();
   T* ip = invstd.data();
-  T* qp = q.data();
-  auto none = [](int64_t, int64_t) { return T(0.0); };
-  auto load_x = [&](int64_t o, int64_t) { return x[o]; };
-  auto sq_term = [&](int64_t o, int64_t c) { return norm_sq_term<T>(x[o], mp[c]); };
-  // channel c's statistics from its sum of squares (training) or its running statistics
+  double* m64 = mean64.data();
+  double* qp = q64.data();
+  auto none = [](int64_t, int64_t) { return 0.0; };
+  auto load_x = [&](int64_t o, int64_t) { return double(x[o]); };
+  auto sq_term = [&](int64_t o, int64_t c) { return norm_sq_term<double>(double(x[o]), m64[c]); };
+  // channel c's statistics from its float64 sums (training) or its running statistics
   auto channel_stats = [&](int64_t c) {
     if (!training) {
       mp[c] = running_mean[c];
       ip[c] = norm_invstd<T>(running_var[c], epsT);
       return;
     }
-    ip[c] = norm_invstd<T>(norm_var<T>(qp[c], M), epsT);
-    if (save_mean) save_mean[c] = canon(mp[c]);
-    if (save_invstd) save_invstd[c] = canon(ip[c]);
-    if (running_mean) running_mean[c] = norm_running_update<T>(running_mean[c], double(mp[c]), momentum);
-    if (running_var) running_var[c] = norm_running_update<T>(running_var[c], norm_unbiased_var<T>(qp[c], M), momentum);
+    bn_train_stats<T>(m64[c], qp[c], M, eps, momentum, &mp[c], &ip[c], save_mean ? &save_mean[c] : nullptr,
+                      save_invstd ? &save_invstd[c] : nullptr, running_mean ? &running_mean[c] : nullptr,
+                      running_var ? &running_var[c] : nullptr);
   };
   auto out = [&](int64_t o, int64_t c) { y[o] = norm_affine<T>(norm_xhat<T>(x[o], mp[c], ip[c]), wp[c], bp[c]); };
   if (!channels_last && whole_groups(C, M, nthreads)) {
     auto base = [&](int64_t c, int64_t n) { return (n * C + c) * S; };
-    auto seg_x = [&](int64_t o, int64_t, int64_t) { return x[o]; };
-    auto seg_sq = [&](int64_t o, int64_t c, int64_t) { return norm_sq_term<T>(x[o], mp[c]); };
-    auto seg_none = [](int64_t, int64_t, int64_t) { return T(0.0); };
+    auto seg_x = [&](int64_t o, int64_t, int64_t) { return double(x[o]); };
+    auto seg_sq = [&](int64_t o, int64_t c, int64_t) { return norm_sq_term<double>(double(x[o]), m64[c]); };
+    auto seg_none = [](int64_t, int64_t, int64_t) { return 0.0; };
     rows_parallel(C, nthreads, 4 * M, [&](int64_t c0, int64_t c1) {
-      Scratch<T> sc(chunks, 1);
+      Scratch<double> sc(chunks, 1);
       for (int64_t c = c0; c < c1; ++c) {
         if (training) {
-          segmented_group<T, 1>(c, M, S, base, seg_x, seg_none, sc, &mp[c], static_cast<T*>(nullptr));
-          mp[c] = norm_mean<T>(mp[c], M);
-          segmented_group<T, 1>(c, M, S, base, seg_sq, seg_none, sc, &qp[c], static_cast<T*>(nullptr));
+          segmented_group<double, 1>(c, M, S, base, seg_x, seg_none, sc, &m64[c], static_cast<double*>(nullptr));
+          m64[c] = norm_mean<double>(m64[c], M);
+          segmented_group<double, 1>(c, M, S, base, seg_sq, seg_none, sc, &qp[c], static_cast<double*>(nullptr));
         }
         channel_stats(c);
         const T m = mp[c], is = ip[c], wc = wp[c], bc = bp[c];
@@ -74,13 +74,13 @@ void batch_norm_forward(const T* x, T* y, int64_t N, int64_t C, int64_t S, bool 
   const int64_t blocks = (C + width - 1) / width;
   if (channels_last && whole_groups(blocks, M, nthreads)) {
     rows_parallel(blocks, nthreads, 4 * M * width, [&](int64_t b0, int64_t b1) {
-      Scratch<T> sc(chunks, width);
+      Scratch<double> sc(chunks, width);
       for (int64_t blk = b0; blk < b1; ++blk) {
         const int64_t c0 = blk * width, wd = C - c0 < width ? C - c0 : width;
         if (training) {
-          column_group<T, 1>(c0, wd, M, C, load_x, none, sc, mp, static_cast<T*>(nullptr));
-          for (int64_t c = c0; c < c0 + wd; ++c) mp[c] = norm_mean<T>(mp[c], M);
-          column_group<T, 1>(c0, wd, M, C, sq_term, none, sc, qp, static_cast<T*>(nullptr));
+          column_group<double, 1>(c0, wd, M, C, load_x, none, sc, m64, static_cast<double*>(nullptr));
+          for (int64_t c = c0; c < c0 + wd; ++c) m64[c] = norm_mean<double>(m64[c], M);
+          column_group<double, 1>(c0, wd, M, C, sq_term, none, sc, qp, static_cast<double*>(nullptr));
         }
         for (int64_t c = c0; c < c0 + wd; ++c) channel_stats(c);
         // the block's constants in local arrays, so the row loop vectorizes (no aliasing)
@@ -102,9 +102,9 @@ void batch_norm_forward(const T* x, T* y, int64_t N, int64_t C, int64_t S, bool 
   }
   // few long channels: (channel, chunk) pairs over threads, one pass at a time
   if (training) {
-    channel_sums<T, 1>(N, C, S, channels_last, load_x, none, mp, static_cast<T*>(nullptr), nthreads);
-    for (int64_t c = 0; c < C; ++c) mp[c] = norm_mean<T>(mp[c], M);
-    channel_sums<T, 1>(N, C, S, channels_last, sq_term, none, qp, static_cast<T*>(nullptr), nthreads);
+    channel_sums<double, 1>(N, C, S, channels_last, load_x, none, m64, static_cast<double*>(nullptr), nthreads);
+    for (int64_t c = 0; c < C; ++c) m64[c] = norm_mean<double>(m64[c], M);
+    channel_sums<double, 1>(N, C, S, channels_last, sq_term, none, qp, static_cast<double*>(nullptr), nthreads);
   }
   for (int64_t c = 0; c < C; ++c) channel_stats(c);
   for_each_element(N, C, S, channels_last, nthreads, out);

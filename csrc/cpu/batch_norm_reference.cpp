@@ -16,13 +16,13 @@ void batch_norm_forward_reference(const T* x, T* y, int64_t N, int64_t C, int64_
   const int64_t M = N * S;
   for (int64_t c = 0; c < C; ++c) {
     auto load = [&](int64_t j) { return x[((j / S) * C + c) * S + j % S]; };
-    T mean, q, invstd;
+    T mean, invstd;
     if (training) {
-      norm_group_stats<T>(M, load, T(eps), &mean, &q, &invstd);
-      if (save_mean) save_mean[c] = canon(mean);
-      if (save_invstd) save_invstd[c] = canon(invstd);
-      if (running_mean) running_mean[c] = norm_running_update<T>(running_mean[c], double(mean), momentum);
-      if (running_var) running_var[c] = norm_running_update<T>(running_var[c], norm_unbiased_var<T>(q, M), momentum);
+      double m64, q64;
+      bn_train_sums<T>(M, load, &m64, &q64);
+      bn_train_stats<T>(m64, q64, M, eps, momentum, &mean, &invstd, save_mean ? &save_mean[c] : nullptr,
+                        save_invstd ? &save_invstd[c] : nullptr, running_mean ? &running_mean[c] : nullptr,
+                        running_var ? &running_var[c] : nullptr);
     } else {
       mean = running_mean[c];
       invstd = norm_invstd<T>(running_var[c], T(eps));

@@ -198,8 +198,8 @@ void var_mean_rows(const T* x, int64_t M, int64_t N, int64_t sM, int64_t sN, dou
     for (int64_t m = m0; m < m1; ++m) {
       const T* p = x + m * sM;
       T v, mu;
-      row_var_mean<T>(N, [&](int64_t j) { return p[j * sN]; }, correction, &v, &mu);
-      var[m] = var_or_std(v, take_sqrt);
+      row_var_mean<T>(N, [&](int64_t j) { return p[j * sN]; }, correction, take_sqrt, &v, &mu);
+      var[m] = v;
       if (mean) mean[m] = mu;
     }
   });

@@ -12,6 +12,30 @@ namespace {
 
 // ---------------------------------------------------------------- batch norm
 
+// The training sums run in float64 (bn_train_sums in csrc/common/batch_norm.h): the terms are
+// double(x) and double(x) - m64 squared, the mean kept in float64 between the passes.
+template <typename T, typename At>
+struct WideLoadTerm : At {
+  const T* x;
+  __device__ void operator()(int64_t o, int64_t, int64_t, double* t) const { t[0] = double(x[o]); }
+};
+
+template <typename T, typename At>
+struct WideSqTerm : At {
+  const T* x;
+  const double* mean;
+  __device__ void operator()(int64_t o, int64_t r, int64_t, double* t) const {
+    t[0] = norm_sq_term<double>(double(x[o]), mean[r]);
+  }
+};
+
+struct BnMean64Epi {
+  double* mean;
+  int64_t M;
+  __device__ void operator()(int64_t c, double s, double) const { mean[c] = norm_mean<double>(s, M); }
+};
+
+// Group norm's mean (its statistics stay in T: norm_group_stats).
 template <typename T>
 struct BnMeanEpi {
   T* mean;
@@ -19,24 +43,23 @@ struct BnMeanEpi {
   __device__ void operator()(int64_t c, T s, T) const { mean[c] = norm_mean<T>(s, M); }
 };
 
-// The training statistics of channel c, as the CPU's channel_stats.
+// The training statistics of channel c, as the CPU's channel_stats (bn_train_stats).
 template <typename T>
 struct BnTrainEpi {
-  const T* mean;
+  const double* mean64;
+  T* mean;
   T* invstd;
   T* save_mean;
   T* save_invstd;
   T* running_mean;
   T* running_var;
   int64_t M;
-  T eps;
+  double eps;
   double momentum;
-  __device__ void operator()(int64_t c, T q, T) const {
-    invstd[c] = norm_invstd<T>(norm_var<T>(q, M), eps);
-    if (save_mean) save_mean[c] = canon(mean[c]);
-    if (save_invstd) save_invstd[c] = canon(invstd[c]);
-    if (running_mean) running_mean[c] = norm_running_update<T>(running_mean[c], double(mean[c]), momentum);
-    if (running_var) running_var[c] = norm_running_update<T>(running_var[c], norm_unbiased_var<T>(q, M), momentum);
+  __device__ void operator()(int64_t c, double q, double) const {
+    bn_train_stats<T>(mean64[c], q, M, eps, momentum, &mean[c], &invstd[c], save_mean ? &save_mean[c] : nullptr,
+                      save_invstd ? &save_invstd[c] : nullptr, running_mean ? &running_mean[c] : nullptr,
+                      running_var ? &running_var[c] : nullptr);
   }
 };
 
@@ -244,10 +267,13 @@ void batch_norm_forward(int dtype, uintptr_t x, uintptr_t y, int64_t N, int64_t 
     T* ip = mp + C;
     if (training) {
       const ChannelAt at{C, S};
-      channel_sums<T, 1>(st, C, M, S, channels_last, LoadTerm<T, ChannelAt>{at, ptr<const T>(x)}, BnMeanEpi<T>{mp, M});
-      channel_sums<T, 1>(
-          st, C, M, S, channels_last, NormSqTerm<T, ChannelAt>{at, ptr<const T>(x), mp},
-          BnTrainEpi<T>{mp, ip, ptr<T>(save_mean), ptr<T>(save_invstd), ptr<T>(rmean), ptr<T>(rvar), M, e, momentum});
+      StreamScratch<double> mean64(C, st);
+      double* m64 = mean64.get();
+      channel_sums<double, 1>(st, C, M, S, channels_last, WideLoadTerm<T, ChannelAt>{at, ptr<const T>(x)},
+                              BnMean64Epi{m64, M});
+      channel_sums<double, 1>(st, C, M, S, channels_last, WideSqTerm<T, ChannelAt>{at, ptr<const T>(x), m64},
+                              BnTrainEpi<T>{m64, mp, ip, ptr<T>(save_mean), ptr<T>(save_invstd), ptr<T>(rmean),
+                                            ptr<T>(rvar), M, eps, momentum});
     } else {
       launch_each(st, C, BnEvalStats<T>{ptr<const T>(rmean), ptr<const T>(rvar), mp, ip, e});
     }

@@ -33,30 +33,35 @@ struct SumOut {
 };
 
 template <typename T>
-struct StoreMean {  // var_mean's first pass: the row mean, kept unrounded to canon
-  T* mean;
+struct WideTerms {  // double(x[m * sM + j * sN]): var_mean accumulates in float64
+  Terms<T> x;
+  __device__ double operator()(int64_t m, int64_t j) const { return double(x(m, j)); }
+};
+
+struct StoreMean {  // var_mean's first pass: the float64 row mean
+  double* mean;
   int64_t n;
-  __device__ void operator()(int64_t m, T s) const { mean[m] = norm_mean(s, n); }
+  __device__ void operator()(int64_t m, double s) const { mean[m] = norm_mean(s, n); }
 };
 
 template <typename T>
 struct SquaredDeviation {
-  Terms<T> x;
-  const T* mean;
-  __device__ T operator()(int64_t m, int64_t j) const { return norm_sq_term(x(m, j), mean[m]); }
+  WideTerms<T> x;
+  const double* mean;
+  __device__ double operator()(int64_t m, int64_t j) const { return norm_sq_term(x(m, j), mean[m]); }
 };
 
 template <typename T>
 struct VarOut {
   T* var;
   T* mean_out;  // may be null
-  const T* mean;
+  const double* mean;
   int64_t n;
   double correction;
   bool take_sqrt;
-  __device__ void operator()(int64_t m, T ss) const {
-    var[m] = var_or_std(var_mean_var(ss, n, correction), take_sqrt);
-    if (mean_out) mean_out[m] = canon(mean[m]);
+  __device__ void operator()(int64_t m, double ss) const {
+    var[m] = var_or_std<T>(var_mean_var(ss, n, correction), take_sqrt);
+    if (mean_out) mean_out[m] = canon(T(mean[m]));
   }
 };
 
@@ -130,20 +135,21 @@ void sum_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t 
   });
 }
 
-// Two walks, as row_var_mean's two passes: the sum (mean to a scratch row of M values), then the
-// sum of squared deviations, whose last level writes var (or std) and the canonical mean.
+// Two walks, as row_var_mean's two passes, both over float64 terms: the sum (the float64 mean to
+// a scratch row of M values), then the sum of squared deviations, whose last level writes var
+// (or std) and the mean, each rounded once to T.
 void var_mean_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t sN, double correction,
                    uintptr_t var, uintptr_t mean, bool take_sqrt, uintptr_t stream) {
   StreamScope scope(stream);
   if (M <= 0) return;
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
-    const Terms<T> terms{ptr<const T>(x), sM, sN};
-    StreamScratch<T> mu(M, scope.get());
+    const WideTerms<T> terms{{ptr<const T>(x), sM, sN}};
+    StreamScratch<double> mu(M, scope.get());
     const bool cols = columns_layout(M, N, sM, sN);
-    sum_each_row<T>(scope.get(), M, N, terms, StoreMean<T>{mu.get(), N}, cols);
-    sum_each_row<T>(scope.get(), M, N, SquaredDeviation<T>{terms, mu.get()},
-                    VarOut<T>{ptr<T>(var), ptr<T>(mean), mu.get(), N, correction, take_sqrt}, cols);
+    sum_each_row<double>(scope.get(), M, N, terms, StoreMean{mu.get(), N}, cols);
+    sum_each_row<double>(scope.get(), M, N, SquaredDeviation<T>{terms, mu.get()},
+                         VarOut<T>{ptr<T>(var), ptr<T>(mean), mu.get(), N, correction, take_sqrt}, cols);
   });
 }
 
@@ -216,8 +222,8 @@ void norm_rows(int dtype, uintptr_t x, int64_t M, int64_t N, int64_t sM, int64_t
 // ---- cumulative ----
 // cumsum / cumprod on the GPU (csrc/cuda/launchers.h) along n of a contiguous (outer, n, inner)
 // view. The canonical order is sequential along each (outer, inner) line (cumulative_row in
-// csrc/common/reduction.h): out_j = round(out_{j-1} (+|x) x_j), so a line has no
-// parallelism to give without changing its bits.
+// csrc/common/reduction.h): a float64 accumulator acc_j = acc_{j-1} (+|x) x_j, out_j = round(acc_j),
+// so a line has no parallelism to give without changing its bits.
 
 namespace repmode::cuda {
 namespace {

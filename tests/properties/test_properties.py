@@ -204,17 +204,17 @@ def test_amax_argmax(data):
 
 @given(data=st.data())
 def test_cumsum_sequential(data):
-    """cumsum is sequential: out_j = round(out_{j−1} + x_j); replayed with one native add per step."""
+    """cumsum is sequential in a float64 accumulator: acc_j = acc_{j−1} + x_j in float64, out_j =
+    round(acc_j) (bf16/fp16 through float32); replayed with one native float64 add per step."""
     dt = data.draw(st.sampled_from(dtypes_of(aten.cumsum.default)))
     x = data.draw(tensors(dt, min_dims=1, max_dims=3, max_side=7))
     d = data.draw(st.integers(0, x.dim() - 1))
 
     def exact(t):
-        w = dt if dt == torch.float64 else torch.float32
-        acc = t.to(w).contiguous().clone()
+        acc = t.to(torch.float64).contiguous().clone()
         for j in range(1, t.shape[d]):
             acc.select(d, j).copy_(acc.select(d, j - 1) + acc.select(d, j))
-        return [acc.to(dt)]
+        return [acc if dt == torch.float64 else acc.to(torch.float32).to(dt)]
     check(lambda t: torch.cumsum(t, d), x, exact=exact)
 
 

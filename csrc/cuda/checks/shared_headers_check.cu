@@ -21,7 +21,7 @@ __global__ void shared_headers_kernel(const T* x, T* out, int64_t n) {
   T chunks[2] = {x[0], x[1]};
   out[6] = finish_from_chunks<T>(chunks, 2);
   T var, mean;
-  row_var_mean<T>(n, load, 1.0, &var, &mean);
+  row_var_mean<T>(n, load, 1.0, false, &var, &mean);
   out[7] = var + sqrt_of(mean) + canonical_prod<T>(n, load) + row_logsumexp<T>(n, load);
   out[8 + n] = T(row_arg_extreme<T>(n, load, true));
   softmax_row<T>(n, load, [&](int64_t j, T v) { out[8 + j] += v; }, true);

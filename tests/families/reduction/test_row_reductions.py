@@ -71,18 +71,67 @@ def test_extreme_semantics():
             torch.empty(0).max(0)
 
 
-def test_cumulative_is_sequential():
-    x = torch.tensor([1e8, 1.0, -1e8, 1.0])
-    with repmode.enabled():
-        c = x.cumsum(0)
-    acc, want = 0.0, []
+def test_cumulative_is_sequential_in_a_float64_accumulator():
+    """cumsum/cumprod (NUMERICS_VERSION 2): acc_j = acc_{j-1} (+|x) x_j in float64, out_j =
+    round_T(acc_j); replayed with Python floats (IEEE float64) and one rounding per output."""
     import numpy as np
-    acc = np.float32(x[0].item())
-    want.append(acc)
-    for v in x[1:].tolist():
-        acc = np.float32(acc + np.float32(v))
+    x = torch.tensor([1e8, 1.0, -1e8, 1.0, 3e-8, 2.0**-30, 7.0])
+    p = torch.tensor([1e20, 1e10, 1e-30, 3.0, 1 + 2.0**-23, 1 - 2.0**-24, 1e-45])
+    with repmode.enabled():
+        c, cp = x.cumsum(0), p.cumprod(0)
+    for got, src, product in ((c, x, False), (cp, p, True)):
+        acc, want = None, []
+        for v in src.tolist():
+            acc = v if acc is None else (acc * v if product else acc + v)
+            want.append(float(np.float32(acc)))
+        assert got.tolist() == want, (product, got.tolist(), want)
+    # a float32 accumulator would have lost the 1.0 under 1e8: out_2 = 0, not 1
+    assert c[2].item() == 1.0 and c[3].item() == 2.0
+    xd = x.double()
+    with repmode.enabled():
+        cd = xd.cumsum(0)
+    acc, want = None, []
+    for v in xd.tolist():  # float64 data: the accumulator is the data's type, as before
+        acc = v if acc is None else acc + v
         want.append(acc)
-    assert c.tolist() == [float(v) for v in want]
+    assert cd.tolist() == want
+
+
+def test_cumsum_float32_at_least_as_accurate_as_native():
+    """docs/design.md §8 on the case of issue 23: a (20, 3000) float32 cumsum's max error against
+    float64 is at most native torch's (a float32 accumulator was 16x worse)."""
+    for shift in (0.0, 1.0):
+        x = torch.randn(20, 3000, generator=torch.Generator().manual_seed(23)) + shift
+        ref = x.double().cumsum(1)
+        with repmode.enabled():
+            got = x.cumsum(1)
+            got_prod = (1 + 1e-3 * x).cumprod(1)
+        native = x.cumsum(1)
+        assert (got.double() - ref).abs().max() <= (native.double() - ref).abs().max()
+        y = 1 + 1e-3 * x
+        ref_p, native_p = y.double().cumprod(1), y.cumprod(1)
+        assert (got_prod.double() - ref_p).abs().max() <= (native_p.double() - ref_p).abs().max()
+
+
+def test_var_std_of_large_means_accumulate_in_float64():
+    """var/std/var_mean of float32 take the mean and the squared deviations in float64 and round
+    once (NUMERICS_VERSION 2): within 2x native's error at means 1e4 and 1e6 (a float32 mean was
+    9x and 2,000x worse), and exactly the float64 formula rounded to float32."""
+    g = torch.Generator().manual_seed(7)
+    for mean in (1e4, 1e6):
+        x = mean + torch.randn(8, 5000, generator=g)
+        ref = x.double().var(1)
+        with repmode.enabled():
+            got, got_std = x.var(1), x.std(1)
+            v64, m64 = torch.var_mean(x.double(), 1)
+            vm, mm = torch.var_mean(x, 1)
+        native = x.var(1)
+        err = lambda y: ((y.double() - ref).abs() / ref).max().item()  # noqa: E731
+        assert err(got) <= 2 * max(err(native), 2.0**-24)
+        assert_bitwise_equal(got, v64.float(), "var = round_f32(the float64 formula)")
+        assert_bitwise_equal(vm, got, "var_mean's var")
+        assert_bitwise_equal(mm, m64.float(), "mean = round_f32(float64 mean)")
+        assert_bitwise_equal(got_std, v64.sqrt().float(), "std = round_f32(sqrt64(var64))")
 
 
 def test_softmax_gradients_and_safe_softmax(rng):
