@@ -50,9 +50,8 @@ def test_cuda_kernels_emulated_subset(tmp_path_factory):
     sys.path.insert(0, str(CUDA_TESTS))
     sys.path.insert(0, str(CUDA_TESTS / "emulator"))
     try:
-        import emulate
-
         import build
+        import emulate
     finally:
         sys.path[:2] = []
     module_dir = build.build(verbose=False)  # cached under build/cuda-emulated
