@@ -258,6 +258,119 @@ def _attention_cases():
     ]
 
 
+def _pool_cases():
+    def x_go(oh, ow):
+        return lambda g, full: (_g(g, 4, 8, 24, 24), _g(g, 4, 8, oh, ow))
+
+    def pool(f):
+        return lambda x, go: _grad(f, (x,), go)
+
+    return [
+        Case("avg_pool2d", "3x3 s2 p1, count pad, fwd+bwd",
+             pool(lambda t: F.avg_pool2d(t, 3, 2, 1, count_include_pad=True)), x_go(12, 12)),
+        Case("avg_pool2d", "3x3 s2 p1, no count pad, fwd+bwd",
+             pool(lambda t: F.avg_pool2d(t, 3, 2, 1, count_include_pad=False)), x_go(12, 12)),
+        Case("adaptive_avg_pool2d", "24x24 -> 5x7, fwd+bwd", pool(lambda t: F.adaptive_avg_pool2d(t, (5, 7))),
+             x_go(5, 7)),
+        # selection is exact; the overlapping windows' backward adds up to 4 gradients per input
+        Case("max_pool2d", "2x2 s2, fwd+bwd", pool(lambda t: F.max_pool2d(t, 2, 2)), x_go(12, 12)),
+        Case("max_pool2d", "3x3 s2 p1, fwd+bwd", pool(lambda t: F.max_pool2d(t, 3, 2, 1)), x_go(12, 12)),
+    ]
+
+
+def _module_grad(build, names, self_attention=False):
+    """fn(x, *params, go): the module's output and the gradients of x and its parameters (named
+    names, in that order), the module built in x's dtype and its parameters replaced by the inputs
+    (self_attention: x is query, key and value)."""
+    def fn(x, *rest):
+        params, go = rest[:-1], rest[-1]
+        m = build().to(x.dtype)
+
+        def f(t, *ps):
+            y = torch.func.functional_call(m, dict(zip(names, ps)), (t, t, t) if self_attention else (t,))
+            return y[0]
+        return _grad(f, (x, *params), go)
+    return fn
+
+
+_RNN_NAMES = ("weight_ih_l0", "weight_hh_l0", "bias_ih_l0", "bias_hh_l0")
+
+
+def _recurrent_cases():
+    seq, batch, inp, hid = 16, 4, 8, 16
+
+    def mk(gates):
+        s = hid ** -0.5
+        return lambda g, full: (_g(g, seq, batch, inp), s * _g(g, gates * hid, inp), s * _g(g, gates * hid, hid),
+                                s * _g(g, gates * hid), s * _g(g, gates * hid), _g(g, seq, batch, hid))
+
+    return [
+        Case("LSTM", "seq 16, (4, 8) -> 16, fwd+bwd", _module_grad(lambda: torch.nn.LSTM(inp, hid), _RNN_NAMES),
+             mk(4)),
+        Case("GRU", "seq 16, (4, 8) -> 16, fwd+bwd", _module_grad(lambda: torch.nn.GRU(inp, hid), _RNN_NAMES),
+             mk(3)),
+    ]
+
+
+def _indexed_cases():
+    rows, n, d = 64, 20000, 16  # ~300 contributions accumulate into each row
+    return [
+        Case("scatter_add", f"{n} into {rows} rows", lambda s, i, src: s.scatter_add(0, i, src),
+             lambda g, full: (_g(g, rows, d), torch.randint(0, rows, (n, d), generator=g), _g(g, n, d)), ints=(1,)),
+        Case("index_add", f"{n} into {rows} rows", lambda s, i, src: s.index_add(0, i, src),
+             lambda g, full: (_g(g, rows, d), torch.randint(0, rows, (n,), generator=g), _g(g, n, d)), ints=(1,)),
+        Case("embedding", f"backward, {n} lookups of {rows} rows",
+             lambda w, i, go: _grad(lambda t: F.embedding(i, t), (w,), go)[1],
+             lambda g, full: (_g(g, rows, d), torch.randint(0, rows, (n,), generator=g), _g(g, n, d)), ints=(1,)),
+    ]
+
+
+def _clip_grad_norm(max_norm):
+    def fn(*grads):
+        ps = [torch.zeros_like(gr, requires_grad=True) for gr in grads]
+        for p, gr in zip(ps, grads):
+            p.grad = gr.clone()
+        total = torch.nn.utils.clip_grad_norm_(ps, max_norm)
+        return (total, *(p.grad for p in ps))
+    return fn
+
+
+def _more_optimizer_cases():
+    mk = lambda g, full: (_g(g, 20000), *(_g(g, 20000) * 10.0 ** -k for k in range(3)))  # noqa: E731
+    return [
+        Case("RMSprop", "3 steps, update", _opt_steps(torch.optim.RMSprop, lr=1e-2), mk),
+        Case("RMSprop", "momentum, centered, 3 steps, update",
+             _opt_steps(torch.optim.RMSprop, lr=1e-2, momentum=0.9, centered=True), mk),
+        Case("Adagrad", "3 steps, update", _opt_steps(torch.optim.Adagrad, lr=1e-2), mk),
+        Case("clip_grad_norm_", "3 tensors, norm and scaled grads", _clip_grad_norm(1.0),
+             lambda g, full: (_g(g, 20000), 1e-2 * _g(g, 300, 40), 1 + _g(g, 5000))),
+    ]
+
+
+_MHA_NAMES = ("in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias")
+
+
+def _more_nn_cases():
+    e, heads, seq, batch = 64, 4, 32, 4
+    s = e ** -0.5
+    return [
+        Case("rms_norm", "fwd+bwd, (16, 32, 64)", lambda x, w, go: _grad(
+            lambda t, ww: F.rms_norm(t, (64,), ww, 1e-6), (x, w), go),
+             lambda g, full: (_g(g, 16, 32, 64), 1 + 0.1 * _g(g, 64), _g(g, 16, 32, 64))),
+        Case("rms_norm", "fwd+bwd, mean 1e3", lambda x, w, go: _grad(
+            lambda t, ww: F.rms_norm(t, (64,), ww, 1e-6), (x, w), go),
+             lambda g, full: (1e3 + _g(g, 16, 32, 64), 1 + 0.1 * _g(g, 64), _g(g, 16, 32, 64))),
+        Case("cross_entropy", "label smoothing 0.1, (512, 1000) x3, fwd+bwd",
+             lambda x, t: _grad(lambda z: F.cross_entropy(z, t, label_smoothing=0.1), (x,),
+                                torch.tensor(1.0, dtype=x.dtype)),
+             lambda g, full: (3 * _g(g, 512, 1000), torch.randint(0, 1000, (512,), generator=g)), ints=(1,)),
+        Case("MultiheadAttention", f"e {e}, {heads} heads, seq {seq}, fwd+bwd",
+             _module_grad(lambda: torch.nn.MultiheadAttention(e, heads), _MHA_NAMES, self_attention=True),
+             lambda g, full: (_g(g, seq, batch, e), s * _g(g, 3 * e, e), 0.1 * _g(g, 3 * e), s * _g(g, e, e),
+                              0.1 * _g(g, e), _g(g, seq, batch, e))),
+    ]
+
+
 # ---- float64 cases with exact references ----------------------------------------------------------
 
 def _frac_cumsum(x):
@@ -339,7 +452,8 @@ def _float64_cases():
 
 def cases() -> list[Case]:
     return (_elementwise_cases() + _reduction_cases() + _matmul_cases() + _conv_norm_cases() + _loss_cases()
-            + _optimizer_cases() + _attention_cases() + _float64_cases())
+            + _optimizer_cases() + _attention_cases() + _pool_cases() + _recurrent_cases() + _indexed_cases()
+            + _more_optimizer_cases() + _more_nn_cases() + _float64_cases())
 
 
 # ---- measuring -------------------------------------------------------------------------------------
