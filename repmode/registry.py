@@ -203,9 +203,9 @@ _TENSOR_OPTIONS = ("dtype", "layout", "device", "pin_memory")
 
 def functional_of(op):
     """The functional overload that ``op`` (an ``out=`` overload) is the out form of: the overload
-    of the same operator whose arguments are ``op``'s without the out ones."""
+    of the same operator whose arguments (names and types) are ``op``'s without the out ones."""
     names = _out_names(op)
-    wanted = [a.name for a in op._schema.arguments if a.name not in names]
+    wanted = [(a.name, str(a.type)) for a in op._schema.arguments if a.name not in names]
     namespace = getattr(torch.ops, op.namespace)
     opname = op._schema.name.split("::")[1]
     # the functional form is an overload of the same operator, or (`reduce_scatter_tensor_out`) of the
@@ -215,9 +215,9 @@ def functional_of(op):
     for cand in candidates:
         if cand is op or _out_names(cand):
             continue
+        have = [(a.name, str(a.type)) for a in cand._schema.arguments]
         # a factory's functional form also takes the tensor options that out= replaces
-        names_of_cand = [a.name for a in cand._schema.arguments]
-        if names_of_cand == wanted or [n for n in names_of_cand if n not in _TENSOR_OPTIONS] == wanted:
+        if have == wanted or [h for h in have if h[0] not in _TENSOR_OPTIONS] == wanted:
             return cand
     raise ValueError(f"{op}: no functional overload with the arguments {wanted}")
 

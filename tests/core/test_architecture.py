@@ -157,6 +157,35 @@ def test_functional_of_pairs_each_out_overload_with_its_functional_form():
     assert registry.functional_of(aten.sum.IntList_out) is aten.sum.dim_IntList
     assert registry.functional_of(aten.normal.float_float_out) is aten.normal.float_float
     assert registry.functional_of(aten.max_pool2d_with_indices.out) is aten.max_pool2d_with_indices.default
+    # overloads whose argument names agree but whose types differ: the types decide
+    assert registry.functional_of(aten.pow.Scalar_out) is aten.pow.Scalar
+    assert registry.functional_of(aten.pow.Tensor_Scalar_out) is aten.pow.Tensor_Scalar
+    assert registry.functional_of(aten.bernoulli.Tensor_out) is aten.bernoulli.Tensor
+    assert registry.functional_of(aten.bernoulli.float_out) is aten.bernoulli.p
+    assert registry.functional_of(aten.normal.Tensor_Tensor_out) is aten.normal.Tensor_Tensor
+    assert registry.functional_of(aten.normal.float_Tensor_out) is aten.normal.float_Tensor
+    assert registry.functional_of(aten.clamp.Tensor_out) is aten.clamp.Tensor
+    assert registry.functional_of(aten.lerp.Tensor_out) is aten.lerp.Tensor
+
+
+def test_out_forms_whose_overloads_share_argument_names_compute_their_own_op():
+    p, mean, std = torch.rand(64, dtype=torch.float64), torch.randn(64), torch.rand(64) + 0.5
+    e = torch.arange(5)
+    with repmode.enabled():
+        torch.manual_seed(1)
+        want_b = torch.bernoulli(p)
+        torch.manual_seed(1)
+        got_b = torch.empty(64, dtype=torch.float64)
+        torch.bernoulli(p, out=got_b)
+        torch.manual_seed(2)
+        want_n = torch.normal(mean, std)
+        torch.manual_seed(2)
+        got_n = torch.empty(64)
+        torch.normal(mean, std, out=got_n)
+        want_p = torch.pow(2, e)
+        got_p = torch.empty(5, dtype=torch.int64)
+        torch.pow(2, e, out=got_p)
+    assert torch.equal(got_b, want_b) and torch.equal(got_n, want_n) and torch.equal(got_p, want_p)
 
 
 def test_refusals_are_their_own_kind_and_raise_their_reason():
