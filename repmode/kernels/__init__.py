@@ -49,6 +49,7 @@ def _import_families() -> None:
         recurrent,
         reduction,
         softmax_loss,
+        sorting,
         training_utils,
     )
 
