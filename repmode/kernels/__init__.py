@@ -25,11 +25,11 @@ def load() -> None:
 
 
 def _import_families() -> None:
-    # Order matters only where a family builds on another's registrations at import time
-    # (foreach and the composites look overloads up in the table).
+    # A family that looks another's registrations up at import time imports that family itself
+    # (foreach), so the order here does not matter.
     import torch.distributed as dist
 
-    from . import (  # noqa: F401  # noqa: F401  # noqa: F401
+    from . import (  # noqa: F401  (importing a family registers its overloads)
         attention,
         batch_norm,
         convolution,

@@ -26,7 +26,6 @@ from ._common import (
     round_to,
     run_native,
     unsupported,
-    write_out,
 )
 
 aten = torch.ops.aten
@@ -107,11 +106,12 @@ def _params(params):
     return [float(p) for p in params]
 
 
-def elementwise(op, func, args, kwargs, a, b=None, c=None, params=(), out=None, inplace=False):
-    """``formula(op)(a, b, c, *params)`` into a new tensor, into ``a`` (in-place) or into ``out``."""
+def elementwise(op, func, args, kwargs, a, b=None, c=None, params=(), inplace=False):
+    """``formula(op)(a, b, c, *params)`` into a new tensor or into ``a`` (in-place); out= overloads
+    write the new tensor into theirs (registry.out_variant)."""
     # Hot path: a contiguous float CPU tensor alone, with a number, or with a tensor of its own
     # dtype and shape. Everything else (broadcasting, promotion, strides) takes the general path.
-    if out is None and c is None and len(params) <= 2 and isinstance(a, Tensor):
+    if c is None and len(params) <= 2 and isinstance(a, Tensor):
         code = DTYPE_CODE.get(a.dtype)
         if code is not None and a.is_cpu and a.is_contiguous():
             n = a.numel()
@@ -129,7 +129,7 @@ def elementwise(op, func, args, kwargs, a, b=None, c=None, params=(), out=None, 
                 C.elementwise_flat(op, code, n, res.data_ptr(), a.data_ptr(), b.data_ptr(), 0.0, True, p0, p1,
                                    threads)
                 return res
-    return elementwise_general(op, func, args, kwargs, a, b, c, params, out, inplace)
+    return elementwise_general(op, func, args, kwargs, a, b, c, params, inplace)
 
 
 def add_scaled_into(product: Tensor, bias: Tensor, alpha) -> Tensor:
@@ -145,16 +145,16 @@ def add_scaled_into(product: Tensor, bias: Tensor, alpha) -> Tensor:
 
 # Backward ops whose TensorIterator takes the input before the gradient (the first operand
 # decides the result's layout); every other op here takes its operands in schema order.
-_INPUT_BEFORE_GRAD = frozenset({aten.threshold_backward.default, aten.threshold_backward.grad_input,
-                                aten.leaky_relu_backward.default, aten.leaky_relu_backward.grad_input})
+# (Their grad_input= forms reach elementwise as the functional overload: registry.out_variant.)
+_INPUT_BEFORE_GRAD = frozenset({aten.threshold_backward.default, aten.leaky_relu_backward.default})
 
 
-def elementwise_general(op, func, args, kwargs, a, b=None, c=None, params=(), out=None, inplace=False):
+def elementwise_general(op, func, args, kwargs, a, b=None, c=None, params=(), inplace=False):
     if not isinstance(a, Tensor):
         raise unsupported(func, args, kwargs, "the first operand must be a tensor")
     if not a.is_cpu:  # torch lets 0-dim CPU tensors join GPU operands: an exact copy to a's device
         b, c = (x.to(a.device) if isinstance(x, Tensor) and x.is_cpu and x.dim() == 0 else x for x in (b, c))
-    check_device(func, args, kwargs, a, b, c, out)
+    check_device(func, args, kwargs, a, b, c)
     if any(isinstance(x, complex) for x in (b, c, *params)) or a.is_complex():
         raise unsupported(func, args, kwargs, "complex numbers are not supported")
     dtype = _result_dtype(op, a, b, c)
@@ -199,8 +199,6 @@ def elementwise_general(op, func, args, kwargs, a, b=None, c=None, params=(), ou
         return a
     if result_dtype != dtype:
         res = round_to(res, result_dtype)
-    if out is not None:
-        return write_out(res, out)
     return res
 
 
@@ -304,7 +302,7 @@ _family(aten.sgn.default, aten.sgn_.default, aten.sgn.out, operands=_unary(SIGN)
 _family(aten.silu.default, aten.silu_.default, aten.silu.out, operands=_unary(SILU), dtypes=dtypes_of(SILU))
 _family(aten.mish.default, aten.mish_.default, aten.mish.out, operands=_unary(MISH), dtypes=dtypes_of(MISH))
 
-_family(aten.relu.default, aten.relu_.default, operands=lambda func, args, kwargs: (RELU, args[0], None, None),
+_family(aten.relu.default, aten.relu_.default, operands=_unary(RELU),
         dtypes=dtypes_of(RELU))
 
 # pow: x ** y correctly rounded for float32 (so x ** 2 == x * x and x ** 0.5 == sqrt(x) bit for bit).
@@ -362,24 +360,24 @@ _family([aten.clamp.default, aten.clamp.Tensor], [aten.clamp_.default, aten.clam
         [aten.clamp.out, aten.clamp.Tensor_out], operands=_clamp_operands, dtypes=dtypes_of(CLAMP))
 _family([aten.clamp_min.default, aten.clamp_min.Tensor], [aten.clamp_min_.default, aten.clamp_min_.Tensor],
         [aten.clamp_min.out, aten.clamp_min.Tensor_out],
-        operands=lambda func, args, kwargs: (MAXIMUM, args[0], args[1], None), dtypes=dtypes_of(MAXIMUM))
+        operands=_binary(MAXIMUM), dtypes=dtypes_of(MAXIMUM))
 _family([aten.clamp_max.default, aten.clamp_max.Tensor], [aten.clamp_max_.default, aten.clamp_max_.Tensor],
         [aten.clamp_max.out, aten.clamp_max.Tensor_out],
-        operands=lambda func, args, kwargs: (MINIMUM, args[0], args[1], None), dtypes=dtypes_of(MINIMUM))
+        operands=_binary(MINIMUM), dtypes=dtypes_of(MINIMUM))
 _family(aten.hardtanh.default, aten.hardtanh_.default, aten.hardtanh.out,
         operands=lambda func, args, kwargs: (CLAMP, args[0], param(func, args, kwargs, "min_val"),
                                        param(func, args, kwargs, "max_val")), dtypes=dtypes_of(CLAMP))
 
 # Activations with number arguments (p0, p1, p2).
 _family(aten.leaky_relu.default, aten.leaky_relu_.default, aten.leaky_relu.out,
-        operands=lambda func, args, kwargs: (LEAKY_RELU, args[0], None, None), dtypes=dtypes_of(LEAKY_RELU),
+        operands=_unary(LEAKY_RELU), dtypes=dtypes_of(LEAKY_RELU),
         params=lambda func, args, kwargs: (param(func, args, kwargs, "negative_slope"),))
 _family(aten.elu.default, aten.elu_.default, aten.elu.out,
-        operands=lambda func, args, kwargs: (ELU, args[0], None, None), dtypes=dtypes_of(ELU),
+        operands=_unary(ELU), dtypes=dtypes_of(ELU),
         params=lambda func, args, kwargs: (param(func, args, kwargs, "alpha"), param(func, args, kwargs, "scale"),
                                      param(func, args, kwargs, "input_scale")))
 _family(aten.softplus.default, None, aten.softplus.out,
-        operands=lambda func, args, kwargs: (SOFTPLUS, args[0], None, None), dtypes=dtypes_of(SOFTPLUS),
+        operands=_unary(SOFTPLUS), dtypes=dtypes_of(SOFTPLUS),
         params=lambda func, args, kwargs: (param(func, args, kwargs, "beta"), param(func, args, kwargs, "threshold")))
 
 
@@ -396,15 +394,15 @@ _family(aten.gelu.default, aten.gelu_.default, aten.gelu.out,
 
 # Backward formulas: (grad, input or result) -> grad_input.
 _family(aten.threshold_backward.default, None, aten.threshold_backward.grad_input,
-        operands=lambda func, args, kwargs: (THRESHOLD_BACKWARD, args[0], args[1], None),
+        operands=_binary(THRESHOLD_BACKWARD),
         dtypes=dtypes_of(THRESHOLD_BACKWARD),
         params=lambda func, args, kwargs: (args[2],))
 _family(aten.leaky_relu_backward.default, None, aten.leaky_relu_backward.grad_input,
-        operands=lambda func, args, kwargs: (LEAKY_RELU_BACKWARD, args[0], args[1], None),
+        operands=_binary(LEAKY_RELU_BACKWARD),
         dtypes=dtypes_of(LEAKY_RELU_BACKWARD),
         params=lambda func, args, kwargs: (args[2],))
 _family(aten.hardtanh_backward.default, None, aten.hardtanh_backward.grad_input,
-        operands=lambda func, args, kwargs: (HARDTANH_BACKWARD, args[0], args[1], None),
+        operands=_binary(HARDTANH_BACKWARD),
         dtypes=dtypes_of(HARDTANH_BACKWARD),
         params=lambda func, args, kwargs: (args[2], args[3]))
 # elu_backward(grad, alpha, scale, input_scale, is_result, self_or_result)
@@ -418,17 +416,17 @@ _family(aten.gelu_backward.default, None, aten.gelu_backward.grad_input,
                                              args[1], None),
         dtypes=dtypes_of(GELU_TANH_BACKWARD, GELU_BACKWARD))
 _family(aten.silu_backward.default, None, aten.silu_backward.grad_input,
-        operands=lambda func, args, kwargs: (SILU_BACKWARD, args[0], args[1], None), dtypes=dtypes_of(SILU_BACKWARD))
+        operands=_binary(SILU_BACKWARD), dtypes=dtypes_of(SILU_BACKWARD))
 _family(aten.mish_backward.default, None, None,
-        operands=lambda func, args, kwargs: (MISH_BACKWARD, args[0], args[1], None), dtypes=dtypes_of(MISH_BACKWARD))
+        operands=_binary(MISH_BACKWARD), dtypes=dtypes_of(MISH_BACKWARD))
 _family(aten.softplus_backward.default, None, aten.softplus_backward.grad_input,
-        operands=lambda func, args, kwargs: (SOFTPLUS_BACKWARD, args[0], args[1], None),
+        operands=_binary(SOFTPLUS_BACKWARD),
         dtypes=dtypes_of(SOFTPLUS_BACKWARD),
         params=lambda func, args, kwargs: (args[2], args[3]))
 _family(aten.tanh_backward.default, None, aten.tanh_backward.grad_input,
-        operands=lambda func, args, kwargs: (TANH_BACKWARD, args[0], args[1], None), dtypes=dtypes_of(TANH_BACKWARD))
+        operands=_binary(TANH_BACKWARD), dtypes=dtypes_of(TANH_BACKWARD))
 _family(aten.sigmoid_backward.default, None, aten.sigmoid_backward.grad_input,
-        operands=lambda func, args, kwargs: (SIGMOID_BACKWARD, args[0], args[1], None),
+        operands=_binary(SIGMOID_BACKWARD),
         dtypes=dtypes_of(SIGMOID_BACKWARD))
 
 # Three-operand ops.

@@ -126,7 +126,7 @@ def _calls(base: str, overload: str):
 
 
 # Every _foreach_ overload repmode runs, written out (grep finds each). The single-tensor overload
-# each one calls must be registered; tests/…/test_foreach.py checks this list against the foreach
+# each one calls must be registered; tests/families/foreach/test_foreach.py checks this list against the foreach
 # overloads torch has whose single-tensor op repmode registers (plannable_overloads), so a newly
 # registered single-tensor op is not forgotten here.
 FOREACH_OVERLOADS = (

@@ -49,7 +49,7 @@ def _target(ns):
 
 def _trace(ns) -> int:
     from .script_runner import run_script
-    from .trace import TraceFileError, trace
+    from .trace import trace
 
     target, args = _target(ns)
     if target is None:
@@ -62,7 +62,7 @@ def _trace(ns) -> int:
         try:  # the output and the reference are checked before the script runs
             tracer = stack.enter_context(trace(ns.out, native=ns.native, strict=not ns.non_strict,
                                                reference=ns.reference, keep_values=ns.keep_values))
-        except (TraceFileError, ValueError) as exc:
+        except ValueError as exc:  # TraceFileError included (a ValueError)
             print(f"repmode trace: {exc}", file=sys.stderr)
             return 2
         status = run_script(target, args, module=bool(ns.module))

@@ -90,3 +90,16 @@ def test_foreach_ops_invariant_and_per_tensor(rng):
     x = torch.randn(40, 4, generator=rng)
     got = assert_invariant(compute, x)
     assert_bitwise_equal(got["add"], got["single"])
+
+
+def test_the_written_out_foreach_list_is_every_foreach_overload_whose_single_tensor_op_is_registered():
+    """FOREACH_OVERLOADS names each registered _foreach_ overload (so grep finds it); it must not go
+    stale when a single-tensor op gains a registration or torch adds a foreach overload."""
+    from repmode.kernels import foreach, load
+    from repmode.registry import overloads_named
+
+    load()
+    present = {name for name in foreach.FOREACH_OVERLOADS if overloads_named(name)}
+    assert set(foreach.plannable_overloads()) == present
+    registered = {r.name for r in repmode.registrations() if r.family == "foreach"}
+    assert registered == present
