@@ -5,6 +5,7 @@ REPMODE_CUDA=1, or with REPMODE_CUDA unset (or "auto") when nvcc is on the PATH 
 torch is a CUDA build (visible with `pip install --no-build-isolation`); REPMODE_CUDA=0 never
 builds it. REPMODE_CUDA_ARCH lists the GPU architectures (default "80;90": A100, H100/H200).
 """
+import concurrent.futures
 import glob
 import os
 import shutil
@@ -96,17 +97,22 @@ class BuildWithCuda(build_ext):
         super().build_extension(ext)
 
     def compile_cuda_objects(self) -> list[str]:
+        """nvcc over every kernel source, in parallel (REPMODE_BUILD_JOBS, default one per core):
+        each source is its own translation unit, so the order of compilation changes nothing."""
         out_dir = os.path.join(self.build_temp, "cuda")
         os.makedirs(out_dir, exist_ok=True)
-        objects = []
-        for source in CUDA_KERNEL_SOURCES:
+
+        def compile_one(source: str) -> str:
             obj = os.path.join(out_dir, os.path.basename(source) + ".o")
             cmd = ["nvcc", "-c", source, "-o", obj, "-std=c++17", "-O3", *NVCC_FP_FLAGS, *gencode_flags(),
                    "-Xcompiler", "-fPIC,-fvisibility=hidden,-ffp-contract=off"]
-            print(" ".join(cmd))
+            print(" ".join(cmd), flush=True)
             subprocess.check_call(cmd)
-            objects.append(obj)
-        return objects
+            return obj
+
+        jobs = int(os.environ.get("REPMODE_BUILD_JOBS") or os.cpu_count() or 1)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+            return list(pool.map(compile_one, CUDA_KERNEL_SOURCES))
 
 
 ext_modules = [cpu_ext]
