@@ -29,7 +29,7 @@ class DigitsTransformer(nn.Module):
         # (N, 64) -> (N, 4, 2, 4, 2) -> patches (N, 16, 4) for patch 2: exact data movement.
         p, side = self.patch, 8 // self.patch
         patches = x.view(-1, side, p, side, p).permute(0, 1, 3, 2, 4).reshape(-1, self.tokens, p * p)
-        positions = torch.arange(self.tokens)
+        positions = torch.arange(self.tokens, device=x.device)
         h = self.encoder(self.embed(patches) + self.position(positions))
         return self.head(self.norm(h).mean(dim=1))
 

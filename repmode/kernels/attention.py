@@ -139,6 +139,87 @@ def sdpa_flash_cpu_backward(func, args, kwargs):
     return tuple(_heads_inner(t.view(x.shape)) for t, x in ((dq, q), (dk, k), (dv, v)))
 
 
+# ---- CUDA: torch's memory-efficient attention op ---------------------------------------------
+# On a GPU, torch's scaled_dot_product_attention reaches _scaled_dot_product_efficient_attention
+# for float32 (with or without dropout) where the CPU reaches the fused CPU op (no dropout) or the
+# math path (dropout). repmode computes it as the math path's sequence, dropout included, so a GPU
+# run gives the CPU's bits: the dropout noise is drawn by the same registered ops in the same order
+# (empty_like, bernoulli_(1 - p), div_(1 - p), then P * noise), from the same Philox stream.
+
+def _dropout_noise(p: Tensor, dropout_p: float) -> Tensor:
+    """torch's CPU dropout (at::dropout → _dropout_impl): noise = bernoulli_(1 - p) / (1 - p)."""
+    keep = 1.0 - dropout_p
+    noise = call_registered(aten.bernoulli_.float, torch.empty_like(p), keep)
+    return call_registered(aten.div_.Scalar, noise, keep)
+
+
+def _efficient_args(func, args, kwargs, q, k, v, attn_bias, dropout_p, is_causal):
+    kwargs = kwargs or {}
+    fwd_kwargs = {"attn_mask": attn_bias, "scale": kwargs.get("scale")}
+    q, k, v, attn_bias, is_causal, scale = _sdpa_args(func, (q, k, v, 0.0, is_causal), fwd_kwargs)
+    if not 0.0 <= float(dropout_p) < 1.0:
+        raise unsupported(func, args, kwargs, f"dropout_p={dropout_p} (0 <= p < 1 is supported)")
+    return q, k, v, attn_bias, is_causal, scale, float(dropout_p)
+
+
+@register_composite(aten._scaled_dot_product_efficient_attention.default, FLOAT_ONLY)
+def sdpa_efficient(func, args, kwargs):
+    q, k, v, attn_bias, compute_lse = args[:5]
+    dropout_p = args[5] if len(args) > 5 else (kwargs or {}).get("dropout_p", 0.0)
+    is_causal = args[6] if len(args) > 6 else (kwargs or {}).get("is_causal", False)
+    q, k, v, attn_bias, is_causal, scale, dropout_p = _efficient_args(func, args, kwargs, q, k, v, attn_bias,
+                                                                      dropout_p, is_causal)
+    s, p = _probabilities(q, k, attn_bias, is_causal, scale)
+    # The third output (torch: the Philox seed of its dropout) carries repmode's dropout noise to the
+    # backward, which autograd hands it back; without dropout it is empty, like the fourth.
+    noise = _dropout_noise(p, dropout_p) if dropout_p > 0 else torch.empty(0, dtype=q.dtype, device=q.device)
+    pd = call_registered(aten.mul.Tensor, p, noise) if dropout_p > 0 else p
+    out = _pv(pd, v)
+    lse = (call_registered(aten.logsumexp.default, s, [-1], False) if compute_lse
+           else torch.empty(0, dtype=q.dtype, device=q.device))
+    return out, lse, noise, torch.empty(0, dtype=torch.int64, device=q.device)
+
+
+@register_composite(aten._scaled_dot_product_efficient_attention_backward.default, FLOAT_ONLY)
+def sdpa_efficient_backward(func, args, kwargs):
+    grad_out, q, k, v, attn_bias, _out, _lse, noise, _offset, dropout_p, grad_input_mask = args[:11]
+    is_causal = args[11] if len(args) > 11 else (kwargs or {}).get("is_causal", False)
+    q, k, v, attn_bias, is_causal, scale, dropout_p = _efficient_args(func, args, kwargs, q, k, v, attn_bias,
+                                                                      dropout_p, is_causal)
+    _check_inputs(func, args, kwargs, grad_out)
+    if dropout_p > 0 and noise.shape != q.shape[:-1] + (k.shape[-2],):
+        raise unsupported(func, args, kwargs, "the dropout state was not written by repmode's forward "
+                                              "(was the forward run outside repmode.enabled()?)")
+    qs, ks = _scaled_qk(q, k, scale)
+    _, p = _probabilities(q, k, attn_bias, is_causal, scale, (qs, ks))   # recomputed: the forward's bits
+    pd = call_registered(aten.mul.Tensor, p, noise) if dropout_p > 0 else p
+    go = _batched(grad_out)
+    dv = call_registered(aten.bmm.default, _batched(pd).transpose(1, 2), go)
+    dp = call_registered(aten.bmm.default, go, _batched(v).transpose(1, 2)).view(p.shape)
+    if dropout_p > 0:
+        dp = call_registered(aten.mul.Tensor, dp, noise)       # autograd of P * noise: dP · noise
+    ds = _batched(call_registered(aten._softmax_backward_data.default, dp, p, -1, p.dtype))
+    c = math.sqrt(abs(scale))
+    dq = call_registered(aten.mul.Scalar, call_registered(aten.bmm.default, ds, _batched(ks)),
+                         (0.0 - c) if scale < 0 else c)
+    dk = call_registered(aten.mul.Scalar, call_registered(aten.bmm.default, ds.transpose(1, 2), _batched(qs)), c)
+    grads = [t.view(x.shape) for t, x in ((dq, q), (dk, k), (dv, v))]
+    grad_bias = None
+    if attn_bias is not None and grad_input_mask[3]:
+        # s + bias: the bias's gradient is dS, summed over the dims the bias was broadcast along
+        grad_bias = _sum_to(ds.view(p.shape), attn_bias.shape)
+    return (*grads, grad_bias)
+
+
+def _sum_to(g: Tensor, shape) -> Tensor:
+    """g summed down to ``shape`` (leading and size-1 broadcast dims), by repmode's sum."""
+    lead = g.dim() - len(shape)
+    dims = list(range(lead)) + [lead + i for i, n in enumerate(shape) if n == 1 and g.shape[lead + i] != 1]
+    if dims:
+        g = call_registered(aten.sum.dim_IntList, g, dims, True)
+    return g.reshape(shape)
+
+
 def _heads_inner(t: Tensor) -> Tensor:
     """A 4-D (B, H, N, E) result stored as (B, N, H, E), the layout of torch's fused CPU backward's
     gradients (an exact copy: the same values, the stride class of native torch's result)."""

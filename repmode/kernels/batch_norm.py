@@ -269,6 +269,27 @@ def batch_norm_backward(func, args, kwargs):
     return _bn_backward(func, args, kwargs, grad, x, weight, rm, rv, sm, si, update, eps, mask)
 
 
+# ---- CUDA: cuDNN's batch norm ----
+# With cuDNN enabled (torch's default), batch_norm on a GPU reaches cudnn_batch_norm and, in
+# training, cudnn_batch_norm_backward instead of native_batch_norm and its backward. They are the
+# same computation in repmode's order, so a GPU run gives the CPU's bits. cuDNN's saved "variance"
+# is the inverse standard deviation, as native_batch_norm's save_invstd; the reserve is empty.
+@register_kernel(overloads_named("aten.cudnn_batch_norm.default"), FLOAT_WIDENED,
+                 out=overloads_named("aten.cudnn_batch_norm.out"))
+def cudnn_batch_norm(func, args, kwargs):
+    x, weight, bias, running_mean, running_var, training, factor, eps = args
+    return (*_bn_forward(func, args, kwargs, x, weight, bias, running_mean, running_var, training, _mom(factor), eps),
+            _reserve(x))
+
+
+@register_kernel(overloads_named("aten.cudnn_batch_norm_backward.default"), FLOAT_WIDENED,
+                 out=overloads_named("aten.cudnn_batch_norm_backward.out"))
+def cudnn_batch_norm_backward(func, args, kwargs):
+    x, grad, weight, rm, rv, sm, si, eps, _reserve_ = args
+    # torch calls it for training-mode forwards only (eval uses native_batch_norm_backward)
+    return _bn_backward(func, args, kwargs, grad, x, weight, rm, rv, sm, si, True, eps, [True, True, True])
+
+
 # ---- group norm ----
 
 def _gn_check(func, args, kwargs, x, N, Cn, HxW, group):

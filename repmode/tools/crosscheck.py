@@ -104,6 +104,15 @@ def _attention(d):
     return _with_grads(y, q, k, v)
 
 
+def _attention_dropout(d):
+    q, k, v = _inputs(d, (2, 4, 33, 16), (2, 4, 40, 16), (2, 4, 40, 16), grad=True)
+    mask = _inputs(d, (33, 40), seed=1)[0]
+    torch.manual_seed(5)
+    y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=0.2) + \
+        F.scaled_dot_product_attention(q, k, v, dropout_p=0.1, is_causal=True)
+    return _with_grads(y, q, k, v)
+
+
 def _random(d):
     torch.manual_seed(123)
     x = torch.ones(1001, device=d)
@@ -128,6 +137,7 @@ BATTERY: dict[str, Callable[[str], list[torch.Tensor]]] = {
     "cross_entropy (+backward), softmax": _softmax_ce, "exp/log/tanh/gelu/erf/pow/...": _math,
     "conv2d (+backward)": _conv, "max/avg_pool2d (+backward)": _pool, "layer/group/batch norm (+backward)": _norms,
     "LSTM (+backward)": _lstm, "scaled_dot_product_attention (+backward)": _attention,
+    "sdpa with dropout, float/causal masks (+backward)": _attention_dropout,
     "rand/randn/randint/dropout/normal_": _random, "Adam, 3 steps": _adam,
 }
 
