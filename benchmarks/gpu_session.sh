@@ -17,7 +17,7 @@ step "machine"
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm --format=csv,noheader
   python3 -c "import sys, torch; print('python', sys.version.split()[0], 'torch', torch.__version__, 'cuda', torch.version.cuda)"
   nvcc --version | tail -1
-  nproc
+  echo "cores $(nproc); $(grep -m1 'model name' /proc/cpuinfo); avx512f: $(grep -c -m1 avx512f /proc/cpuinfo)"
 } 2>&1 | tee "$OUT/machine.txt"
 
 step "build (REPMODE_CUDA=1, sm_90)"
