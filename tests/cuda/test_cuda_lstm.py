@@ -23,7 +23,7 @@ def _steps(m, x, h0, c0, device, steps=2):
         digests = []
         for _ in range(steps):
             m.zero_grad()
-            xx, hh, cc = (t.to(device).requires_grad_() for t in (x, h0, c0))
+            xx, hh, cc = (t.to(device).detach().requires_grad_() for t in (x, h0, c0))
             y, (hy, cy) = m(xx, (hh, cc))
             ((y * y).sum() + (hy * 0.5).sum() + (cy * cy).sum()).backward()
             results = {"y": y, "hy": hy, "cy": cy, "x grad": xx.grad, "h0 grad": hh.grad, "c0 grad": cc.grad}
