@@ -81,8 +81,14 @@ def _key(generator: torch.Generator | None) -> int:
 def take(blocks: int, generator: torch.Generator | None = None) -> tuple[int, int]:
     """``(key, first block)`` for an op reading ``blocks`` blocks: the key is one draw of
     ``generator`` (default: torch's default CPU generator), the first block is 0."""
-    if generator is not None and generator.device.type != "cpu":
-        raise NotImplementedError("repmode: only CPU torch.Generator objects can key a random stream in this build")
     if blocks >= 1 << 64:
         raise OverflowError("repmode: one random op can read at most 2^64 Philox blocks")
+    if generator is not None and generator.device.type != "cpu":
+        if generator.device.type != "cuda":
+            raise NotImplementedError("repmode: only CPU and CUDA torch.Generator objects can key a random stream")
+        # A CUDA generator keys the op from itself, as a CPU one does: one native draw (torch's
+        # Philox on the GPU; a function of the generator's seed and offset). This is how the seed of
+        # cuDNN's RNN dropout state (drawn from the default CUDA generator when nn.LSTM with dropout
+        # first trains on a GPU) is drawn without touching torch's CPU generator, repmode's stream.
+        return torch.empty((), dtype=torch.int64, device=generator.device).random_(generator=generator).item(), 0
     return _key(generator), 0

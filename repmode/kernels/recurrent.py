@@ -11,8 +11,18 @@ from __future__ import annotations
 
 import torch
 
-from ..registry import register_kernel
-from ._common import DTYPE_CODE, FLOAT_ONLY, FLOATS, call_registered, check_device, kernels_for, launch_arg, unsupported
+from ..registry import register_kernel, register_passthrough
+from ._common import (
+    DTYPE_CODE,
+    FLOAT_ONLY,
+    FLOATS,
+    arguments,
+    call_registered,
+    check_device,
+    kernels_for,
+    launch_arg,
+    unsupported,
+)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -201,3 +211,201 @@ def lstm_layer_backward(func, args, kwargs):
         grad_b_ih, grad_b_hh = torch.zeros_like(b_ih), torch.zeros_like(b_hh)
     return (grad_x, grad_w_ih, grad_w_hh, grad_b_ih, grad_b_hh, dh.reshape(args[5].shape),
             dc.reshape(args[6].shape))
+
+
+# ---- nn.LSTM on CUDA: cuDNN's fused multi-layer op, computed in the CPU path's order ------------
+#
+# On CUDA, nn.LSTM reaches aten._cudnn_rnn (all layers and directions in one op) and, for its
+# gradients, aten._cudnn_rnn_backward; nn.RNNBase.flatten_parameters reaches
+# aten._cudnn_rnn_flatten_weight. repmode computes _cudnn_rnn as the sequence of ops the CPU
+# reaches for the same module (torch's mkldnn driver, observed under a logging dispatch mode inside
+# repmode.enabled()), calling the same registered implementations in the same order, so CUDA gives
+# the CPU's bits:
+#   forward:  batch_first: input.transpose(0, 1).contiguous(); per layer l, per direction d (forward
+#             first), mkldnn_rnn_layer(layer input, its 4 weights, hx[l·D+d], cx[l·D+d], reverse=d);
+#             the directions' outputs cat(·, -1); between layers, when train and dropout > 0, torch's
+#             CPU dropout: noise = empty_like; bernoulli_(1 − p); div_(1 − p); input · noise (p = 1:
+#             input · zeros(()), no draw; an empty input: nothing); hy, cy = stack of the layers';
+#             output transposed back for batch_first.
+#   backward: autograd's order over those nodes: layers from the last, in a layer the reverse
+#             direction first; each node mkldnn_rnn_layer_backward; the two directions' input
+#             gradients added (reverse + forward); through dropout grad · noise; the gradient of hx
+#             (and of cx) is select_backward(grad of hx[i]) per node, summed with add in node order
+#             (so −0.0 becomes +0.0 exactly when there are several layers or directions, as on the CPU).
+# The forward keeps what its backward reads (each layer's input, each direction's output, hy, cy and
+# workspace, the dropout noise) in the `reserve` output, laid out by _reserve_layout.
+
+_CUDNN_SUPPORTED = ("supported: nn.LSTM (mode 2) without proj_size, float32, unpacked (padded) input of 3 "
+                    "dimensions, any number of layers, bidirectional, batch_first, bias, dropout")
+
+
+def _cudnn_check(func, args, kwargs, x, weight, weight_stride0, hx, cx, mode, proj_size, num_layers,
+                 bidirectional, batch_sizes):
+    check_device(func, args, kwargs, x, *weight, hx, cx)
+    if mode != _LSTM_MODE:
+        name = {0: "RNN (relu)", 1: "RNN (tanh)", 3: "GRU"}.get(mode, f"mode {mode}")
+        raise unsupported(func, args, kwargs, f"cuDNN's fused {name} is not implemented; {_CUDNN_SUPPORTED}")
+    if proj_size:
+        raise unsupported(func, args, kwargs, f"LSTM with proj_size > 0 (got {proj_size}) is not implemented; "
+                          f"{_CUDNN_SUPPORTED}")
+    if len(batch_sizes):
+        raise unsupported(func, args, kwargs, f"packed sequences (batch_sizes) are not implemented; {_CUDNN_SUPPORTED}")
+    if x.dtype != torch.float32:
+        why = (" (torch's CPU path for float64 LSTM is its decomposed cell, not mkldnn_rnn_layer, and this op "
+               "does not reproduce those bits)" if x.dtype == torch.float64 else "")
+        raise unsupported(func, args, kwargs, f"dtype {x.dtype} is not supported{why}; {_CUDNN_SUPPORTED}")
+    for t in (*weight, hx, cx):
+        if t is not None and t.dtype != x.dtype:
+            raise unsupported(func, args, kwargs, f"mixed dtypes ({x.dtype} and {t.dtype}) are not supported")
+    D = 2 if bidirectional else 1
+    if cx is None or x.dim() != 3 or weight_stride0 not in (2, 4) or len(weight) != weight_stride0 * num_layers * D:
+        raise unsupported(func, args, kwargs, f"unexpected arguments: cx {'absent' if cx is None else 'given'}, "
+                          f"input of {x.dim()} dimensions, weight_stride0 {weight_stride0}, {len(weight)} weights "
+                          f"for {num_layers} layers × {D} directions; {_CUDNN_SUPPORTED}")
+
+
+def _layer_weights(weight, stride0, idx, x):
+    w = weight[idx * stride0:(idx + 1) * stride0]
+    if stride0 == 4:
+        return w[0], w[1], w[2], w[3]
+    none = x.new_empty(0)   # never read without biases (the CPU driver passes zeros here)
+    return w[0], w[1], none, none
+
+
+def _dropout_applies(dropout, train, layer, num_layers):
+    return dropout != 0 and train and layer < num_layers - 1
+
+
+def _reserve_layout(T, B, In, H, L, D, dropout, train):
+    """[(layer, name, direction, shape)] in the order the forward packs them into `reserve`."""
+    items = []
+    for layer in range(L):
+        if layer > 0:
+            items.append((layer, "input", None, (T, B, D * H)))
+        for d in range(D):
+            items += [(layer, "out", d, (T, B, H)), (layer, "hy", d, (B, H)), (layer, "cy", d, (B, H)),
+                      (layer, "ws", d, (T * B * _WS_SLOTS * H,))]
+        if _dropout_applies(dropout, train, layer, L) and dropout != 1 and T * B * D * H:
+            items.append((layer, "noise", None, (T, B, D * H)))
+    return items
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+@register_kernel(aten._cudnn_rnn.default, ("float32",))
+def cudnn_lstm(func, args, kwargs):
+    (x, weight, stride0, _weight_buf, hx, cx, mode, H, proj_size, L, batch_first, dropout, train, bidirectional,
+     batch_sizes, _dropout_state) = arguments(func, args, kwargs)
+    _cudnn_check(func, args, kwargs, x, weight, stride0, hx, cx, mode, proj_size, L, bidirectional, batch_sizes)
+    D = 2 if bidirectional else 1
+    has_biases = stride0 == 4
+    layer_input = x.transpose(0, 1).contiguous() if batch_first else x     # the CPU driver: transpose + clone
+    T, B, _ = layer_input.shape
+    saved, hys, cys = {}, [], []
+    for layer in range(L):
+        if layer > 0:
+            saved[(layer, "input", None)] = layer_input
+        outs = []
+        for d in range(D):
+            idx = layer * D + d
+            w_ih, w_hh, b_ih, b_hh = _layer_weights(weight, stride0, idx, x)
+            out, hy, cy, ws = call_registered(aten.mkldnn_rnn_layer.default, layer_input, w_ih, w_hh, b_ih, b_hh,
+                                              hx[idx], cx[idx], d == 1, [], mode, H, L, has_biases, bidirectional,
+                                              batch_first, train)
+            outs.append(out)
+            hys.append(hy)
+            cys.append(cy)
+            saved.update({(layer, "out", d): out, (layer, "hy", d): hy, (layer, "cy", d): cy, (layer, "ws", d): ws})
+        layer_input = outs[0] if D == 1 else call_registered(aten.cat.default, outs, -1)
+        if _dropout_applies(dropout, train, layer, L) and layer_input.numel():
+            if dropout == 1:    # torch's dropout: input · zeros(()), no draw
+                layer_input = _mul(layer_input, torch.zeros((), dtype=x.dtype, device=x.device))
+            else:
+                noise = torch.empty_like(layer_input)
+                call_registered(aten.bernoulli_.float, noise, 1 - dropout)
+                call_registered(aten.div_.Scalar, noise, 1 - dropout)
+                saved[(layer, "noise", None)] = noise
+                layer_input = _mul(layer_input, noise)
+    output = layer_input.transpose(0, 1).contiguous() if batch_first else layer_input
+    hy = call_registered(aten.stack.default, hys)
+    cy = call_registered(aten.stack.default, cys)
+    layout = _reserve_layout(T, B, x.shape[-1], H, L, D, dropout, train)
+    reserve = torch.cat([saved[item[:3]].reshape(-1) for item in layout]) if layout else x.new_empty(0)
+    return output, hy, cy, reserve, x.new_empty(0)
+
+
+def _unpack_reserve(func, args, kwargs, reserve, layout, dtype):
+    total = sum(_numel(shape) for *_, shape in layout)
+    if reserve is None or reserve.dtype != dtype or reserve.dim() != 1 or reserve.numel() != total:
+        raise unsupported(func, args, kwargs, "the reserve was not written by repmode's _cudnn_rnn (was the forward "
+                          "run outside repmode.enabled()?)")
+    parts, at = {}, 0
+    for layer, name, d, shape in layout:
+        n = _numel(shape)
+        parts[(layer, name, d)] = reserve[at:at + n].view(shape)
+        at += n
+    return parts
+
+
+@register_kernel(aten._cudnn_rnn_backward.default, ("float32",))
+def cudnn_lstm_backward(func, args, kwargs):
+    (x, weight, stride0, _weight_buf, hx, cx, _output, grad_output, grad_hy, grad_cy, mode, H, proj_size, L,
+     batch_first, dropout, train, bidirectional, batch_sizes, _dropout_state, reserve,
+     _output_mask) = arguments(func, args, kwargs)
+    _cudnn_check(func, args, kwargs, x, weight, stride0, hx, cx, mode, proj_size, L, bidirectional, batch_sizes)
+    if not train:
+        raise unsupported(func, args, kwargs, "cudnn RNN backward can only be called in training mode (torch refuses "
+                          "it too: the module was in eval mode, train=False)")
+    D = 2 if bidirectional else 1
+    has_biases = stride0 == 4
+    x0 = x.transpose(0, 1).contiguous() if batch_first else x
+    T, B, In = x0.shape
+    saved = _unpack_reserve(func, args, kwargs, reserve, _reserve_layout(T, B, In, H, L, D, dropout, train), x.dtype)
+    g = grad_output
+    if g is not None and batch_first:
+        g = g.transpose(0, 1)
+    n = L * D
+    dhx = dcx = None
+    dweights = [None] * len(weight)
+    for layer in range(L - 1, -1, -1):
+        layer_input = x0 if layer == 0 else saved[(layer, "input", None)]
+        gs = [g] if D == 1 else [None, None] if g is None else [g[:, :, :H], g[:, :, H:]]   # cat's backward
+        gx = None
+        for d in range(D - 1, -1, -1):          # autograd runs the later node (the reverse direction) first
+            idx = layer * D + d
+            w_ih, w_hh, b_ih, b_hh = _layer_weights(weight, stride0, idx, x)
+            grads = call_registered(
+                aten.mkldnn_rnn_layer_backward.default, layer_input, w_ih, w_hh, b_ih, b_hh, hx[idx], cx[idx],
+                saved[(layer, "out", d)], saved[(layer, "hy", d)], saved[(layer, "cy", d)], gs[d],
+                None if grad_hy is None else grad_hy[idx], None if grad_cy is None else grad_cy[idx], d == 1, mode,
+                H, L, has_biases, train, bidirectional, [], batch_first, saved[(layer, "ws", d)])
+            gx = grads[0] if gx is None else _add(gx, grads[0])
+            dweights[idx * stride0:(idx + 1) * stride0] = grads[1:1 + stride0]
+            sh = call_registered(aten.select_backward.default, grads[5], [n, B, H], 0, idx)
+            sc = call_registered(aten.select_backward.default, grads[6], [n, B, H], 0, idx)
+            dhx = sh if dhx is None else _add(dhx, sh)
+            dcx = sc if dcx is None else _add(dcx, sc)
+        if layer > 0 and _dropout_applies(dropout, train, layer - 1, L) and gx.numel():
+            noise = saved.get((layer - 1, "noise", None))
+            if noise is None:   # dropout == 1
+                noise = torch.zeros((), dtype=x.dtype, device=x.device)
+            gx = _mul(gx, noise)
+        g = gx
+    grad_input = g.transpose(0, 1).contiguous() if batch_first else g
+    return grad_input, dhx, dcx, dweights
+
+
+register_passthrough([aten._cudnn_rnn_flatten_weight.default],
+                     reason="copies the RNN weights into one buffer and re-points them at views of it: exact data "
+                            "movement", family="recurrent")
+
+register_passthrough([aten._cudnn_init_dropout_state.default],
+                     reason="cuDNN's dropout RNG state (nn.LSTM with dropout on CUDA makes it before _cudnn_rnn): "
+                            "repmode's _cudnn_rnn never reads it, its masks come from repmode's stream, so its bits "
+                            "reach no result; native so that cuDNN run outside the block later finds a valid state",
+                     family="recurrent")
