@@ -42,7 +42,7 @@ echo "bench exit $?" >>"$OUT/bench.log"
 
 if [ "$SUITE_SECONDS" -gt 0 ]; then
   step "whole suite (CPU tests under torch $(python3 -c 'import torch; print(torch.__version__)'), ${SUITE_SECONDS} s at most)"
-  timeout "$SUITE_SECONDS" python3 -m pytest -q -p no:cacheprovider -n 14 --timeout 300 --tb=line -rf \
+  timeout "$SUITE_SECONDS" python3 -m pytest -v -p no:cacheprovider -n 14 --timeout 300 --tb=line -rf \
     --ignore tests/cuda/test_cuda_emulated.py >"$OUT/suite.log" 2>&1
   echo "suite exit $?" >>"$OUT/suite.log"
 fi
@@ -58,7 +58,7 @@ echo "--- bench:"
 cat "$OUT/bench.log" | tail -12
 if [ -f "$OUT/suite.log" ]; then
   echo "--- suite:"
-  grep -E "^(FAILED|ERROR)" "$OUT/suite.log" | cut -c1-200 | head -20
+  grep -E "(FAILED|ERROR) tests" "$OUT/suite.log" | cut -c1-200 | head -20; echo "passed: $(grep -c "PASSED" "$OUT/suite.log")"
   tail -2 "$OUT/suite.log"
 fi
 step "done"
