@@ -1,7 +1,7 @@
 """GPU benchmarks of repmode's CUDA backend: native torch and repmode timed in the same run.
 
     python benchmarks/bench_cuda.py                       # print the table
-    python benchmarks/bench_cuda.py --write BENCHMARKS_GPU.md
+    python benchmarks/bench_cuda.py --write benchmarks/GPU.md   # the GPU section of BENCHMARKS.md
 
 Cases (issue 9): mm 4096^3 float32 against torch.mm with TF32 off; sum of 256M floats (bandwidth);
 softmax (16384, 4096); conv2d forward and backward; one training step of the CNN and of the
@@ -128,8 +128,10 @@ def main() -> int:
             print(" | ".join(row), flush=True)
     if args.write:
         with open(args.write, "w") as f:
+            f.write("\n## GPU (`python benchmarks/bench_cuda.py --write benchmarks/GPU.md`)\n\n")
             f.write(f"GPU: {torch.cuda.get_device_name()}, torch {torch.__version__}, "
-                    f"{datetime.date.today().isoformat()}.\n\n")
+                    f"{datetime.date.today().isoformat()}. Native torch and repmode in the same run; "
+                    "each time the best of several CUDA-event-timed repeats.\n\n")
             f.write("| case | native torch | repmode | repmode vs native |\n|---|---|---|---|\n")
             f.write("".join(f"| {' | '.join(r)} |\n" for r in rows))
     return 0

@@ -361,10 +361,12 @@ def main() -> None:
             f.write("Native torch and repmode are timed in the same run, best of several repeats.\n\n")
             f.write(f"Machine: {machine()}. Date: {datetime.date.today().isoformat()}.\n\n")
             f.write(header + body)
-            notes = os.path.join(os.path.dirname(os.path.abspath(__file__)), "NOTES.md")
-            if os.path.exists(notes):
-                with open(notes) as n:
-                    f.write(n.read())
+            # the GPU section (written by bench_cuda.py on a GPU machine), then the notes
+            for part in ("GPU.md", "NOTES.md"):
+                path = os.path.join(os.path.dirname(os.path.abspath(__file__)), part)
+                if os.path.exists(path):
+                    with open(path) as n:
+                        f.write(n.read())
         if args.only is None:
             update_readme(rows, f"Excerpt of [BENCHMARKS.md](BENCHMARKS.md) ({machine()}, "
                                 f"{datetime.date.today().isoformat()}):")
