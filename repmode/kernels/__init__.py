@@ -37,6 +37,7 @@ def _import_families() -> None:
         embedding,
         foreach,
         fused_optim,
+        histogram,
         indexing,
         integer,
         layer_norm,

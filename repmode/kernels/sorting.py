@@ -27,8 +27,19 @@ from __future__ import annotations
 
 import torch
 
-from ..registry import register_kernel
-from ._common import FLOAT_HALF_INT, check_float_half_int, param, params, run_native, split_at_dim, unsupported
+from ..registry import register_kernel, register_passthrough
+from ._common import (
+    DISPATCH,
+    FLOAT_HALF_INT,
+    call_registered,
+    check_float_half_int,
+    param,
+    params,
+    round_to,
+    run_native,
+    split_at_dim,
+    unsupported,
+)
 
 aten = torch.ops.aten
 _SORT = aten.sort.stable
@@ -206,3 +217,282 @@ def nanmedian(func, args, kwargs):
     if x.numel() == 0:
         return run_native(func, args, kwargs)  # torch's NaN fill: no values to compute
     return _select(x.reshape(-1), 0, False, _nanmedian_position)[0]
+
+
+# ---- keys, runs and exact selections ------------------------------------------------------------
+
+_MAGNITUDE = {torch.int16: 0x7FFF, torch.int32: 0x7FFFFFFF, torch.int64: 0x7FFFFFFFFFFFFFFF}
+
+
+def order_key(x: torch.Tensor) -> torch.Tensor:
+    """An integer tensor of x's shape ordered as repmode orders x: NaN largest (every NaN one key),
+    -0.0 == +0.0, otherwise the IEEE order. Integers and bool are their own keys. Comparisons and
+    searches on the key are exact integer operations, whatever a backend does with float NaNs."""
+    if not x.is_floating_point():
+        return x
+    c = torch.where(torch.isnan(x), float("nan"), x)  # one canonical +NaN
+    c = c.masked_fill(c == 0, 0.0)  # -0.0 as +0.0
+    bits = c.view(_INT_OF_SIZE[x.element_size()])
+    # negative floats: flip the magnitude bits, so larger magnitudes become smaller integers
+    return torch.where(bits < 0, bits ^ _MAGNITUDE[bits.dtype], bits)
+
+
+def _runs_of_sorted(skey: torch.Tensor, distinct: torch.Tensor | None = None) -> torch.Tensor:
+    """``new`` (bool, the shape of ``skey``): True where a run of equal keys starts along the last
+    dim; ``distinct`` marks elements that start a run of their own (NaN in ``unique``)."""
+    new = torch.ones_like(skey, dtype=torch.bool)
+    if skey.shape[-1] > 1:
+        new[..., 1:] = skey[..., 1:] != skey[..., :-1]
+    if distinct is not None:
+        new |= distinct
+    return new
+
+
+@register_kernel([aten.mode.default], FLOAT_HALF_INT, out=[aten.mode.values])
+def mode(func, args, kwargs):
+    x = args[0]
+    _check(func, args, kwargs, x)
+    dim, keepdim = params(func, args, kwargs, "dim", "keepdim")
+    y, d = _at_least_1d(x, dim)
+    if y.numel() == 0:
+        return run_native(func, args, kwargs)  # empty: no values to compute (torch's own error or result)
+    rows = y.movedim(d, -1)
+    n = rows.shape[-1]
+    skey, sidx = _SORT(order_key(rows), stable=True, dim=-1)
+    new = _runs_of_sorted(skey)
+    pos = torch.arange(n, device=x.device).expand(skey.shape)
+    start = torch.where(new, pos, 0).cummax(-1).values  # integer running max: exact
+    is_end = torch.ones_like(new)
+    is_end[..., :-1] = new[..., 1:]
+    end = torch.where(is_end, pos, n).flip(-1).cummin(-1).values.flip(-1)
+    count = end - start + 1
+    best = count.argmax(-1, keepdim=True)  # the first longest run: the smallest mode (integer argmax: first)
+    index = sidx.gather(-1, end.gather(-1, best))  # the last index holding the mode (stable sort)
+    value = _take(rows, -1, index)
+    value, index = value.movedim(-1, d), index.movedim(-1, d)
+    if x.dim() == 0:
+        return value.reshape(()), index.reshape(())
+    if not keepdim:
+        value, index = value.squeeze(d), index.squeeze(d)
+    return _fresh(value), _fresh(index)
+
+
+def _unique_flat(x: torch.Tensor, consecutive: bool):
+    """(values, inverse, counts) of the flattened ``x``: equal keys merged (IEEE ==: -0.0 == +0.0,
+    every NaN its own value); sorted unless ``consecutive``; each value the bits of its first
+    occurrence (lowest index)."""
+    flat = x.reshape(-1)
+    n = flat.numel()
+    key = order_key(flat)
+    if consecutive:
+        skey, sidx = key, torch.arange(n, device=x.device)
+    else:
+        skey, sidx = _SORT(key, stable=True, dim=0)
+    distinct = torch.isnan(flat).index_select(0, sidx) if flat.is_floating_point() else None
+    new = _runs_of_sorted(skey, distinct)
+    starts = new.nonzero().squeeze(1)
+    values = _take(flat, 0, sidx.index_select(0, starts))
+    counts = torch.diff(starts, append=torch.tensor([n], device=x.device))
+    run = new.cumsum(0) - 1  # integer prefix count: exact
+    inverse = torch.empty_like(run).scatter_(0, sidx, run)  # a permutation: each position written once
+    return values, inverse.reshape(x.shape), counts
+
+
+def _unique_rows(x: torch.Tensor, dim: int, consecutive: bool):
+    """unique along ``dim``: the slices x.select(dim, i) compared as rows (lexicographic order of their
+    keys in row-major order; equal when every key is equal and no element is NaN)."""
+    dim = _wrap_dim(x, dim)
+    n = x.shape[dim]
+    rows = x.movedim(dim, 0).reshape(n, -1)
+    key = order_key(rows)
+    perm = torch.arange(n, device=x.device)
+    if not consecutive:
+        for c in range(key.shape[1] - 1, -1, -1):  # least significant column first: stable sorts
+            perm = perm.index_select(0, _SORT(key[:, c].index_select(0, perm), stable=True, dim=0)[1])
+    skey = key.index_select(0, perm)
+    new = torch.ones(n, dtype=torch.bool, device=x.device)
+    if n > 1:
+        new[1:] = (skey[1:] != skey[:-1]).any(1)
+    if rows.is_floating_point():
+        new |= torch.isnan(rows).any(1).index_select(0, perm)
+    starts = new.nonzero().squeeze(1)
+    values = x.view(_INT_OF_SIZE[x.element_size()]).index_select(dim, perm.index_select(0, starts)).view(x.dtype) \
+        if x.is_floating_point() else x.index_select(dim, perm.index_select(0, starts))
+    counts = torch.diff(starts, append=torch.tensor([n], device=x.device))
+    run = new.cumsum(0) - 1
+    inverse = torch.empty_like(run).scatter_(0, perm, run)
+    return values, inverse, counts
+
+
+def _empty_index(x):
+    return torch.empty(0, dtype=torch.int64, device=x.device)
+
+
+def _unique_result(func, args, kwargs, x, values, inverse, counts, want_inverse, want_counts):
+    return (values, inverse if want_inverse else _empty_index(x), counts if want_counts else _empty_index(x))
+
+
+@register_kernel([aten._unique2.default], FLOAT_HALF_INT, out=[aten._unique2.out])
+def unique2(func, args, kwargs):
+    x = args[0]
+    check_float_half_int(func, args, kwargs, x)
+    # sorted=False: torch leaves the order unspecified (its CPU hash set); repmode returns the sorted result
+    want_inverse, want_counts = params(func, args, kwargs, "return_inverse", "return_counts")
+    values, inverse, counts = _unique_flat(x, consecutive=False)
+    return _unique_result(func, args, kwargs, x, values, inverse, counts, want_inverse, want_counts)
+
+
+@register_kernel([aten._unique.default], FLOAT_HALF_INT, out=[aten._unique.out])
+def unique(func, args, kwargs):
+    x = args[0]
+    check_float_half_int(func, args, kwargs, x)
+    values, inverse, _ = _unique_flat(x, consecutive=False)
+    return values, inverse if param(func, args, kwargs, "return_inverse") else _empty_index(x)
+
+
+@register_kernel([aten.unique_consecutive.default], FLOAT_HALF_INT, out=[aten.unique_consecutive.out])
+def unique_consecutive(func, args, kwargs):
+    x = args[0]
+    check_float_half_int(func, args, kwargs, x)
+    want_inverse, want_counts, dim = params(func, args, kwargs, "return_inverse", "return_counts", "dim")
+    if dim is None:
+        values, inverse, counts = _unique_flat(x, consecutive=True)
+    else:
+        if x.numel() == 0:
+            return run_native(func, args, kwargs)  # torch's own error or empty result: no values
+        values, inverse, counts = _unique_rows(x, dim, consecutive=True)
+    return _unique_result(func, args, kwargs, x, values, inverse, counts, want_inverse, want_counts)
+
+
+@register_kernel([aten.unique_dim.default, aten.unique_dim_consecutive.default], FLOAT_HALF_INT,
+                 out=[aten.unique_dim.out, aten.unique_dim_consecutive.out])
+def unique_dim(func, args, kwargs):
+    x = args[0]
+    check_float_half_int(func, args, kwargs, x)
+    dim, want_inverse, want_counts = params(func, args, kwargs, "dim", "return_inverse", "return_counts")
+    if x.numel() == 0:
+        return run_native(func, args, kwargs)  # torch's own error or empty result: no values
+    # unique_dim's sorted=False: torch sorts anyway, and so does repmode
+    values, inverse, counts = _unique_rows(x, dim, consecutive=func is aten.unique_dim_consecutive.default)
+    return _unique_result(func, args, kwargs, x, values, inverse, counts, want_inverse, want_counts)
+
+
+# ---- searches -------------------------------------------------------------------------------------
+
+def _search_keys(boundaries: torch.Tensor, values):
+    """Both operands converted as torch converts them (to their result type: exact or one rounding),
+    then to order keys (NaN largest, -0.0 == +0.0)."""
+    if not isinstance(values, torch.Tensor):
+        values = torch.scalar_tensor(values, dtype=torch.result_type(boundaries, values), device=boundaries.device)
+    common = torch.result_type(boundaries, values)
+    boundaries, values = boundaries.to(common), values.to(common)
+    return order_key(boundaries), order_key(values)
+
+
+def _meta(t):
+    if isinstance(t, torch.Tensor):
+        return torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")
+    return t
+
+
+@register_kernel([aten.searchsorted.Tensor, aten.searchsorted.Scalar], FLOAT_HALF_INT,
+                 out=[aten.searchsorted.Tensor_out, aten.searchsorted.Scalar_out])
+def searchsorted(func, args, kwargs):
+    sequence, value = params(func, args, kwargs, "sorted_sequence", "self")
+    check_float_half_int(func, args, kwargs, sequence, value)
+    out_int32, right, side, sorter = params(func, args, kwargs, "out_int32", "right", "side", "sorter")
+    meta_kwargs = dict(out_int32=out_int32, right=right, side=side, sorter=_meta(sorter))
+    func(_meta(sequence), _meta(value), **meta_kwargs)  # torch's own argument errors; computes nothing
+    seq_key, value_key = _search_keys(sequence, value)
+    # a binary search over integer keys: the insertion point among sorted keys is unique
+    return aten.searchsorted.Tensor(seq_key, value_key, out_int32=out_int32, right=right, side=side, sorter=sorter)
+
+
+@register_kernel([aten.bucketize.Tensor, aten.bucketize.Scalar], FLOAT_HALF_INT,
+                 out=[aten.bucketize.Tensor_out, aten.bucketize.Scalar_out])
+def bucketize(func, args, kwargs):
+    value, boundaries = params(func, args, kwargs, "self", "boundaries")
+    check_float_half_int(func, args, kwargs, value, boundaries)
+    out_int32, right = params(func, args, kwargs, "out_int32", "right")
+    func(_meta(value), _meta(boundaries), out_int32=out_int32, right=right)  # torch's own argument errors
+    seq_key, value_key = _search_keys(boundaries, value)
+    return aten.bucketize.Tensor(value_key, seq_key, out_int32=out_int32, right=right)
+
+
+@register_kernel([aten.isin.Tensor_Tensor, aten.isin.Tensor_Scalar, aten.isin.Scalar_Tensor], FLOAT_HALF_INT,
+                 out=[aten.isin.Tensor_Tensor_out, aten.isin.Tensor_Scalar_out, aten.isin.Scalar_Tensor_out])
+def isin(func, args, kwargs):
+    elements, test_elements = args[0], args[1]  # the names differ between overloads (element, test_element)
+    invert = param(func, args, kwargs, "invert")
+    check_float_half_int(func, args, kwargs, elements, test_elements)
+    # membership under IEEE == (NaN in nothing, -0.0 == +0.0): one boolean per element. assume_unique
+    # is dropped: with duplicates torch's result is unspecified, without them both paths give this one.
+    return func(elements, test_elements, assume_unique=False, invert=invert)
+
+
+# ---- running extremes, aminmax ----------------------------------------------------------------------
+
+@register_kernel([aten.cummax.default, aten.cummin.default], FLOAT_HALF_INT,
+                 out=[aten.cummax.out, aten.cummin.out])
+def cummax_cummin(func, args, kwargs):
+    x = args[0]
+    check_float_half_int(func, args, kwargs, x)
+    dim = param(func, args, kwargs, "dim")
+    if x.is_cpu:
+        # torch's CPU scan is sequential per row and defines the rule: out_j = x_j when x_j is NaN or
+        # (out_{j-1} is not NaN and x_j >= out_{j-1}) (<= for cummin), else out_{j-1}: ties and NaNs
+        # take the later index. Every value is an input element: exact selection.
+        return func(x, dim)
+    values, indices = func(x.cpu(), dim)  # the same rule on every device: the CPU scan, exact data movement
+    return values.to(x.device), indices.to(x.device)
+
+
+@register_kernel([aten.aminmax.default], FLOAT_HALF_INT, out=[aten.aminmax.out])
+def aminmax(func, args, kwargs):
+    x = args[0]
+    check_float_half_int(func, args, kwargs, x)
+    dim, keepdim = params(func, args, kwargs, "dim", "keepdim")
+    func(_meta(x), dim=dim, keepdim=keepdim)  # torch's own errors (empty input, bad dim)
+    dims = [] if dim is None else [dim]
+    lo = call_registered(aten.amin.default, x, dims, keepdim)
+    hi = call_registered(aten.amax.default, x, dims, keepdim)
+    return lo, hi
+
+
+# ---- logcumsumexp ----------------------------------------------------------------------------------
+
+@register_kernel([aten.logcumsumexp.default, aten._logcumsumexp.default], FLOAT_HALF_INT,
+                 out=[aten.logcumsumexp.out, aten._logcumsumexp.out])
+def logcumsumexp(func, args, kwargs):
+    x = args[0]
+    check_float_half_int(func, args, kwargs, x)
+    dim = param(func, args, kwargs, "dim")
+    func(_meta(x), dim)  # torch's own errors (integer input, bad dim)
+    if x.numel() == 0:
+        return torch.empty_like(x)
+    y, d = _at_least_1d(x, dim)
+    rows = y.movedim(d, -1).to(torch.float64)  # exact
+    out = torch.empty_like(rows)
+    exp, log1p = DISPATCH[aten.exp.default], DISPATCH[aten.log1p.default]
+    acc = rows[..., 0].clone()
+    out[..., 0] = acc
+    for j in range(1, rows.shape[-1]):
+        v = rows[..., j]
+        hi, lo = torch.maximum(acc, v), torch.minimum(acc, v)  # exact; NaN propagates
+        step = hi + log1p(aten.log1p.default, (exp(aten.exp.default, (lo - hi,), {}),), {})
+        acc = torch.where((lo == hi) & torch.isinf(lo), lo, step)  # -inf with -inf, +inf with +inf
+        out[..., j] = acc
+    out = torch.where(torch.isnan(out), float("nan"), out)  # the canonical NaN
+    result = out.movedim(-1, d).reshape(x.shape)
+    if x.dtype == torch.float64:
+        return result.contiguous()
+    result = result.to(torch.float32)  # one rounding
+    return result.contiguous() if x.dtype == torch.float32 else round_to(result, x.dtype).contiguous()
+
+
+register_passthrough([aten.count_nonzero.default, aten.count_nonzero.dim_IntList, aten.count_nonzero.out,
+                      aten.count_nonzero.dim_IntList_out],
+                     reason="an integer count of elements != 0: exact, in any order", family="sorting")
+register_passthrough([aten.nonzero_static.default, aten.nonzero_static.out],
+                     reason="selection: the positions of nonzero elements in row-major order, padded with "
+                            "fill_value; no arithmetic", family="sorting")
