@@ -467,7 +467,9 @@ def logcumsumexp(func, args, kwargs):
     x = args[0]
     check_float_half_int(func, args, kwargs, x)
     dim = param(func, args, kwargs, "dim")
-    func(_meta(x), dim)  # torch's own errors (integer input, bad dim)
+    func(_meta(x), dim)  # torch's own errors (bad dim)
+    if not x.is_floating_point():
+        return run_native(func, args, kwargs)  # torch's own error: no integer kernel
     if x.numel() == 0:
         return torch.empty_like(x)
     y, d = _at_least_1d(x, dim)
