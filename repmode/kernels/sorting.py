@@ -498,3 +498,11 @@ register_passthrough([aten.count_nonzero.default, aten.count_nonzero.dim_IntList
 register_passthrough([aten.nonzero_static.default, aten.nonzero_static.out],
                      reason="selection: the positions of nonzero elements in row-major order, padded with "
                             "fill_value; no arithmetic", family="sorting")
+
+# quantile/nanquantile (CompositeImplicitAutograd: torch decomposes them into sort, gather, lerp_,
+# ... before the mode sees them) reach these three in-place ops; see docs/semantics.md "Sorting and
+# selection" for the quantile formula they give.
+register_passthrough([aten.unsqueeze_.default, aten.squeeze_.dim, aten.squeeze_.default, aten.squeeze_.dims],
+                     reason="in place, metadata only (shape/strides): no data touched", family="sorting")
+register_passthrough([aten.logical_not_.default],
+                     reason="in place logical not: exact, bool result", family="sorting")
