@@ -242,7 +242,8 @@ def test_out_forms_write_the_functional_results(rng):
         cases = [
             (lambda o: torch.mode(x, 1, out=o), lambda: torch.mode(x, 1), (torch.empty(0), torch.empty(0).long())),
             (lambda o: torch.cummax(x, 1, out=o), lambda: torch.cummax(x, 1), (torch.empty(0), torch.empty(0).long())),
-            (lambda o: torch.aminmax(x, dim=0, out=o), lambda: torch.aminmax(x, dim=0), (torch.empty(0), torch.empty(0))),
+            (lambda o: torch.aminmax(x, dim=0, out=o), lambda: torch.aminmax(x, dim=0),
+             (torch.empty(0), torch.empty(0))),
             (lambda o: torch.searchsorted(s, x, out=o), lambda: torch.searchsorted(s, x), torch.empty(0).long()),
             (lambda o: torch.bucketize(x, s, out=o), lambda: torch.bucketize(x, s), torch.empty(0).long()),
             (lambda o: torch.isin(x, s, out=o), lambda: torch.isin(x, s), torch.empty(0, dtype=torch.bool)),
