@@ -110,6 +110,16 @@ def case_softmax():
     return rows
 
 
+def case_sort_topk():
+    x = torch.randn(4096, 1024)
+    native, rep = compare(lambda: torch.sort(x, -1), repeats=5)
+    rows = [_row("sort of (4096, 1024) over the last dim (stable in repmode)", native, rep, x.numel() * 4 / 1e9,
+                 "GB/s")]
+    native, rep = compare(lambda: torch.topk(x, 50, -1), repeats=5)
+    rows.append(_row("topk k=50 of (4096, 1024) over the last dim", native, rep, x.numel() * 4 / 1e9, "GB/s"))
+    return rows
+
+
 def case_unary_math():
     x = torch.randn(16 * 2**20)
     xp = x.abs() + 1e-3
@@ -285,6 +295,7 @@ CASES = {
     "sum_dims": case_sum_dims,
     "var_mean": case_var_mean,
     "softmax": case_softmax,
+    "sort_topk": case_sort_topk,
     "unary_math": case_unary_math,
     "random": case_random,
     "conv": case_conv,

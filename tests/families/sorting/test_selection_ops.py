@@ -277,3 +277,25 @@ def test_threads_do_not_change_large_unique_and_mode_results(rng):
     with num_threads(2), repmode.enabled(strict=True):
         got = (torch.mode(x, 1), torch.unique(x, dim=0, return_counts=True), torch.logcumsumexp(x, 1))
     assert_bitwise_equal([tuple(want[0]), tuple(want[1]), want[2]], [tuple(got[0]), tuple(got[1]), got[2]], "2 threads")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64, torch.int64, torch.uint8], ids=str)
+def test_topk_of_long_rows_is_the_first_k_of_the_stable_sort_with_and_without_boundary_ties(dtype, rng):
+    """Long rows take the threshold path (k-th key, then the k elements sorted): the same result as the
+    stable sort, whether ties at the k-th value exceed k (the lowest indices win) or not."""
+    from repmode.kernels.sorting import stable_sort
+    distinct = torch.randperm(3000, generator=rng).reshape(6, 500).to(dtype)
+    tied = torch.randint(0, 9, (6, 500), generator=rng).to(dtype)
+    if dtype.is_floating_point:
+        tied[tied == 3] = nan
+        tied[tied == 0] = -0.0
+    for x in (distinct, tied, tied.t().contiguous().t()):
+        for k in (1, 7, 50):
+            for largest in (True, False):
+                with repmode.enabled(strict=True):
+                    got = torch.topk(x, k, 1, largest)
+                values, indices = stable_sort(x, 1, largest)
+                assert_bitwise_equal(tuple(got), (values[:, :k].contiguous(), indices[:, :k].contiguous()), f"k={k}")
+    if dtype == torch.float32:
+        got, want = _native_and_repmode(lambda: torch.topk(distinct, 50, 1))
+        assert_bitwise_equal(tuple(got), tuple(want), "distinct values: torch's unique result")
