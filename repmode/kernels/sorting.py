@@ -432,6 +432,8 @@ def searchsorted(func, args, kwargs):
     sequence, value = params(func, args, kwargs, "sorted_sequence", "self")
     check_float_half_int(func, args, kwargs, sequence, value)
     out_int32, right, side, sorter = params(func, args, kwargs, "out_int32", "right", "side", "sorter")
+    if any(isinstance(t, torch.Tensor) and t.dtype == torch.bool for t in (sequence, value)):
+        return run_native(func, args, kwargs)  # torch's own error: no bool kernel
     meta_kwargs = dict(out_int32=out_int32, right=right, side=side, sorter=_meta(sorter))
     func(_meta(sequence), _meta(value), **meta_kwargs)  # torch's own argument errors; computes nothing
     seq_key, value_key = _search_keys(sequence, value)
@@ -445,6 +447,8 @@ def bucketize(func, args, kwargs):
     value, boundaries = params(func, args, kwargs, "self", "boundaries")
     check_float_half_int(func, args, kwargs, value, boundaries)
     out_int32, right = params(func, args, kwargs, "out_int32", "right")
+    if any(isinstance(t, torch.Tensor) and t.dtype == torch.bool for t in (value, boundaries)):
+        return run_native(func, args, kwargs)  # torch's own error: no bool kernel
     func(_meta(value), _meta(boundaries), out_int32=out_int32, right=right)  # torch's own argument errors
     seq_key, value_key = _search_keys(boundaries, value)
     return aten.bucketize.Tensor(value_key, seq_key, out_int32=out_int32, right=right)

@@ -57,6 +57,7 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "reduction": (("aten.sum.", "Sum order"), ("aten.mean.", "Sum order"), ("aten.", "Reductions")),
     "softmax_loss": (("aten._log_softmax", "log_softmax"), ("aten._softmax", "softmax"),
                      ("aten._safe_softmax", "softmax"), ("aten.nll_loss", "nll_loss (and cross_entropy)")),
+    "histogram": "Histograms and bincount",
     "sorting": "Sorting and selection",
     "training_utils": "Training utilities",
 }

@@ -299,3 +299,19 @@ def test_topk_of_long_rows_is_the_first_k_of_the_stable_sort_with_and_without_bo
     if dtype == torch.float32:
         got, want = _native_and_repmode(lambda: torch.topk(distinct, 50, 1))
         assert_bitwise_equal(tuple(got), tuple(want), "distinct values: torch's unique result")
+
+
+def test_bool_inputs_equal_native_where_torch_has_a_bool_kernel_and_raise_its_error_elsewhere():
+    x = torch.tensor([[True, False, True, True], [False, False, True, False]])
+    for name, fn in (("mode", lambda: torch.mode(x, 1)),
+                     ("unique", lambda: torch.unique(x, return_inverse=True, return_counts=True)),
+                     ("unique_dim", lambda: torch.unique(x, dim=1, return_counts=True)),
+                     ("unique_consecutive", lambda: torch.unique_consecutive(x, return_counts=True)),
+                     ("cummax", lambda: torch.cummax(x, 1)), ("aminmax", lambda: torch.aminmax(x, dim=1))):
+        got, want = _native_and_repmode(fn)
+        assert_bitwise_equal(tuple(got), tuple(want), name)
+    with repmode.enabled(strict=True):
+        with pytest.raises(RuntimeError, match="Bool"):
+            torch.searchsorted(torch.tensor([False, True]), x)
+        with pytest.raises(RuntimeError, match="Bool"):
+            torch.isin(x, torch.tensor([True]))
