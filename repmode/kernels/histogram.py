@@ -97,7 +97,7 @@ def _outer_edges(x2: torch.Tensor, ranges, what: str, widen: float) -> list[tupl
         lo, hi = torch.aminmax(x2, dim=0)  # exact selection
         pairs = [(lo[d].item(), hi[d].item()) for d in range(D)]
     else:
-        pairs = [(0.0, 0.0)] * D
+        pairs = [(0.0, 1.0)] * D  # torch's default for an empty input
     out = []
     for lo, hi in pairs:
         if not (math.isfinite(lo) and math.isfinite(hi)):
@@ -226,8 +226,8 @@ def histogramdd_from_bin_tensors(func, args, kwargs):
 def bincount(func, args, kwargs):
     x, weights, minlength = params(func, args, kwargs, "self", "weights", "minlength")
     check_float_half_int(func, args, kwargs, x, weights)
-    if weights is None:
-        return run_native(func, args, kwargs)  # integer counting: exact in any order
+    if weights is None or x.numel() == 0:
+        return run_native(func, args, kwargs)  # integer counting, or no values (torch's int64 zeros): exact
     if (x.dim() != 1 or x.is_floating_point() or x.dtype == torch.bool or minlength < 0
             or weights.shape != x.shape or (x.numel() and int(x.min()) < 0)):
         return run_native(func, args, kwargs)  # torch's own error

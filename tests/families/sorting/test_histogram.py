@@ -215,3 +215,18 @@ def test_out_forms_and_errors():
             torch.histogram(torch.tensor([1, 2]), 3)
     assert out.tolist() == [1.0, 1.0, 2.0] and hist.tolist() == [1.0, 1.0, 2.0]
     assert edges.tolist() == [float(e) for e in _edges_reference(0.5, 2.5, 3, np.float32)]
+
+
+def test_empty_inputs_equal_native_torch():
+    e = torch.empty(0)
+    cases = {
+        "histc": lambda: torch.histc(e, 4),
+        "histogram": lambda: tuple(torch.histogram(e, 4)),
+        "histogram weighted": lambda: tuple(torch.histogram(e, 3, weight=torch.empty(0))),
+        "bincount": lambda: torch.bincount(torch.empty(0, dtype=torch.long), torch.empty(0)),
+        "bincount minlength": lambda: torch.bincount(torch.empty(0, dtype=torch.long), torch.empty(0), minlength=3),
+        "histogramdd one sample": lambda: torch.histogramdd(torch.tensor([[0.5, 0.5]]), bins=[2, 2]).hist,
+    }
+    for name, fn in cases.items():
+        got, want = _native_and_repmode(fn)
+        assert_bitwise_equal(got, want, name)

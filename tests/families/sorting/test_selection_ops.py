@@ -315,3 +315,33 @@ def test_bool_inputs_equal_native_where_torch_has_a_bool_kernel_and_raise_its_er
             torch.searchsorted(torch.tensor([False, True]), x)
         with pytest.raises(RuntimeError, match="Bool"):
             torch.isin(x, torch.tensor([True]))
+
+
+def test_empty_and_zero_dim_inputs_equal_native_torch():
+    e, e2, s = torch.empty(0), torch.empty(0, 3), torch.tensor(2.5)
+    cases = {
+        "unique empty": lambda: torch._unique2(e, True, True, True),
+        "unique 0-dim": lambda: torch._unique2(s, True, True, True),
+        "unique_consecutive empty": lambda: torch.unique_consecutive(e, return_inverse=True, return_counts=True),
+        "unique_dim empty": lambda: torch.unique(e2, dim=1, return_inverse=True, return_counts=True),
+        "mode 0-dim": lambda: torch.mode(s),
+        "mode empty rows": lambda: torch.mode(e2, 1),
+        "searchsorted empty sequence": lambda: torch.searchsorted(e, torch.tensor([1.0])),
+        "searchsorted empty values": lambda: torch.searchsorted(torch.tensor([1.0, 2.0]), e),
+        "bucketize 0-dim": lambda: torch.bucketize(s, torch.tensor([1.0, 3.0])),
+        "cummax 0-dim": lambda: torch.cummax(s, 0),
+        "cummax empty": lambda: torch.cummax(e2, 0),
+        "aminmax 0-dim": lambda: torch.aminmax(s),
+        "logcumsumexp 0-dim": lambda: torch.logcumsumexp(s, 0),
+        "logcumsumexp empty": lambda: torch.logcumsumexp(e2, 1),
+        "logcumsumexp length 1": lambda: torch.logcumsumexp(torch.tensor([[0.5], [-3.25]]), 1),
+        "isin empty": lambda: torch.isin(e, torch.tensor([1.0])),
+        "topk k=0": lambda: torch.topk(torch.arange(40.0).reshape(2, 20), 0),
+        "quantile 0-dim": lambda: torch.quantile(s, 0.5),
+        "unique int8 extremes": lambda: torch._unique2(torch.tensor([-3, 5, -3, -128, 127], dtype=torch.int8),
+                                                       True, True, True),
+    }
+    for name, fn in cases.items():
+        got, want = _native_and_repmode(fn)
+        assert_bitwise_equal(tuple(got) if isinstance(got, tuple) else got,
+                             tuple(want) if isinstance(want, tuple) else want, name)
