@@ -323,7 +323,7 @@ def test_empty_and_zero_dim_inputs_equal_native_torch():
         "unique empty": lambda: torch._unique2(e, True, True, True),
         "unique 0-dim": lambda: torch._unique2(s, True, True, True),
         "unique_consecutive empty": lambda: torch.unique_consecutive(e, return_inverse=True, return_counts=True),
-        "unique_dim empty": lambda: torch.unique(e2, dim=1, return_inverse=True, return_counts=True),
+        "unique_dim empty": lambda: torch.unique(e2, dim=0, return_inverse=True, return_counts=True),
         "mode 0-dim": lambda: torch.mode(s),
         "mode empty rows": lambda: torch.mode(e2, 1),
         "searchsorted empty sequence": lambda: torch.searchsorted(e, torch.tensor([1.0])),
