@@ -126,7 +126,7 @@ def topk(func, args, kwargs):
     largest = bool(param(func, args, kwargs, "largest"))
     # sorted=False: torch leaves the order unspecified; repmode returns the sorted result
     y, d = _at_least_1d(x, dim)
-    if 0 < k and 8 * k <= y.shape[d]:
+    if 0 < k and 8 * k < y.shape[d]:
         values, indices = _topk_by_threshold(y, d, k, largest)
     else:
         values, indices = stable_sort(y, d, largest)
@@ -138,29 +138,42 @@ def topk(func, args, kwargs):
 
 
 def _topk_by_threshold(y: torch.Tensor, d: int, k: int, largest: bool) -> tuple[torch.Tensor, torch.Tensor]:
-    """The first k of the stable sort without sorting the row. torch's topk of the integer order keys
-    gives the k-th key exactly; where no other element of a row ties with it beyond the k taken, the
-    set of the k elements is unique too, and they are sorted stably (by key, then index). Rows with
-    such ties take every element beyond the k-th key and the lowest-index elements equal to it. The
-    same result as ``stable_sort(...)[:k]``, in O(n + k log k)."""
-    key = order_key(y)
-    top_keys, top_index = aten.topk.default(key, k, d, largest, True)
-    kth = top_keys.narrow(d, k - 1, 1)
-    reached = key >= kth if largest else key <= kth
-    if bool((reached.sum(d) == k).all()):  # the set is unique: only its order needs fixing
-        pos = top_index.sort(dim=d).values.movedim(d, -1)  # distinct integers: exact
-    else:
-        beyond = key > kth if largest else key < kth
-        equal = key == kth
-        need = k - beyond.sum(d, keepdim=True)
-        take = beyond | (equal & (equal.cumsum(d) <= need))  # integer counts: exact
-        rows = take.movedim(d, -1)
-        pos = rows.nonzero()[:, -1].reshape(*rows.shape[:-1], k)  # k per row, in index order
-    cand = key.movedim(d, -1).gather(-1, pos)
-    order = _SORT(cand, stable=True, dim=-1, descending=largest)[1]
-    index = pos.gather(-1, order)
-    values = _take(y.movedim(d, -1), -1, index)
-    return values.movedim(-1, d), index.movedim(-1, d)
+    """The first k of the stable sort without sorting the row. torch's topk (NaN largest, as repmode)
+    of k + 1 elements: where the (k+1)-th differs from the k-th (not equal, not both NaN), the set of
+    the k first is unique, and only their order among equal values needs fixing (by index: one sort of
+    (row, group of equal keys, index) packed in an int64). Rows with ties at the k-th value take every
+    element beyond it and the lowest-index elements equal to it (integer order keys, exact). The same
+    result as ``stable_sort(...)[:k]``, in O(n + k log k)."""
+    n = y.shape[d]
+    rows_y = y.movedim(d, -1)
+    top_values, top_index = aten.topk.default(rows_y, k + 1, -1, largest, True)
+    kth, after = top_values[..., k - 1], top_values[..., k]
+    distinct = kth != after
+    if y.is_floating_point():
+        distinct &= ~(torch.isnan(kth) & torch.isnan(after))
+    if bool(distinct.all()):
+        pos = top_index[..., :k]
+        top_keys = order_key(top_values[..., :k])
+        group = torch.zeros_like(pos)
+        group[..., 1:] = (top_keys[..., 1:] != top_keys[..., :-1]).cumsum(-1)  # runs of equal keys, in order
+        m = pos.numel() // k
+        if m * k * n < 2 ** 62:
+            row = torch.arange(m, device=y.device).reshape(pos.shape[:-1] + (1,))
+            packed = ((row * k + group) * n + pos).reshape(-1)  # distinct int64s: every sort gives one order
+            pos = (packed.sort().values.reshape(pos.shape) % n)
+        else:
+            pos = pos.gather(-1, _SORT(group * n + pos, stable=True, dim=-1)[1])
+        return _take(rows_y, -1, pos).movedim(-1, d), pos.movedim(-1, d)
+    key = order_key(rows_y)
+    kth_key = order_key(kth).unsqueeze(-1)
+    beyond = key > kth_key if largest else key < kth_key
+    equal = key == kth_key
+    need = k - beyond.sum(-1, keepdim=True)
+    take = beyond | (equal & (equal.cumsum(-1) <= need))  # integer counts: exact
+    pos = take.nonzero()[:, -1].reshape(*take.shape[:-1], k)  # k per row, in index order
+    cand = key.gather(-1, pos)
+    index = pos.gather(-1, _SORT(cand, stable=True, dim=-1, descending=largest)[1])
+    return _take(rows_y, -1, index).movedim(-1, d), index.movedim(-1, d)
 
 
 def _select(x: torch.Tensor, dim, keepdim: bool, position) -> tuple[torch.Tensor, torch.Tensor]:

@@ -289,7 +289,12 @@ def test_topk_of_long_rows_is_the_first_k_of_the_stable_sort_with_and_without_bo
     if dtype.is_floating_point:
         tied[tied == 3] = nan
         tied[tied == 0] = -0.0
-    for x in (distinct, tied, tied.t().contiguous().t()):
+    inner_ties = distinct.clone()  # equal values among the k, none at the k-th: the packed-sort path
+    inner_ties[:, 7] = inner_ties.max(1).values
+    inner_ties[:, 300] = inner_ties.max(1).values
+    inner_ties[:, 11] = inner_ties.min(1).values
+    inner_ties[:, 400] = inner_ties.min(1).values
+    for x in (distinct, tied, tied.t().contiguous().t(), inner_ties):
         for k in (1, 7, 50):
             for largest in (True, False):
                 with repmode.enabled(strict=True):
