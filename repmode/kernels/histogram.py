@@ -62,6 +62,31 @@ def _bin_of(x: torch.Tensor, edges: torch.Tensor) -> tuple[torch.Tensor, torch.T
     return b.clamp(0, max(bins - 1, 0)), inside
 
 
+def ordered_bin_sums(index: torch.Tensor, w: torch.Tensor, size: int) -> torch.Tensor:
+    """float64 sums per bin: bin b is ``+0.0 + w_i + w_j + ...`` over its elements in increasing
+    position, one float64 rounding per addition (the "Indexed accumulation" order). Laid out as a
+    (bins, 1 + most elements in a bin) matrix, column 0 = +0.0, each bin's weights in order, then
+    +0.0 padding (an exact identity), summed along rows by repmode's float64 cumsum (sequential); a
+    matrix that would be much larger than the input (one crowded bin among very many) takes
+    repmode's index_add instead (the same order, in rounds)."""
+    zeros = torch.zeros(size, dtype=torch.float64, device=w.device)
+    n = index.numel()
+    if n == 0:
+        return zeros
+    order = torch.sort(index, stable=True).indices  # by bin, positions increasing: exact
+    sorted_bin = index[order]
+    starts = torch.ones_like(sorted_bin, dtype=torch.bool)
+    starts[1:] = sorted_bin[1:] != sorted_bin[:-1]
+    pos = torch.arange(n, device=w.device)
+    rank = pos - torch.where(starts, pos, 0).cummax(0).values  # place within its bin (integers)
+    width = int(rank.max()) + 2
+    if size * width > max(4 * n, 1 << 20):
+        return call_registered(aten.index_add.default, zeros, 0, index, w)
+    table = torch.zeros(size, width, dtype=torch.float64, device=w.device)
+    table[sorted_bin, rank + 1] = w[order]  # distinct cells: a plain copy
+    return call_registered(aten.cumsum.default, table, 1)[:, -1].contiguous()
+
+
 def _accumulate(flat_bin: torch.Tensor, inside: torch.Tensor, weight, size: int, dtype) -> torch.Tensor:
     """The histogram of ``size`` cells: counts (exact integers) or weights summed in float64 in
     increasing element order, then rounded once to ``dtype``."""
@@ -70,7 +95,7 @@ def _accumulate(flat_bin: torch.Tensor, inside: torch.Tensor, weight, size: int,
         counts = torch.bincount(index, minlength=size)  # integer counting: exact
         return counts.to(dtype)
     w = weight.reshape(-1)[inside].to(torch.float64)  # exact
-    acc = _op(aten.index_add.default, torch.zeros(size, dtype=torch.float64, device=w.device), 0, index, w)
+    acc = ordered_bin_sums(index, w, size)
     acc = torch.where(torch.isnan(acc), float("nan"), acc)  # the canonical NaN
     return acc.to(dtype)
 
@@ -235,7 +260,6 @@ def bincount(func, args, kwargs):
     # torch's result dtype: float32 for float32 weights, float64 otherwise
     dtype = torch.float32 if weights.dtype == torch.float32 else torch.float64
     w = weights.to(torch.float64)  # exact (int64 weights beyond 2**53 round once, as torch's own cast)
-    acc = call_registered(aten.index_add.default, torch.zeros(size, dtype=torch.float64, device=x.device), 0,
-                          x.to(torch.int64), w)
+    acc = ordered_bin_sums(x.to(torch.int64), w, size)
     acc = torch.where(torch.isnan(acc), float("nan"), acc)  # the canonical NaN
     return acc.to(dtype)

@@ -230,3 +230,19 @@ def test_empty_inputs_equal_native_torch():
     for name, fn in cases.items():
         got, want = _native_and_repmode(fn)
         assert_bitwise_equal(got, want, name)
+
+
+@pytest.mark.parametrize("n,size", [(1000, 7), (5000, 300), (100, 100000)])
+def test_bin_sums_equal_the_plain_sequential_float64_loop(n, size, rng):
+    """The reference: bin b starts at +0.0 and adds its weights one after the other in position order
+    (both layouts: the padded table summed by cumsum, and index_add for one crowded bin among many)."""
+    from repmode.kernels import load
+    from repmode.kernels.histogram import ordered_bin_sums
+    load()
+    index = torch.randint(0, size, (n,), generator=rng)
+    w = torch.randn(n, generator=rng, dtype=torch.float64) * torch.logspace(-5, 5, n, dtype=torch.float64)
+    w[::7] = -0.0
+    want = [0.0] * size
+    for i, b in enumerate(index.tolist()):
+        want[b] = want[b] + w[i].item()  # Python floats: IEEE float64, one rounding per addition
+    assert_bitwise_equal(ordered_bin_sums(index, w, size), torch.tensor(want, dtype=torch.float64), "bin sums")
