@@ -215,6 +215,10 @@ def test_logcumsumexp_special_values_and_low_precision():
     assert (y.view(torch.int32)[1, 1:] == 0x7FC00000).all()  # the canonical NaN
     assert (y16.view(torch.int16)[1, 1:] == 0x7FC0).all()
     assert_bitwise_equal(y16[0], torch.logcumsumexp(x[0].to(torch.bfloat16), 0), "bf16 special values")
+    more = torch.tensor([[float("inf"), 1.0, nan, 0.0], [-float("inf"), float("inf"), -float("inf"), 1.0]])
+    for t in (x, more, more.double()):
+        got, want = _native_and_repmode(lambda: torch.logcumsumexp(t, 1))
+        torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True)
 
 
 @pytest.mark.parametrize("context", ["grad", "no_grad", "inference_mode"])
