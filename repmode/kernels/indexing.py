@@ -35,9 +35,17 @@ import torch
 
 from ..registry import overloads_named as _overloads
 from ..registry import register_composite, register_kernel
-from ._common import (ANY, FLOAT_HALF_INT, call_registered, check_device, check_float_half_int, param, params,
-                      run_native,
-                      unsupported)
+from ._common import (
+    ANY,
+    FLOAT_HALF_INT,
+    call_registered,
+    check_device,
+    check_float_half_int,
+    param,
+    params,
+    run_native,
+    unsupported,
+)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor

@@ -14,8 +14,8 @@ import torch.nn.functional as F
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-from support import assert_bitwise_equal, bits, num_threads  # noqa: E402
-from support.property_checks import ERRORS, assert_within, canonical, check, f64, u_chain, u_of  # noqa: E402
+from support import assert_bitwise_equal, num_threads  # noqa: E402
+from support.property_checks import assert_within, canonical, check, f64, u_chain, u_of  # noqa: E402
 from support.recurrent_reference import lstm_module as restated_lstm  # noqa: E402
 from support.strategies import dtypes_of, tensors  # noqa: E402
 
