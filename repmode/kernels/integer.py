@@ -13,8 +13,16 @@ import torch
 
 from ..registry import overloads_named as _overloads
 from ..registry import register_kernel, register_out_forms
-from ._common import (FLOAT_WIDENED_INT, INT_ONLY, call_registered, check_kernel_device, param, round_to, run_native,
-                      unsupported)
+from ._common import (
+    FLOAT_WIDENED_INT,
+    INT_ONLY,
+    call_registered,
+    check_kernel_device,
+    param,
+    round_to,
+    run_native,
+    unsupported,
+)
 
 aten = torch.ops.aten
 
