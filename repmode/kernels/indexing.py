@@ -53,23 +53,36 @@ Tensor = torch.Tensor
 # ---- accumulation in source order -------------------------------------------------------------
 
 
+def in_order_rounds(dest: torch.Tensor, size: int):
+    """Split the positions 0..n-1 of ``dest`` (destination ids in [0, size)) into rounds such that
+    applying the rounds one after the other, each round at once, applies every destination's
+    contributions in increasing position: round k holds every destination's k-th contribution (so
+    it names each destination at most once). Yields each round as a tensor of positions.
+
+    One stable sort by destination lays each destination's positions out in increasing order as a
+    segment; round k takes the k-th entry of every segment longer than k (segments ordered longest
+    first, so those are a prefix)."""
+    n = dest.numel()
+    if n == 0:
+        return
+    key = dest.to(torch.int32) if size < 2**31 else dest  # the same order; int32 sorts faster
+    order = torch.sort(key, stable=True).indices
+    counts = torch.bincount(dest, minlength=size)
+    present = counts.nonzero().reshape(-1)  # increasing destination id: the segments' order in `order`
+    lengths = counts[present]
+    starts = torch.cumsum(lengths, 0) - lengths
+    by_length = torch.sort(lengths, descending=True, stable=True).indices
+    starts, lengths = starts[by_length], lengths[by_length]
+    # active[k] = the number of segments longer than k
+    active = torch.bincount(lengths).flip(0).cumsum(0).flip(0)[1:].tolist()
+    for k, act in enumerate(active):
+        yield order[starts[:act] + k]
+
+
 def add_in_order(flat: torch.Tensor, dest: torch.Tensor, values: torch.Tensor) -> None:
     """flat[dest[j]] += values[j] for j = 0, 1, ... in that order (flat: a contiguous 1-D view)."""
-    if dest.numel() == 0:
-        return
-    order = torch.sort(dest, stable=True).indices  # by destination, positions increasing
-    d = dest[order]
-    starts = torch.ones_like(d, dtype=torch.bool)
-    starts[1:] = d[1:] != d[:-1]
-    pos = torch.arange(d.numel(), device=d.device)
-    rank = pos - torch.where(starts, pos, torch.zeros_like(pos)).cummax(0).values
-    by_round = order[torch.sort(rank, stable=True).indices]
-    sizes = torch.bincount(rank).tolist()
-    start = 0
-    for size in sizes:
-        sel = by_round[start:start + size]
+    for sel in in_order_rounds(dest, flat.numel()):
         flat.index_add_(0, dest[sel], values[sel])  # distinct destinations: one addition each
-        start += size
 
 
 def _dest_ids(shape, strides, dim: int, index: torch.Tensor) -> torch.Tensor:
@@ -420,22 +433,10 @@ def fold_in_order(flat: Tensor, dest: Tensor, values: Tensor, reduce: str) -> No
     if reduce in ("sum", "mean"):
         add_in_order(flat, dest, values)
         return
-    if dest.numel() == 0:
-        return
-    order = torch.sort(dest, stable=True).indices
-    d = dest[order]
-    starts = torch.ones_like(d, dtype=torch.bool)
-    starts[1:] = d[1:] != d[:-1]
-    pos = torch.arange(d.numel(), device=d.device)
-    rank = pos - torch.where(starts, pos, torch.zeros_like(pos)).cummax(0).values
-    by_round = order[torch.sort(rank, stable=True).indices]
-    start = 0
-    for size in torch.bincount(rank).tolist():
-        sel = by_round[start:start + size]
+    for sel in in_order_rounds(dest, flat.numel()):
         ds, vs = dest[sel], values[sel]  # distinct destinations: one operation each
         cur = flat[ds]
         flat[ds] = cur * vs if reduce == "prod" else _extreme(cur, vs, reduce == "amax")
-        start += size
 
 
 def _canonical_nans(flat: Tensor, where: Tensor) -> None:
