@@ -53,36 +53,38 @@ Tensor = torch.Tensor
 # ---- accumulation in source order -------------------------------------------------------------
 
 
-def in_order_rounds(dest: torch.Tensor, size: int):
-    """Split the positions 0..n-1 of ``dest`` (destination ids in [0, size)) into rounds such that
-    applying the rounds one after the other, each round at once, applies every destination's
-    contributions in increasing position: round k holds every destination's k-th contribution (so
-    it names each destination at most once). Yields each round as a tensor of positions.
+def fold_segments(flat: torch.Tensor, dest: torch.Tensor, values: torch.Tensor, step) -> None:
+    """flat[dest[j]] = step(flat[dest[j]], values[j]) for j = 0, 1, ... in that order (flat: a
+    contiguous 1-D tensor; ``step`` an elementwise IEEE operation, applied to many destinations at
+    once).
 
-    One stable sort by destination lays each destination's positions out in increasing order as a
-    segment; round k takes the k-th entry of every segment longer than k (segments ordered longest
-    first, so those are a prefix)."""
-    n = dest.numel()
-    if n == 0:
+    One stable sort by destination lays each destination's values out in increasing position as a
+    segment. The destinations are then ordered by segment length, longest first, with their
+    accumulators side by side; round k applies every segment's k-th value to the accumulators of
+    the segments longer than k (a prefix), so each destination takes its contributions one after
+    the other in increasing position, one operation each, whatever the threads."""
+    if dest.numel() == 0:
         return
+    size = flat.numel()
     key = dest.to(torch.int32) if size < 2**31 else dest  # the same order; int32 sorts faster
     order = torch.sort(key, stable=True).indices
+    ordered = values[order]
     counts = torch.bincount(dest, minlength=size)
-    present = counts.nonzero().reshape(-1)  # increasing destination id: the segments' order in `order`
+    present = counts.nonzero().reshape(-1)  # increasing destination id: the segments' order
     lengths = counts[present]
     starts = torch.cumsum(lengths, 0) - lengths
     by_length = torch.sort(lengths, descending=True, stable=True).indices
-    starts, lengths = starts[by_length], lengths[by_length]
-    # active[k] = the number of segments longer than k
-    active = torch.bincount(lengths).flip(0).cumsum(0).flip(0)[1:].tolist()
+    starts, lengths, present = starts[by_length], lengths[by_length], present[by_length]
+    active = torch.bincount(lengths).flip(0).cumsum(0).flip(0)[1:].tolist()  # segments longer than k
+    acc = flat[present]
     for k, act in enumerate(active):
-        yield order[starts[:act] + k]
+        acc[:act] = step(acc[:act], ordered[starts[:act] + k])
+    flat[present] = acc
 
 
 def add_in_order(flat: torch.Tensor, dest: torch.Tensor, values: torch.Tensor) -> None:
     """flat[dest[j]] += values[j] for j = 0, 1, ... in that order (flat: a contiguous 1-D view)."""
-    for sel in in_order_rounds(dest, flat.numel()):
-        flat.index_add_(0, dest[sel], values[sel])  # distinct destinations: one addition each
+    fold_segments(flat, dest, values, torch.add)
 
 
 def _dest_ids(shape, strides, dim: int, index: torch.Tensor) -> torch.Tensor:
@@ -433,10 +435,10 @@ def fold_in_order(flat: Tensor, dest: Tensor, values: Tensor, reduce: str) -> No
     if reduce in ("sum", "mean"):
         add_in_order(flat, dest, values)
         return
-    for sel in in_order_rounds(dest, flat.numel()):
-        ds, vs = dest[sel], values[sel]  # distinct destinations: one operation each
-        cur = flat[ds]
-        flat[ds] = cur * vs if reduce == "prod" else _extreme(cur, vs, reduce == "amax")
+    if reduce == "prod":
+        fold_segments(flat, dest, values, torch.mul)
+    else:
+        fold_segments(flat, dest, values, lambda cur, v: _extreme(cur, v, reduce == "amax"))
 
 
 def _canonical_nans(flat: Tensor, where: Tensor) -> None:
