@@ -259,8 +259,8 @@ def _accumulate(func, args, kwargs, self: Tensor, dest: Tensor, values: Tensor, 
     check_device(func, args, kwargs, self, values)
     flat_values = _values_for(func, args, kwargs, self, dest, values)
     dest = dest.reshape(-1)
-    if self.dtype == torch.bool:
-        raise unsupported(func, args, kwargs, "accumulate=True on bool tensors is not supported")
+    if self.dtype == torch.bool:  # bool addition is a logical or: order-free, so torch's result is unique
+        return run_native(func, args, kwargs)
     work = self if in_place and self.is_contiguous() else self.contiguous().clone()
     add_in_order(work.view(-1), dest, flat_values)
     if in_place and work is not self:

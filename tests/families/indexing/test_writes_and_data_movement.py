@@ -244,3 +244,17 @@ def test_backward_of_the_copies(rng):
     assert_bitwise_equal(got[0], want[0], "self")
     assert_bitwise_equal(got[1], want[1], "source")
 
+
+
+def test_bool_accumulation_is_a_logical_or_as_in_torch(rng):
+    """index_put/put with accumulate=True on bool: or-ing is order-free, torch's result is unique."""
+    x = torch.rand(5, 5, generator=rng) > 0.7
+    idx = torch.randint(0, 5, (9,), generator=rng)
+    v = torch.rand(9, 5, generator=rng) > 0.5
+    flat_idx = torch.randint(0, 25, (7,), generator=rng)
+    fv = torch.rand(7, generator=rng) > 0.5
+    with repmode.enabled():
+        got = x.index_put((idx,), v, accumulate=True)
+        put = x.put(flat_idx, fv, accumulate=True)
+    assert torch.equal(got, x.index_put((idx,), v, accumulate=True))
+    assert torch.equal(put, x.put(flat_idx, fv, accumulate=True))
