@@ -111,6 +111,8 @@ def scatter_add(func, args, kwargs):
     dim %= max(self.dim(), 1)
     _check_index(func, args, kwargs, self.shape[dim] if self.dim() else 1, index)
     out = self.contiguous().clone() if func is aten.scatter_add.default or not self.is_contiguous() else self
+    if index.numel() == 0:  # nothing to add (torch accepts an empty index of any rank)
+        return self if func is aten.scatter_add_.default else out
     strides = [s for s in torch.empty(out.shape).stride()] or [1]
     values = src[tuple(slice(0, n) for n in index.shape)].reshape(-1) if index.dim() else src.reshape(-1)
     add_in_order(out.view(-1), _dest_ids(out.shape, strides, dim, index), values.to(out.dtype))

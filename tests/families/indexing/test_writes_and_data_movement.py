@@ -258,3 +258,17 @@ def test_bool_accumulation_is_a_logical_or_as_in_torch(rng):
         put = x.put(flat_idx, fv, accumulate=True)
     assert torch.equal(got, x.index_put((idx,), v, accumulate=True))
     assert torch.equal(put, x.put(flat_idx, fv, accumulate=True))
+
+
+def test_empty_index_of_another_rank(rng):
+    """torch accepts an empty index of a higher rank (gather's OpInfo samples); its backward adds
+    nothing."""
+    x = torch.randn(5, generator=rng).requires_grad_()
+    index = torch.empty(2, 0, dtype=torch.int64)
+    with repmode.enabled():
+        out = x.gather(0, index)
+        out.sum().backward()
+        added = torch.zeros(5).scatter_add(0, index, torch.empty(2, 0))
+    assert out.shape == (2, 0)
+    assert_bitwise_equal(x.grad, torch.zeros(5))
+    assert_bitwise_equal(added, torch.zeros(5))
