@@ -1,33 +1,28 @@
-"""Indexing family: indexed accumulation, scatter/gather and indexing with writes.
+"""Indexing family: indexed accumulation and reductions, scatter/gather, indexing with writes.
 
-Accumulation (``scatter_add``, ``index_add``, and through them ``embedding_dense_backward``):
-Each destination element receives its contributions in increasing source position (row-major
+Accumulation (``scatter_add``, ``index_add``, ``index_put(accumulate=True)``, and through them
+``embedding_dense_backward``, ``_unsafe_masked_index_put_accumulate``, ``unfold_backward``):
+each destination element receives its contributions in increasing source position (row-major
 order of the source), added one after the other to its starting value — never in an order set
-by threads or atomics. Evaluated in rounds: round k adds every destination's k-th contribution
-at once; within a round each destination is written once, so each element takes exactly one
-IEEE addition per contribution, as in the sequential definition.
+by threads or atomics. Evaluated by fold_segments: one stable sort by destination, then round k
+applies every destination's k-th contribution at once, so each element takes exactly one IEEE
+operation per contribution, as in the sequential definition. Reductions (``scatter_reduce``,
+``scatter(reduce=)``, ``index_reduce``) fold the same way (reduce_into); integer and bool
+reductions are associative and commutative and run natively.
 
-Scatter and gather: torch's CPU gather of bfloat16/float16 rewrites NaN payloads (it moves the values as
+Copies into indexed places (``scatter`` with a source, ``index_copy``, ``index_put`` /
+``put`` without accumulation, ``_unsafe_index_put``, ``as_strided_scatter``): every output
+element is the input's element or one source element, copied bit for bit. Where two index
+entries name one destination, the last write in index order wins (last_writes keeps it; the
+distinct survivors are then written natively), on every device.
+
+gather: torch's CPU gather of bfloat16/float16 rewrites NaN payloads (it moves the values as
 floats), so the copy runs on an integer view of the same element size and every bit survives.
-
-Every output element is either the input's element or one source element, copied bit for bit.
-The one way the native result can depend on the machine is two index entries naming the same
-destination: then the order of the writes decides, and torch does not define it. So the
-indices are checked first (each destination written at most once) and a collision raises
-UnsupportedOpError. The backward of ``max(dim)``/``min(dim)`` and of ``gather`` with distinct
-indices reach this with at most one write per destination.
-
-Indexing with writes: ``index_put`` / ``index_put_`` / ``_index_put_impl_`` and ``put`` /
-``put_`` (accumulating or not), plus the exact selection ops around them (``nonzero``,
-``masked_select``, ``masked_scatter``, ``take``, ...). docs/semantics.md "Indexing with writes".
 
 The destinations of an ``index_put`` are found by applying the same indices to a tensor of the
 destination's linear ids (native integer indexing: exact), so the "source position" of a value
 is its row-major position in the indexing result (values broadcast to that shape).
-- accumulate=True: each destination receives its contributions in increasing source position,
-  one IEEE addition each (add_in_order, shared with scatter_add/index_add).
-- accumulate=False: a plain copy; when two positions write the same destination with
-  different bits, torch does not define which wins, so repmode refuses (UnsupportedOpError).
+docs/semantics.md: "Indexed accumulation", "Indexed reductions", "Indexing with writes".
 """
 from __future__ import annotations
 
