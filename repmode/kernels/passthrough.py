@@ -40,7 +40,7 @@ register_passthrough(_overloads(
 ), reason="in place, metadata only (shape/strides, autograd): no data touched")
 
 register_passthrough(_overloads(
-    "aten.nonzero.default", "aten.masked_select.default",
+    "aten.nonzero.default", "aten.masked_select.default", "aten.nonzero.out", "aten.masked_select.out",
 ), reason="selection: integer positions, or input elements in row-major order; no arithmetic")
 
 register_passthrough(_overloads(
@@ -49,7 +49,8 @@ register_passthrough(_overloads(
 
 register_passthrough(_overloads(
     "aten.select_backward.default", "aten.slice_backward.default", "aten.diagonal_backward.default",
-    "aten.tril.default", "aten.triu.default", "aten.tril_.default", "aten.triu_.default",
+    "aten.tril.default", "aten.triu.default", "aten.tril_.default", "aten.triu_.default", "aten.tril.out",
+    "aten.triu.out",
 ), reason="data movement into zeros: each output element is one input element or +0 (no sums: the view's "
           "elements are distinct)")
 
@@ -89,7 +90,7 @@ register_passthrough(_overloads(
 ), reason="selection: each output is one input element or the given value, no arithmetic")
 
 register_passthrough(_overloads(
-    "aten.scatter.value", "aten.scatter_.value",
+    "aten.scatter.value", "aten.scatter_.value", "aten.scatter.value_out",
 ), reason="writes one given value at the indexed places: duplicate indices write the same value, so the "
           "result does not depend on the order of the writes")
 
