@@ -61,10 +61,13 @@ def fold_segments(flat: torch.Tensor, dest: torch.Tensor, values: torch.Tensor, 
     if dest.numel() == 0:
         return
     size = flat.numel()
+    counts = torch.bincount(dest, minlength=size)
+    if int(counts.max()) == 1:  # distinct destinations: one round, no sort
+        flat[dest] = step(flat[dest], values)
+        return
     key = dest.to(torch.int32) if size < 2**31 else dest  # the same order; int32 sorts faster
     order = torch.sort(key, stable=True).indices
     ordered = values[order]
-    counts = torch.bincount(dest, minlength=size)
     present = counts.nonzero().reshape(-1)  # increasing destination id: the segments' order
     lengths = counts[present]
     starts = torch.cumsum(lengths, 0) - lengths
