@@ -322,7 +322,27 @@ def _indexed_cases():
         Case("embedding", f"backward, {n} lookups of {rows} rows",
              lambda w, i, go: _grad(lambda t: F.embedding(i, t), (w,), go)[1],
              lambda g, full: (_g(g, rows, d), torch.randint(0, rows, (n,), generator=g), _g(g, n, d)), ints=(1,)),
+        Case("scatter_reduce", f"mean, {n} into {rows} rows",
+             lambda s, i, src: s.scatter_reduce(0, i, src, "mean", include_self=False),
+             lambda g, full: (_g(g, rows, d), torch.randint(0, rows, (n, d), generator=g), _g(g, n, d)), ints=(1,)),
+        Case("scatter_reduce", f"prod, {n // 10} into {rows} rows",
+             lambda s, i, src: s.scatter_reduce(0, i, src, "prod"),
+             lambda g, full: (1 + 0.01 * _g(g, rows, d), torch.randint(0, rows, (n // 10, d), generator=g),
+                              1 + 0.01 * _g(g, n // 10, d)), ints=(1,)),
+        Case("index_reduce", f"mean, {n} into {rows} rows",
+             lambda s, i, src: s.index_reduce(0, i, src, "mean"),
+             lambda g, full: (_g(g, rows, d), torch.randint(0, rows, (n,), generator=g), _g(g, n, d)), ints=(1,)),
+        Case("linspace", "(-3.3 ± x, 7.9 ± x, 4099)",
+             lambda a, b: torch.linspace(float(a), float(b), 4099),
+             lambda g, full: (-3.3 + _g(g, ()), 7.9 + _g(g, ())), ints=(0, 1),
+             exact=lambda a, b: [_exact_linspace(float(a), float(b), 4099)]),
     ]
+
+
+def _exact_linspace(start: float, end: float, steps: int) -> torch.Tensor:
+    """start + i·(end − start)/(steps − 1) in exact rational arithmetic, rounded to float64."""
+    s, e = Fraction(start), Fraction(end)
+    return torch.tensor([float(s + (e - s) * i / (steps - 1)) for i in range(steps)], dtype=torch.float64)
 
 
 def _clip_grad_norm(max_norm):

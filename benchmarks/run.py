@@ -134,6 +134,17 @@ def case_unary_math():
     return rows
 
 
+def case_scatter_add():
+    """16M source elements added into 1M destinations (about 16 contributions each, random indices):
+    repmode adds them in increasing source position (rounds of distinct destinations)."""
+    n, m = 16 * 2**20, 2**20
+    gen = torch.Generator().manual_seed(0)
+    src, index = torch.randn(n, generator=gen), torch.randint(0, m, (n,), generator=gen)
+    base = torch.zeros(m)
+    native, rep = compare(lambda: base.scatter_add(0, index, src), repeats=3)
+    return [_row("scatter_add of 16M float32 into 1M (random indices)", native, rep)]
+
+
 def case_mlp_step():
     torch.manual_seed(0)
     x, y = torch.randn(64, 64), torch.randint(0, 10, (64,))
@@ -297,6 +308,7 @@ CASES = {
     "sort_topk": case_sort_topk,
     "unary_math": case_unary_math,
     "random": case_random,
+    "scatter_add16M": case_scatter_add,
     "conv": case_conv,
     "mlp": case_mlp_step,
     "cnn": case_cnn_step,

@@ -1,40 +1,46 @@
-"""Indexing family: indexed accumulation, scatter/gather and indexing with writes.
+"""Indexing family: indexed accumulation and reductions, scatter/gather, indexing with writes.
 
-Accumulation (``scatter_add``, ``index_add``, and through them ``embedding_dense_backward``):
-Each destination element receives its contributions in increasing source position (row-major
+Accumulation (``scatter_add``, ``index_add``, ``index_put(accumulate=True)``, and through them
+``embedding_dense_backward``, ``_unsafe_masked_index_put_accumulate``, ``unfold_backward``):
+each destination element receives its contributions in increasing source position (row-major
 order of the source), added one after the other to its starting value — never in an order set
-by threads or atomics. Evaluated in rounds: round k adds every destination's k-th contribution
-at once; within a round each destination is written once, so each element takes exactly one
-IEEE addition per contribution, as in the sequential definition.
+by threads or atomics. Evaluated by fold_segments: one stable sort by destination, then round k
+applies every destination's k-th contribution at once, so each element takes exactly one IEEE
+operation per contribution, as in the sequential definition. Reductions (``scatter_reduce``,
+``scatter(reduce=)``, ``index_reduce``) fold the same way (reduce_into); integer and bool
+reductions are associative and commutative and run natively.
 
-Scatter and gather: torch's CPU gather of bfloat16/float16 rewrites NaN payloads (it moves the values as
+Copies into indexed places (``scatter`` with a source, ``index_copy``, ``index_put`` /
+``put`` without accumulation, ``_unsafe_index_put``, ``as_strided_scatter``): every output
+element is the input's element or one source element, copied bit for bit. Where two index
+entries name one destination, the last write in index order wins (last_writes keeps it; the
+distinct survivors are then written natively), on every device.
+
+gather: torch's CPU gather of bfloat16/float16 rewrites NaN payloads (it moves the values as
 floats), so the copy runs on an integer view of the same element size and every bit survives.
-
-Every output element is either the input's element or one source element, copied bit for bit.
-The one way the native result can depend on the machine is two index entries naming the same
-destination: then the order of the writes decides, and torch does not define it. So the
-indices are checked first (each destination written at most once) and a collision raises
-UnsupportedOpError. The backward of ``max(dim)``/``min(dim)`` and of ``gather`` with distinct
-indices reach this with at most one write per destination.
-
-Indexing with writes: ``index_put`` / ``index_put_`` / ``_index_put_impl_`` and ``put`` /
-``put_`` (accumulating or not), plus the exact selection ops around them (``nonzero``,
-``masked_select``, ``masked_scatter``, ``take``, ...). docs/semantics.md "Indexing with writes".
 
 The destinations of an ``index_put`` are found by applying the same indices to a tensor of the
 destination's linear ids (native integer indexing: exact), so the "source position" of a value
 is its row-major position in the indexing result (values broadcast to that shape).
-- accumulate=True: each destination receives its contributions in increasing source position,
-  one IEEE addition each (add_in_order, shared with scatter_add/index_add).
-- accumulate=False: a plain copy; when two positions write the same destination with
-  different bits, torch does not define which wins, so repmode refuses (UnsupportedOpError).
+docs/semantics.md: "Indexed accumulation", "Indexed reductions", "Indexing with writes".
 """
 from __future__ import annotations
 
 import torch
 
-from ..registry import register_kernel
-from ._common import ANY, FLOAT_HALF_INT, call_registered, check_device, check_float_half_int, run_native, unsupported
+from ..registry import overloads_named as _overloads
+from ..registry import register_composite, register_kernel
+from ._common import (
+    ANY,
+    FLOAT_HALF_INT,
+    call_registered,
+    check_device,
+    check_float_half_int,
+    param,
+    params,
+    run_native,
+    unsupported,
+)
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -42,23 +48,41 @@ Tensor = torch.Tensor
 # ---- accumulation in source order -------------------------------------------------------------
 
 
-def add_in_order(flat: torch.Tensor, dest: torch.Tensor, values: torch.Tensor) -> None:
-    """flat[dest[j]] += values[j] for j = 0, 1, ... in that order (flat: a contiguous 1-D view)."""
+def fold_segments(flat: torch.Tensor, dest: torch.Tensor, values: torch.Tensor, step) -> None:
+    """flat[dest[j]] = step(flat[dest[j]], values[j]) for j = 0, 1, ... in that order (flat: a
+    contiguous 1-D tensor; ``step`` an elementwise IEEE operation, applied to many destinations at
+    once).
+
+    One stable sort by destination lays each destination's values out in increasing position as a
+    segment. The destinations are then ordered by segment length, longest first, with their
+    accumulators side by side; round k applies every segment's k-th value to the accumulators of
+    the segments longer than k (a prefix), so each destination takes its contributions one after
+    the other in increasing position, one operation each, whatever the threads."""
     if dest.numel() == 0:
         return
-    order = torch.sort(dest, stable=True).indices  # by destination, positions increasing
-    d = dest[order]
-    starts = torch.ones_like(d, dtype=torch.bool)
-    starts[1:] = d[1:] != d[:-1]
-    pos = torch.arange(d.numel(), device=d.device)
-    rank = pos - torch.where(starts, pos, torch.zeros_like(pos)).cummax(0).values
-    by_round = order[torch.sort(rank, stable=True).indices]
-    sizes = torch.bincount(rank).tolist()
-    start = 0
-    for size in sizes:
-        sel = by_round[start:start + size]
-        flat.index_add_(0, dest[sel], values[sel])  # distinct destinations: one addition each
-        start += size
+    size = flat.numel()
+    counts = torch.bincount(dest, minlength=size)
+    if int(counts.max()) == 1:  # distinct destinations: one round, no sort
+        flat[dest] = step(flat[dest], values)
+        return
+    key = dest.to(torch.int32) if size < 2**31 else dest  # the same order; int32 sorts faster
+    order = torch.sort(key, stable=True).indices
+    ordered = values[order]
+    present = counts.nonzero().reshape(-1)  # increasing destination id: the segments' order
+    lengths = counts[present]
+    starts = torch.cumsum(lengths, 0) - lengths
+    by_length = torch.sort(lengths, descending=True, stable=True).indices
+    starts, lengths, present = starts[by_length], lengths[by_length], present[by_length]
+    active = torch.bincount(lengths).flip(0).cumsum(0).flip(0)[1:].tolist()  # segments longer than k
+    acc = flat[present]
+    for k, act in enumerate(active):
+        acc[:act] = step(acc[:act], ordered[starts[:act] + k])
+    flat[present] = acc
+
+
+def add_in_order(flat: torch.Tensor, dest: torch.Tensor, values: torch.Tensor) -> None:
+    """flat[dest[j]] += values[j] for j = 0, 1, ... in that order (flat: a contiguous 1-D view)."""
+    fold_segments(flat, dest, values, torch.add)
 
 
 def _dest_ids(shape, strides, dim: int, index: torch.Tensor) -> torch.Tensor:
@@ -78,13 +102,15 @@ def _check_index(func, args, kwargs, size: int, index: torch.Tensor) -> None:
         raise unsupported(func, args, kwargs, "index out of range")
 
 
-@register_kernel([aten.scatter_add.default, aten.scatter_add_.default], FLOAT_HALF_INT)
+@register_kernel([aten.scatter_add.default, aten.scatter_add_.default], FLOAT_HALF_INT, out=[aten.scatter_add.out])
 def scatter_add(func, args, kwargs):
     self, dim, index, src = args
     check_float_half_int(func, args, kwargs, self, src)
     dim %= max(self.dim(), 1)
     _check_index(func, args, kwargs, self.shape[dim] if self.dim() else 1, index)
     out = self.contiguous().clone() if func is aten.scatter_add.default or not self.is_contiguous() else self
+    if index.numel() == 0:  # nothing to add (torch accepts an empty index of any rank)
+        return self if func is aten.scatter_add_.default else out
     strides = [s for s in torch.empty(out.shape).stride()] or [1]
     values = src[tuple(slice(0, n) for n in index.shape)].reshape(-1) if index.dim() else src.reshape(-1)
     add_in_order(out.view(-1), _dest_ids(out.shape, strides, dim, index), values.to(out.dtype))
@@ -117,33 +143,89 @@ def index_add(func, args, kwargs):
 # ---- scatter and gather ----------------------------------------------------------------------
 
 
-def _has_colliding_indices(index: torch.Tensor, dim: int) -> bool:
-    """True if two entries on one line along ``dim`` hold the same index (same destination)."""
-    if index.dim() == 0 or index.numel() == 0:
-        return False
-    dim %= index.dim()
-    n = index.shape[dim]
-    if n <= 1:
-        return False
-    ordered = index.sort(dim=dim).values
-    return bool((ordered.narrow(dim, 1, n - 1) == ordered.narrow(dim, 0, n - 1)).any())
+def last_writes(dest: Tensor, values: Tensor) -> tuple[Tensor, Tensor]:
+    """The writes that survive ``flat[dest[j]] = values[j]`` for j = 0, 1, ... in that order: for each
+    destination the last j naming it (the "last write in index order wins" rule). The destinations
+    returned are distinct, so any native assignment of them gives the same bits on every device."""
+    if dest.numel() <= 1:
+        return dest, values
+    order = torch.sort(dest, stable=True).indices  # by destination, positions increasing
+    d = dest[order]
+    last = torch.ones_like(d, dtype=torch.bool)
+    last[:-1] = d[1:] != d[:-1]
+    keep = order[last]
+    return dest[keep], values[keep]
 
 
-@register_kernel([aten.scatter.src, aten.scatter_.src], ANY)
+def _meta_check(func, args, kwargs) -> None:
+    """torch's own shape and dtype checks (and error messages) for this call, run on meta tensors."""
+    def meta(a):
+        if isinstance(a, torch.Tensor):
+            return a.to("meta")
+        if isinstance(a, (list, tuple)):
+            return type(a)(meta(x) for x in a)
+        return a
+    func(*meta(args), **{k: meta(v) for k, v in (kwargs or {}).items()})
+
+
+def _check_scatter_index(self: Tensor, dim: int, index: Tensor) -> None:
+    """torch's scatter/gather rule: 0 <= index < self.size(dim) (no wrap-around of negative indices)."""
+    size = self.shape[dim] if self.dim() else 1
+    if index.numel():
+        bad = (index < 0) | (index >= size)
+        if bool(bad.any()):
+            value = int(index.reshape(-1)[bad.reshape(-1)][0])
+            raise RuntimeError(f"index {value} is out of bounds for dimension {dim} with size {size}")
+
+
+def _contiguous_strides(shape) -> list[int]:
+    return list(torch.empty(tuple(shape) or (1,), device="meta").stride())
+
+
+def _in_flat_copy(out: Tensor, write) -> Tensor:
+    """Run ``write(flat)`` on a contiguous 1-D view of ``out``'s values, then leave them in ``out``."""
+    work = out if out.is_contiguous() else out.contiguous()
+    write(work.view(-1))
+    if work is not out:
+        out.copy_(work)
+    return out
+
+
+def _scatter_values(src, index: Tensor, dtype) -> Tensor:
+    """src's elements at index's positions (row-major), or the scalar value repeated."""
+    if isinstance(src, torch.Tensor):
+        part = src[tuple(slice(0, n) for n in index.shape)] if index.dim() else src.reshape(-1)[:1]
+        return part.reshape(-1).to(dtype)
+    return torch.full((index.numel(),), src, dtype=dtype, device=index.device)
+
+
+def _scatter_dest(self: Tensor, dim: int, index: Tensor) -> Tensor:
+    return _dest_ids(self.shape, _contiguous_strides(self.shape), dim, index)
+
+
+_SCATTER_WRITE = {aten.scatter.src: False, aten.scatter_.src: True}
+
+
+@register_kernel(list(_SCATTER_WRITE), ANY, out=[aten.scatter.src_out])
 def scatter_src(func, args, kwargs):
-    dim, index = args[1], args[2]
-    if _has_colliding_indices(index, dim):
-        raise unsupported(func, args, kwargs,
-                          "two index entries write the same destination; which write wins is not defined "
-                          "(use distinct indices, or scatter_add/index_add for accumulation)")
-    return run_native(func, args, kwargs)
+    """scatter with a source: self with src[p] written at each index position p; where two positions
+    name one destination, the last in row-major index order wins."""
+    _meta_check(func, args, kwargs)
+    self, dim, index, src = params(func, args, kwargs, "self", "dim", "index", "src")
+    dim %= max(self.dim(), 1)
+    _check_scatter_index(self, dim, index)
+    out = self if _SCATTER_WRITE[func] else self.clone()
+    if index.numel() == 0:
+        return out
+    dest, values = last_writes(_scatter_dest(self, dim, index), _scatter_values(src, index, self.dtype))
+    return _in_flat_copy(out, lambda flat: flat.index_put_((dest,), values))
 
 
 _SAME_SIZE_INT = {torch.float16: torch.int16, torch.bfloat16: torch.int16, torch.float32: torch.int32,
                   torch.float64: torch.int64}
 
 
-@register_kernel([aten.gather.default], ANY)
+@register_kernel([aten.gather.default], ANY, out=[aten.gather.out])
 def gather_bits(func, args, kwargs):
     source = args[0]
     as_int = _SAME_SIZE_INT.get(source.dtype)
@@ -159,28 +241,6 @@ def _destinations(self: Tensor, indices) -> Tensor:
     ids = torch.arange(self.numel(), dtype=torch.int64, device=self.device).view(self.shape)
     key = tuple(slice(None) if ix is None else ix for ix in indices)
     return ids[key]
-
-
-def _bits(t: Tensor) -> Tensor:
-    ints = {8: torch.int64, 4: torch.int32, 2: torch.int16, 1: torch.uint8}
-    t = t.contiguous()
-    return t.view(ints[t.element_size()]) if t.is_floating_point() or t.is_complex() else t
-
-
-def _check_collisions(func, args, kwargs, dest: Tensor, values: Tensor) -> None:
-    """Refuse when two positions write one destination with different bits."""
-    if dest.numel() <= 1:
-        return
-    order = torch.sort(dest, stable=True).indices
-    d = dest[order]
-    same = d[1:] == d[:-1]
-    if not bool(same.any()):
-        return
-    b = _bits(values)[order]
-    if bool((b[1:] != b[:-1])[same].any()):
-        raise unsupported(func, args, kwargs,
-                          "two index entries write different values to the same destination; which write wins "
-                          "is not defined (use distinct indices, or accumulate=True)")
 
 
 def _values_for(func, args, kwargs, self: Tensor, dest: Tensor, values: Tensor) -> Tensor:
@@ -199,8 +259,8 @@ def _accumulate(func, args, kwargs, self: Tensor, dest: Tensor, values: Tensor, 
     check_device(func, args, kwargs, self, values)
     flat_values = _values_for(func, args, kwargs, self, dest, values)
     dest = dest.reshape(-1)
-    if self.dtype == torch.bool:
-        raise unsupported(func, args, kwargs, "accumulate=True on bool tensors is not supported")
+    if self.dtype == torch.bool:  # bool addition is a logical or: order-free, so torch's result is unique
+        return run_native(func, args, kwargs)
     work = self if in_place and self.is_contiguous() else self.contiguous().clone()
     add_in_order(work.view(-1), dest, flat_values)
     if in_place and work is not self:
@@ -215,7 +275,7 @@ def _accumulate(func, args, kwargs, self: Tensor, dest: Tensor, values: Tensor, 
 
 
 def _assign(out: Tensor, dest: Tensor, values: Tensor) -> None:
-    """out.flat[dest] = values for a tensor of any strides (destinations are distinct or agree)."""
+    """out.flat[dest] = values for a tensor of any strides (destinations distinct)."""
     if out.is_contiguous():
         out.view(-1)[dest] = values
     else:
@@ -232,8 +292,7 @@ def _index_put(func, args, kwargs, in_place: bool):
     if not accumulate:
         check_device(func, args, kwargs, self, values)
         flat_values = _values_for(func, args, kwargs, self, dest, values)
-        dest = dest.reshape(-1)
-        _check_collisions(func, args, kwargs, dest, flat_values)
+        dest, flat_values = last_writes(dest.reshape(-1), flat_values)  # the last write in index order wins
         out = self if in_place else self.clone()
         if dest.numel():
             _assign(out, dest, flat_values)
@@ -241,13 +300,15 @@ def _index_put(func, args, kwargs, in_place: bool):
     return _accumulate(func, args, kwargs, self, dest, values, in_place)
 
 
-@register_kernel(aten.index_put.default, FLOAT_HALF_INT)
+@register_kernel(_overloads("aten.index_put.default", "aten.index_put.hacked_twin", "aten._unsafe_index_put.default",
+                            "aten._unsafe_index_put.hacked_twin"), FLOAT_HALF_INT, out=[aten.index_put.out])
 def index_put(func, args, kwargs):
     check_float_half_int(func, args, kwargs, args[0])
     return _index_put(func, args, kwargs, in_place=False)
 
 
-@register_kernel([aten.index_put_.default, aten._index_put_impl_.default], FLOAT_HALF_INT)
+@register_kernel(_overloads("aten.index_put_.default", "aten.index_put_.hacked_twin", "aten._index_put_impl_.default",
+                            "aten._index_put_impl_.hacked_twin"), FLOAT_HALF_INT)
 def index_put_(func, args, kwargs):
     check_float_half_int(func, args, kwargs, args[0])
     return _index_put(func, args, kwargs, in_place=True)
@@ -270,7 +331,7 @@ def _put(func, args, kwargs, in_place: bool):
         if src.dtype != self.dtype:
             raise RuntimeError(f"put_(): self and source expected to have the same dtype, got {self.dtype} and "
                                f"{src.dtype}")
-        _check_collisions(func, args, kwargs, dest, src)
+        dest, src = last_writes(dest, src)  # the last write in index order wins
         out = self if in_place else self.clone()
         if dest.numel():
             _assign(out, dest, src)
@@ -278,7 +339,7 @@ def _put(func, args, kwargs, in_place: bool):
     return _accumulate(func, args, kwargs, self, dest, src, in_place)
 
 
-@register_kernel(aten.put.default, FLOAT_HALF_INT)
+@register_kernel(aten.put.default, FLOAT_HALF_INT, out=[aten.put.out])
 def put(func, args, kwargs):
     check_float_half_int(func, args, kwargs, args[0])
     return _put(func, args, kwargs, in_place=False)
@@ -288,3 +349,242 @@ def put(func, args, kwargs):
 def put_(func, args, kwargs):
     check_float_half_int(func, args, kwargs, args[0])
     return _put(func, args, kwargs, in_place=True)
+
+
+# ---- index_copy, as_strided_scatter: copies where the last write in index order wins -------------
+
+
+def _index_dest(self: Tensor, dim: int, index: Tensor, source: Tensor) -> Tensor:
+    """Destination ids (row-major in self) of every source element, in source's row-major order, for
+    the index_* ops: source's own coordinates, the one along dim replaced by index[j]."""
+    if source.dim() == 0:
+        return index.reshape(-1).to(torch.int64)
+    full = index.reshape([-1 if d == dim else 1 for d in range(source.dim())]).expand(source.shape)
+    return _dest_ids(self.shape, _contiguous_strides(self.shape), dim, full)
+
+
+def _check_index_range(self: Tensor, dim: int, index: Tensor, message) -> None:
+    size = self.shape[dim] if self.dim() else 1
+    if index.numel():
+        bad = (index < 0) | (index >= size)
+        if bool(bad.any()):
+            raise IndexError(message(int(index.reshape(-1)[bad.reshape(-1)][0]), size))
+
+
+_INDEX_COPY_WRITE = {aten.index_copy.default: False, aten.index_copy_.default: True}
+
+
+@register_kernel(list(_INDEX_COPY_WRITE), ANY, out=[aten.index_copy.out])
+def index_copy(func, args, kwargs):
+    """self with source.select(dim, j) copied to self.select(dim, index[j]); a repeated index keeps the
+    slice of the last j (the last write in index order wins)."""
+    _meta_check(func, args, kwargs)
+    self, dim, index, source = params(func, args, kwargs, "self", "dim", "index", "source")
+    dim %= max(self.dim(), 1)
+    _check_index_range(self, dim, index, lambda i, n: f"index_copy_(): index {i} is out of bounds for dimension "
+                                                      f"{dim} with size {n}")
+    out = self if _INDEX_COPY_WRITE[func] else self.clone()
+    if index.numel() == 0 or source.numel() == 0:
+        return out
+    dest, values = last_writes(_index_dest(self, dim, index, source), source.reshape(-1))
+    return _in_flat_copy(out, lambda flat: flat.index_put_((dest,), values))
+
+
+@register_kernel(aten.as_strided_scatter.default, ANY, out=[aten.as_strided_scatter.out])
+def as_strided_scatter(func, args, kwargs):
+    """A copy of self whose as_strided(size, stride, storage_offset) view is replaced by src. A view
+    whose elements overlap in memory is written in src's row-major order: the last write wins."""
+    _meta_check(func, args, kwargs)
+    self, src, size, stride, offset = params(func, args, kwargs, "self", "src", "size", "stride", "storage_offset")
+    out = self.clone()
+    if out.numel() == 0 or src.numel() == 0:
+        return out
+    n = out.untyped_storage().nbytes() // out.element_size()
+    storage = out.as_strided((n,), (1,), 0)
+    ids = torch.arange(n, dtype=torch.int64).as_strided(size, stride, out.storage_offset() if offset is None
+                                                         else offset)
+    dest, values = last_writes(ids.reshape(-1), src.expand(ids.shape).reshape(-1).to(out.dtype))
+    storage[dest] = values
+    return out
+
+
+# ---- reductions into indexed destinations: scatter_reduce, scatter(reduce=), index_reduce ---------
+# Floating dtypes: each touched destination starts from self (include_self) or the reduction's
+# identity (+0, 1, -inf, +inf) and takes its contributions in increasing source position, one IEEE
+# operation each in the destination's dtype (rounds of distinct destinations, as add_in_order);
+# amax/amin take a NaN as the result (canonical NaN) and +0 above -0, which makes them independent
+# of the order; mean divides the sum once by the count. Integer and bool dtypes: wrap-around sums
+# and products, max and min, and logical or/and are associative and commutative, so torch's
+# result is unique and its kernel runs.
+
+_IDENTITY = {"sum": 0.0, "mean": 0.0, "prod": 1.0, "amax": float("-inf"), "amin": float("inf")}
+_NAN_BITS = {torch.float32: (torch.int32, 0x7FC00000), torch.float64: (torch.int64, 0x7FF8000000000000),
+             torch.bfloat16: (torch.int16, 0x7FC0), torch.float16: (torch.int16, 0x7E00)}
+
+
+def _extreme(cur: Tensor, v: Tensor, largest: bool) -> Tensor:
+    """max (largest) or min of two float tensors: NaN wins, then +0 above -0, then the IEEE order."""
+    better = (v > cur) if largest else (v < cur)
+    signed_zero = (v == cur) & (torch.signbit(cur) if largest else torch.signbit(v)) & \
+        (torch.signbit(cur) != torch.signbit(v))
+    return torch.where(better | signed_zero | torch.isnan(v), v, cur)
+
+
+def fold_in_order(flat: Tensor, dest: Tensor, values: Tensor, reduce: str) -> None:
+    """flat[dest[j]] = flat[dest[j]] (op) values[j] for j = 0, 1, ... in that order."""
+    if reduce in ("sum", "mean"):
+        add_in_order(flat, dest, values)
+        return
+    if reduce == "prod":
+        fold_segments(flat, dest, values, torch.mul)
+    else:
+        fold_segments(flat, dest, values, lambda cur, v: _extreme(cur, v, reduce == "amax"))
+
+
+def _canonical_nans(flat: Tensor, where: Tensor) -> None:
+    int_dtype, pattern = _NAN_BITS[flat.dtype]
+    vals = flat[where]
+    nan = torch.isnan(vals)
+    if bool(nan.any()):
+        flat.view(int_dtype)[where[nan]] = pattern
+
+
+def reduce_into(flat: Tensor, dest: Tensor, values: Tensor, reduce: str, include_self: bool) -> None:
+    """The floating reduction of ``values`` into ``flat`` at ``dest`` (see the comment above)."""
+    if dest.numel() == 0:
+        return
+    touched = torch.unique(dest)  # sorted, distinct
+    if not include_self:
+        flat[touched] = _IDENTITY[reduce]
+    fold_in_order(flat, dest, values.to(flat.dtype), reduce)
+    if reduce == "mean":
+        count = torch.bincount(dest, minlength=flat.numel())[touched] + (1 if include_self else 0)
+        wide = torch.float64 if flat.dtype == torch.float64 else torch.float32
+        # one IEEE division of the sum by the exact count (bf16/fp16: in float32, rounded once)
+        flat[touched] = (flat[touched].to(wide) / count.to(wide)).to(flat.dtype)
+    _canonical_nans(flat, touched)
+
+
+_REDUCE_WRITE = {aten.scatter_reduce.two: False, aten.scatter_reduce_.two: True, aten.scatter.reduce: False,
+                 aten.scatter_.reduce: True, aten.scatter.value_reduce: False, aten.scatter_.value_reduce: True}
+_SCATTER_REDUCE_NAMES = {"add": "sum", "multiply": "prod"}
+
+
+def _native_is_unique(self: Tensor) -> bool:
+    return not (self.is_floating_point() or self.is_complex())
+
+
+@register_kernel(list(_REDUCE_WRITE), FLOAT_HALF_INT,
+                 out=[aten.scatter_reduce.two_out, aten.scatter.reduce_out, aten.scatter.value_reduce_out])
+def scatter_reduce(func, args, kwargs):
+    """scatter_reduce (sum, prod, mean, amax, amin; include_self) and scatter(..., reduce='add' |
+    'multiply') with a source or a value: the destinations of scatter, the reduction of reduce_into."""
+    _meta_check(func, args, kwargs)
+    self, dim, index = params(func, args, kwargs, "self", "dim", "index")
+    check_float_half_int(func, args, kwargs, self)
+    if _native_is_unique(self):
+        return run_native(func, args, kwargs)  # integers, bool: associative, commutative, exact
+    if func in (aten.scatter_reduce.two, aten.scatter_reduce_.two):
+        src, reduce, include_self = params(func, args, kwargs, "src", "reduce", "include_self")
+    else:
+        src = param(func, args, kwargs, "src" if func in (aten.scatter.reduce, aten.scatter_.reduce) else "value")
+        reduce, include_self = _SCATTER_REDUCE_NAMES[param(func, args, kwargs, "reduce")], True
+    dim %= max(self.dim(), 1)
+    _check_scatter_index(self, dim, index)
+    out = self if _REDUCE_WRITE[func] else self.clone()
+    if index.numel() == 0:
+        return out
+    dest, values = _scatter_dest(self, dim, index), _scatter_values(src, index, self.dtype)
+    return _in_flat_copy(out, lambda flat: reduce_into(flat, dest, values, reduce, include_self))
+
+
+_INDEX_REDUCE_WRITE = {aten.index_reduce.default: False, aten.index_reduce_.default: True}
+
+
+@register_kernel(list(_INDEX_REDUCE_WRITE), FLOAT_HALF_INT, out=[aten.index_reduce.out])
+def index_reduce(func, args, kwargs):
+    """index_reduce (prod, mean, amax, amin; include_self): the destinations of index_add, the reduction
+    of reduce_into."""
+    _meta_check(func, args, kwargs)
+    self, dim, index, source, reduce, include_self = params(func, args, kwargs, "self", "dim", "index", "source",
+                                                            "reduce", "include_self")
+    check_float_half_int(func, args, kwargs, self, source)
+    if _native_is_unique(self):
+        return run_native(func, args, kwargs)  # integers: associative, commutative, exact
+    dim %= max(self.dim(), 1)
+    _check_index_range(self, dim, index, lambda i, n: "index out of range in self")
+    out = self if _INDEX_REDUCE_WRITE[func] else self.clone()
+    if index.numel() == 0 or source.numel() == 0:
+        return out
+    dest = _index_dest(self, dim, index, source)
+    return _in_flat_copy(out, lambda flat: reduce_into(flat, dest, source.reshape(-1), reduce, include_self))
+
+
+# ---- what decompositions emit: masked indexing, unfold's backward, trace --------------------------
+
+
+def _clamped(indices, sizes, low_is_negative: bool):
+    return [None if ix is None else ix.clamp(min=-n if low_is_negative else 0, max=n - 1)
+            for ix, n in zip(indices, sizes)]
+
+
+@register_kernel(aten._unsafe_masked_index.default, ANY)
+def unsafe_masked_index(func, args, kwargs):
+    """x[indices clamped into range] where mask, else fill (torch's decomposition): selection only."""
+    x, mask, indices, fill = params(func, args, kwargs, "self", "mask", "indices", "fill")
+    if x.numel() == 0:
+        shape = torch.ops.aten.index.Tensor(torch.empty(x.shape, device="meta"),
+                                            [None if i is None else i.to("meta") for i in indices]).shape
+        return torch.full(shape, fill, dtype=x.dtype, device=x.device)
+    picked = aten._unsafe_index.Tensor(x, _clamped(indices, x.shape, False))
+    return picked.masked_fill(~mask, fill)
+
+
+@register_kernel(aten._unsafe_masked_index_put_accumulate.default, FLOAT_HALF_INT)
+def unsafe_masked_index_put_accumulate(func, args, kwargs):
+    """index_put(x, indices clamped into range, values where mask else +0, accumulate=True) (torch's
+    decomposition): the contributions in increasing source position."""
+    x, mask, indices, values = params(func, args, kwargs, "self", "mask", "indices", "values")
+    check_float_half_int(func, args, kwargs, x, values)
+    if x.numel() == 0:
+        return x.clone()
+    masked = values.masked_fill(~mask, 0)
+    return index_put(aten.index_put.default, (x, _clamped(indices, x.shape, True), masked, True), {})
+
+
+@register_kernel(aten.unfold_backward.default, FLOAT_HALF_INT, out=[aten.unfold_backward.out])
+def unfold_backward(func, args, kwargs):
+    """The gradient of x.unfold(dim, size, step): element i along dim is +0 plus the gradients of its
+    windows, added in increasing window number (each in increasing source position)."""
+    grad, input_sizes, dim, size, step = params(func, args, kwargs, "grad_in", "input_sizes", "dim", "size", "step")
+    check_float_half_int(func, args, kwargs, grad)
+    nd = max(len(input_sizes), 1)
+    dim %= nd
+    out = torch.zeros(input_sizes, dtype=grad.dtype, device=grad.device)
+    if grad.numel() == 0:
+        return out
+    if len(input_sizes) == 0:  # a 0-dim input: one window of the one element
+        add_in_order(out.view(-1), torch.zeros(grad.numel(), dtype=torch.int64), grad.reshape(-1))
+        return out
+    # position along dim of grad's element (..., w, ..., k): w * step + k; the other coordinates kept
+    g_shape = list(grad.shape)
+    strides = _contiguous_strides(input_sizes)
+    ids = torch.zeros(g_shape, dtype=torch.int64)
+    for d in range(len(input_sizes)):
+        coord = torch.arange(g_shape[d]).reshape([-1 if e == d else 1 for e in range(len(g_shape))])
+        ids = ids + (coord * step if d == dim else coord) * strides[d]
+    k = torch.arange(size).reshape([1] * (len(g_shape) - 1) + [-1])
+    ids = ids + k * strides[dim]
+    add_in_order(out.view(-1), ids.reshape(-1).to(grad.device), grad.reshape(-1))
+    if out.is_floating_point():
+        _canonical_nans(out.view(-1), torch.unique(ids.reshape(-1)))
+    return out
+
+
+@register_composite(aten.trace.default, FLOAT_HALF_INT, out=[aten.trace.out])
+def trace(func, args, kwargs):
+    """The sum of the main diagonal: repmode's sum (its Sum order; integers promote to int64)."""
+    (x,) = params(func, args, kwargs, "self")
+    if x.dim() != 2:
+        raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.dim()}")
+    return call_registered(aten.sum.default, x.diagonal())

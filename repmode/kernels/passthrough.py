@@ -40,7 +40,7 @@ register_passthrough(_overloads(
 ), reason="in place, metadata only (shape/strides, autograd): no data touched")
 
 register_passthrough(_overloads(
-    "aten.nonzero.default", "aten.masked_select.default",
+    "aten.nonzero.default", "aten.masked_select.default", "aten.nonzero.out", "aten.masked_select.out",
 ), reason="selection: integer positions, or input elements in row-major order; no arithmetic")
 
 register_passthrough(_overloads(
@@ -49,7 +49,8 @@ register_passthrough(_overloads(
 
 register_passthrough(_overloads(
     "aten.select_backward.default", "aten.slice_backward.default", "aten.diagonal_backward.default",
-    "aten.tril.default", "aten.triu.default", "aten.tril_.default", "aten.triu_.default",
+    "aten.tril.default", "aten.triu.default", "aten.tril_.default", "aten.triu_.default", "aten.tril.out",
+    "aten.triu.out",
 ), reason="data movement into zeros: each output element is one input element or +0 (no sums: the view's "
           "elements are distinct)")
 
@@ -89,7 +90,7 @@ register_passthrough(_overloads(
 ), reason="selection: each output is one input element or the given value, no arithmetic")
 
 register_passthrough(_overloads(
-    "aten.scatter.value", "aten.scatter_.value",
+    "aten.scatter.value", "aten.scatter_.value", "aten.scatter.value_out",
 ), reason="writes one given value at the indexed places: duplicate indices write the same value, so the "
           "result does not depend on the order of the writes")
 
@@ -103,3 +104,99 @@ register_passthrough(_overloads(
     "aten.ceil.out", "aten.trunc.default", "aten.trunc_.default", "aten.trunc.out", "aten.round.default",
     "aten.round_.default", "aten.round.out",
 ), reason="IEEE-754 roundToIntegral (toward -inf, +inf, zero; round: ties to even): one exact operation")
+
+# ---- issue 24: view-copies, in-place views, scatters into views, construction ------------------
+
+register_passthrough(_overloads(
+    "aten.view_copy.default", "aten.view_copy.out", "aten.view_copy.dtype", "aten.view_copy.dtype_out",
+    "aten.permute_copy.default", "aten.permute_copy.out", "aten.transpose_copy.int", "aten.transpose_copy.int_out",
+    "aten.t_copy.default", "aten.t_copy.out", "aten.squeeze_copy.default", "aten.squeeze_copy.out",
+    "aten.squeeze_copy.dim", "aten.squeeze_copy.dim_out", "aten.squeeze_copy.dims", "aten.squeeze_copy.dims_out",
+    "aten.unsqueeze_copy.default", "aten.unsqueeze_copy.out", "aten.expand_copy.default", "aten.expand_copy.out",
+    "aten.diagonal_copy.default", "aten.diagonal_copy.out", "aten.alias_copy.default", "aten.alias_copy.out",
+    "aten.detach_copy.default", "aten.detach_copy.out", "aten.as_strided_copy.default", "aten.as_strided_copy.out",
+    "aten.select_copy.int", "aten.select_copy.int_out", "aten.slice_copy.Tensor", "aten.slice_copy.Tensor_out",
+    "aten.split_copy.Tensor", "aten.split_copy.Tensor_out", "aten.split_with_sizes_copy.default",
+    "aten.split_with_sizes_copy.out", "aten.unbind_copy.int", "aten.unbind_copy.int_out",
+    "aten.unfold_copy.default", "aten.unfold_copy.out", "aten.view_as_real_copy.default",
+    "aten.view_as_real_copy.out", "aten.view_as_complex_copy.default", "aten.view_as_complex_copy.out",
+    "aten.narrow_copy.out",
+), reason="copy of a view: every output element is one input element, bit for bit (no arithmetic)")
+
+register_passthrough(_overloads(
+    "aten.squeeze_.default", "aten.squeeze_.dim", "aten.squeeze_.dims", "aten.unsqueeze_.default",
+    "aten.t_.default",
+), reason="in place, metadata only (shape/strides): no data touched")
+
+register_passthrough(_overloads("aten.logical_not_.default"), reason="in place logical not: exact, bool result")
+
+register_passthrough(_overloads(
+    "aten.view_as_complex.default",
+), reason="view: a complex view of (real, imag) pairs over the same memory, no arithmetic (complex "
+          "arithmetic itself stays unsupported)")
+
+register_passthrough(_overloads(
+    "aten.complex.default", "aten.complex.out",
+), reason="data movement: builds each complex element from one real and one imaginary element, no "
+          "arithmetic (complex arithmetic itself stays unsupported)")
+
+register_passthrough(_overloads(
+    "aten.select_scatter.default", "aten.select_scatter.out", "aten.slice_scatter.default",
+    "aten.slice_scatter.out", "aten.diagonal_scatter.default", "aten.diagonal_scatter.out",
+    "aten.diagonal_backward.out",
+), reason="data movement: a copy of self with a view (select/slice/diagonal: distinct elements, so no two "
+          "writes meet) replaced by src")
+
+register_passthrough(_overloads(
+    "aten.flip.out", "aten.roll.out", "aten.rot90.default", "aten.rot90.out", "aten.take.out",
+    "aten.masked_scatter.out", "aten.pixel_shuffle.default", "aten.pixel_shuffle.out",
+    "aten.pixel_unshuffle.default", "aten.pixel_unshuffle.out", "aten.channel_shuffle.default",
+    "aten.channel_shuffle.out", "aten.native_channel_shuffle.default", "aten._chunk_cat.default",
+    "aten._chunk_cat.out", "aten.block_diag.default", "aten.block_diag.out", "aten.diag_embed.default",
+    "aten.diag_embed.out", "aten.repeat_interleave.Tensor", "aten.repeat_interleave.Tensor_out",
+), reason="data movement: every output element is one input element or +0 (a permutation, a "
+          "placement into zeros, or integer counts repeated)")
+
+register_passthrough(_overloads(
+    "aten.resize_as_.default",
+), reason="metadata and allocation: reshapes the storage like resize_ (kept elements untouched), no arithmetic")
+
+register_passthrough(_overloads(
+    "aten.eye.default", "aten.eye.m", "aten.eye.out", "aten.eye.m_out", "aten.tril_indices.default",
+    "aten.tril_indices.out", "aten.triu_indices.default", "aten.triu_indices.out",
+), reason="construction: ones on a diagonal and zeros, or integer row/column indices; no arithmetic on data")
+
+register_passthrough(_overloads(
+    "aten.fill.Scalar", "aten.fill.Scalar_out", "aten.fill.Tensor", "aten.fill.Tensor_out",
+    "aten.masked_fill.Tensor", "aten.masked_fill_.Tensor", "aten.masked_fill.Scalar_out",
+    "aten.masked_fill.Tensor_out", "aten.index_fill.int_Scalar", "aten.index_fill.int_Scalar_out",
+    "aten.index_fill.int_Tensor", "aten.index_fill.int_Tensor_out", "aten.index_fill_.int_Scalar",
+    "aten.index_fill_.int_Tensor",
+), reason="fill with one value (converted once, round to nearest even): repeated indices write the same "
+          "bits, so the order of the writes cannot matter")
+
+register_passthrough(_overloads(
+    "aten._unsafe_index.Tensor", "aten._unsafe_index.Tensor_hacked_twin", "aten.index.Tensor_out",
+    "aten.index.Tensor_hacked_twin", "aten.index_select.out",
+), reason="selection: each output is one input element (advanced indexing without bounds checks), no arithmetic")
+
+register_passthrough(_overloads(
+    "aten.bitwise_and.Scalar", "aten.bitwise_and.Scalar_out", "aten.bitwise_and.Scalar_Tensor",
+    "aten.bitwise_and.Scalar_Tensor_out", "aten.bitwise_and.Tensor_out", "aten.bitwise_and_.Scalar",
+    "aten.bitwise_or.Scalar", "aten.bitwise_or.Scalar_out", "aten.bitwise_or.Scalar_Tensor",
+    "aten.bitwise_or.Scalar_Tensor_out", "aten.bitwise_or.Tensor_out", "aten.bitwise_or_.Scalar",
+    "aten.bitwise_xor.Scalar", "aten.bitwise_xor.Scalar_out", "aten.bitwise_xor.Scalar_Tensor",
+    "aten.bitwise_xor.Scalar_Tensor_out", "aten.bitwise_xor.Tensor_out", "aten.bitwise_xor_.Scalar",
+    "aten.bitwise_xor_.Tensor", "aten.bitwise_not.out", "aten.bitwise_not_.default",
+    "aten.bitwise_left_shift.Tensor", "aten.bitwise_left_shift.Tensor_out", "aten.bitwise_left_shift.Tensor_Scalar",
+    "aten.bitwise_left_shift.Tensor_Scalar_out", "aten.bitwise_left_shift.Scalar_Tensor",
+    "aten.bitwise_left_shift.Scalar_Tensor_out", "aten.bitwise_left_shift_.Tensor",
+    "aten.bitwise_left_shift_.Tensor_Scalar", "aten.bitwise_right_shift.Tensor",
+    "aten.bitwise_right_shift.Tensor_out", "aten.bitwise_right_shift.Tensor_Scalar",
+    "aten.bitwise_right_shift.Tensor_Scalar_out", "aten.bitwise_right_shift.Scalar_Tensor",
+    "aten.bitwise_right_shift.Scalar_Tensor_out", "aten.bitwise_right_shift_.Tensor",
+    "aten.bitwise_right_shift_.Tensor_Scalar", "aten.__lshift__.Scalar", "aten.__lshift__.Tensor",
+    "aten.__rshift__.Scalar", "aten.__rshift__.Tensor", "aten.__ilshift__.Scalar", "aten.__ilshift__.Tensor",
+    "aten.__irshift__.Scalar", "aten.__irshift__.Tensor",
+), reason="bitwise logic or shift on integers and bool: exact two's-complement bit operations (torch defines "
+          "shifts by the width or more: 0, or the sign for a right shift)")

@@ -548,9 +548,5 @@ register_passthrough([aten.nonzero_static.default, aten.nonzero_static.out],
                             "fill_value; no arithmetic", family="sorting")
 
 # quantile/nanquantile (CompositeImplicitAutograd: torch decomposes them into sort, gather, lerp_,
-# ... before the mode sees them) reach these three in-place ops; see docs/semantics.md "Sorting and
-# selection" for the quantile formula they give.
-register_passthrough([aten.unsqueeze_.default, aten.squeeze_.dim, aten.squeeze_.default, aten.squeeze_.dims],
-                     reason="in place, metadata only (shape/strides): no data touched", family="sorting")
-register_passthrough([aten.logical_not_.default],
-                     reason="in place logical not: exact, bool result", family="sorting")
+# ... before the mode sees them) also reach unsqueeze_/squeeze_ and logical_not_, exact passthroughs
+# registered in passthrough.py; see docs/semantics.md "Sorting and selection" for the quantile formula.

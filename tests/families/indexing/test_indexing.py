@@ -104,13 +104,23 @@ def test_index_put_without_accumulate_matches_native(rng):
     assert_bitwise_equal(same, want_same, "repeated destination, equal values")
 
 
-def test_colliding_writes_refused(rng):
+def test_colliding_writes_keep_the_last_in_index_order(rng):
+    """Two positions writing one destination: the later position (row-major in the indexing result,
+    or in ``index`` for put) wins, whatever the native kernel's write order."""
     self = torch.randn(6, 7, generator=rng)
+    values = torch.randn(3, 7, generator=rng)
     with repmode.enabled():
-        with pytest.raises(repmode.UnsupportedOpError, match="same destination"):
-            self.clone().index_put_((torch.tensor([1, 1]),), torch.randn(2, 7, generator=rng))
-        with pytest.raises(repmode.UnsupportedOpError, match="same destination"):
-            self.clone().put_(torch.tensor([3, 3]), torch.tensor([1.0, 2.0]))
+        got = self.clone().index_put_((torch.tensor([1, 4, 1]),), values)
+        put = self.clone().put_(torch.tensor([3, 9, 3, 3]), torch.tensor([1.0, 2.0, 3.0, 4.0]))
+        through_setitem = self.clone()
+        through_setitem[torch.tensor([[2, 2], [5, 2]])] = values[:1].expand(2, 2, 7).clone() * 1
+    want = self.clone()
+    want[1], want[4] = values[2], values[1]
+    assert_bitwise_equal(got, want, "index_put_")
+    want_put = self.clone().reshape(-1)
+    want_put[3], want_put[9] = 4.0, 2.0
+    assert_bitwise_equal(put, want_put.reshape(6, 7), "put_")
+    assert_bitwise_equal(through_setitem[2], values[0], "setitem")
 
 
 def test_errors(rng):
