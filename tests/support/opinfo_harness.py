@@ -6,20 +6,26 @@ For each OpInfo that supports float32 on the CPU, the first ``n_samples`` of its
 whatever ``n_samples`` is) are run
 
 * natively (torch's default thread count), and
-* inside ``repmode.enabled()`` (strict) at 1 and at 2 threads,
+* inside ``repmode.enabled()`` (strict) at 1 and at 2 threads, and at 2 threads once more on
+  non-contiguous copies (torch's ``SampleInput.noncontiguous()``: every tensor a strided view),
 
 each on fresh copies of the sample (same sizes and strides), forward and, where the OpInfo
 supports autograd, backward of a fixed random cotangent (``torch.autograd.grad`` over every
 differentiable tensor output, inside the same ``with`` block). The first sample and phase that
 does not pass decides the OpInfo's status:
 
-``pass``         every sample matched native and gave the same bits at 1 and 2 threads;
+``pass``         every sample matched native and gave the same bits at 1 and 2 threads and for
+                 non-contiguous inputs;
 ``unsupported``  repmode raised UnsupportedOpError (the aten op it names is recorded);
 ``error``        repmode raised any other exception where native ran;
 ``mismatch``     a repmode result differs from native: structure, shape or dtype, a value beyond
                  ``torch.testing.assert_close``'s default tolerances (float32: rtol 1.3e-6,
                  atol 1e-5; 0 for integer and bool), or the NaN/inf pattern (strides are not compared);
-``variance``     repmode's bits differ between 1 and 2 threads (or it raised at one count only).
+``variance``     repmode's bits differ between 1 and 2 threads (or it raised at one count only), or
+                 between contiguous and non-contiguous inputs (phase ``...@noncontiguous``; an
+                 UnsupportedOpError or other exception there counts as unsupported or error; not
+                 checked for the ``as_strided`` ops, which read their input's storage by definition,
+                 nor where native torch raises on the non-contiguous sample).
 
 Two kinds of output are compared with native for structure (shape, dtype) only, because native's
 values are not a reference for them: ops that draw random numbers (an aten op tagged
@@ -44,8 +50,8 @@ import unittest
 import warnings
 
 import torch
-from torch.utils._pytree import tree_flatten
 from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 import repmode
 from repmode import UnsupportedOpError
@@ -55,6 +61,9 @@ CATEGORIES = ("pass", "unsupported", "error", "mismatch", "variance")
 # own OpInfo tests skip their value checks: "Expected: empty is not comparable")
 UNINITIALIZED = frozenset({"empty", "empty_like", "empty_permuted", "empty_strided", "new_empty",
                            "new_empty_strided"})
+# the ops that read the storage behind their input, so that their result depends on its layout by
+# definition (torch's own TestCommon.test_noncontiguous_samples expects them to fail): no layout check
+READS_STORAGE = frozenset({"as_strided", "as_strided_copy", "as_strided_scatter"})
 SEED = 20261126
 MESSAGE_CHARS = 320
 
@@ -201,9 +210,11 @@ def _differentiable(outputs):
     return [t for t in leaves if isinstance(t, torch.Tensor) and t.requires_grad]
 
 
-def _run(op, sample, cotangents, backward: bool):
-    """One run on fresh copies of ``sample``: (forward outputs, gradients or None)."""
+def _run(op, sample, cotangents, backward: bool, noncontiguous=False):
+    """One native run on fresh copies of ``sample``: (forward outputs, gradients or None)."""
     s = _fresh(sample)
+    if noncontiguous:
+        s = s.noncontiguous()
     torch.manual_seed(SEED)
     out = op(s.input, *s.args, **s.kwargs)
     if not backward:
@@ -286,37 +297,44 @@ def _bit_view(t: torch.Tensor) -> torch.Tensor:
     return flat.view(torch.uint8)
 
 
-def _bitwise(name, a, b):
+def _bitwise(name, a, b, runs=("1 thread", "2 threads")):
     """None if ``a`` and ``b`` (two repmode runs) have the same structure and the same bits."""
     a_leaves, a_spec = tree_flatten(a)
     b_leaves, b_spec = tree_flatten(b)
     if a_spec != b_spec:
-        return f"{name}: structure differs between 1 and 2 threads"
+        return f"{name}: structure differs between {runs[0]} and {runs[1]}"
     for i, (x, y) in enumerate(zip(a_leaves, b_leaves)):
         where = f"{name} {i}" if len(a_leaves) > 1 else name
         if isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor):
             if x.shape != y.shape or x.dtype != y.dtype:
-                return f"{where}: {tuple(x.shape)} {x.dtype} at 1 thread vs {tuple(y.shape)} {y.dtype} at 2"
+                return (f"{where}: {tuple(x.shape)} {x.dtype} with {runs[0]} vs {tuple(y.shape)} {y.dtype} "
+                        f"with {runs[1]}")
             differ = int((_bit_view(x) != _bit_view(y)).sum())
             if differ:
-                return f"{where}: {differ} of {x.numel() * x.element_size()} bytes differ between 1 and 2 threads"
+                return (f"{where}: {differ} of {x.numel() * x.element_size()} bytes differ between {runs[0]} "
+                        f"and {runs[1]}")
         elif not _nan_equal(x, y):
-            return f"{where}: {x!r} at 1 thread vs {y!r} at 2"
+            return f"{where}: {x!r} with {runs[0]} vs {y!r} with {runs[1]}"
     return None
 
 
-def _repmode_run(op, sample, cotangents, backward, threads):
-    """(outputs, grads) of one strict repmode run, or raises _Stop (unsupported / error)."""
-    phase = "forward"
+def _repmode_run(op, sample, cotangents, backward, threads, noncontiguous=False):
+    """(outputs, grads) of one strict repmode run, or raises _Stop (unsupported / error); with
+    ``noncontiguous``, on copies of the sample whose tensors are strided views (torch's
+    ``SampleInput.noncontiguous()``: every other element of a buffer)."""
+    suffix = "@noncontiguous" if noncontiguous else ""
+    phase = "forward" + suffix
     with _threads(threads):
         try:
             s = _fresh(sample)
+            if noncontiguous:
+                s = s.noncontiguous()
             with repmode.enabled():
                 torch.manual_seed(SEED)
                 out = op(s.input, *s.args, **s.kwargs)
                 grads = None
                 if backward:
-                    phase = "backward"
+                    phase = "backward" + suffix
                     grads = list(torch.autograd.grad(_differentiable(s.output_process_fn_grad(out)), _grad_inputs(s),
                                                      grad_outputs=cotangents, allow_unused=True))
         except UnsupportedOpError as exc:
@@ -382,6 +400,23 @@ def _check_sample(op, sample, index, result):
         why = _bitwise("gradient", grads1, grads2)
         if why:
             raise _Stop("variance", "backward", one_line(why))
+    # layout invariance: the same bits from strided views of the same values (2 threads)
+    if op.name in READS_STORAGE:
+        return
+    try:  # a layout native torch refuses (view_as_complex needs a unit last stride) is not compared
+        _run(op, sample, None, backward=False, noncontiguous=True)
+    except Exception:  # noqa: BLE001
+        return
+    out_nc, grads_nc = _repmode_run(op, sample, cotangents, backward, 2, noncontiguous=True)
+    layouts = ("contiguous inputs", "non-contiguous inputs")
+    if op.name not in UNINITIALIZED:
+        why = _bitwise("forward output", out2, out_nc, layouts)
+        if why:
+            raise _Stop("variance", "forward@noncontiguous", one_line(why))
+    if backward:
+        why = _bitwise("gradient", grads2, grads_nc, layouts)
+        if why:
+            raise _Stop("variance", "backward@noncontiguous", one_line(why))
 
 
 def samples(op, n: int):
@@ -465,7 +500,8 @@ def verdict(result: Result, entry: Expected | None, n_samples: int) -> str | Non
         return (f"{result.key}: new {result.category} (a regression, or a defect to record in "
                 f"tests/system/opinfo_expected.txt): {result.expected_line()} — {result.message}")
     if result.category == "pass":
-        return (f"{result.key} now passes on its first {n_samples} sample(s): remove it from "
+        which = "every sample" if n_samples >= 1 << 20 else f"its first {n_samples} sample(s)"
+        return (f"{result.key} now passes on {which}: remove it from "
                 f"tests/system/opinfo_expected.txt (listed as: {want.category} sample={want.sample} "
                 f"{want.phase} {want.detail})")
     if want.matches(result):
