@@ -511,7 +511,9 @@ def verdict(result: Result, entry: Expected | None, n_samples: int) -> str | Non
 
 
 def totals(results) -> dict[str, int]:
-    counts = {c: 0 for c in CATEGORIES}
+    """OpInfos per status; a ``pass`` with no sample that native torch runs (the jiterator OpInfos:
+    CUDA only) counts as ``not run``: nothing was compared."""
+    counts = {c: 0 for c in CATEGORIES + ("not run",)}
     for r in results:
-        counts[r.category] += 1
+        counts["not run" if r.category == "pass" and r.samples_run == 0 else r.category] += 1
     return counts
