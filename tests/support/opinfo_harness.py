@@ -8,6 +8,9 @@ whatever ``n_samples`` is) are run
 * natively (torch's default thread count), and
 * inside ``repmode.enabled()`` (strict) at 1 and at 2 threads, and at 2 threads once more on
   non-contiguous copies (torch's ``SampleInput.noncontiguous()``: every tensor a strided view),
+* and, where the OpInfo has an in-place variant (``x.op_(...)``) and the sample does not broadcast
+  its input, that variant natively and in strict mode at 1 and 2 threads (forward only: phase
+  ``inplace``),
 
 each on fresh copies of the sample (same sizes and strides), forward and, where the OpInfo
 supports autograd, backward of a fixed random cotangent (``torch.autograd.grad`` over every
@@ -400,7 +403,12 @@ def _check_sample(op, sample, index, result):
         why = _bitwise("gradient", grads1, grads2)
         if why:
             raise _Stop("variance", "backward", one_line(why))
-    # layout invariance: the same bits from strided views of the same values (2 threads)
+    _check_layout(op, sample, cotangents, backward, out2, grads2)
+    _check_inplace(op, sample, values)
+
+
+def _check_layout(op, sample, cotangents, backward, out2, grads2):
+    """Layout invariance: the same bits from strided views of the same values (2 threads)."""
     if op.name in READS_STORAGE:
         return
     try:  # a layout native torch refuses (view_as_complex needs a unit last stride) is not compared
@@ -417,6 +425,49 @@ def _check_sample(op, sample, index, result):
         why = _bitwise("gradient", grads2, grads_nc, layouts)
         if why:
             raise _Stop("variance", "backward@noncontiguous", one_line(why))
+
+
+def _no_grad_copy(t):
+    return _copy_tensor(t).detach() if isinstance(t, torch.Tensor) else t
+
+
+def _inplace_run(op, sample, threads=None):
+    """The in-place variant on fresh copies (no autograd): (returned value, the mutated input)."""
+    s = sample.transform(_no_grad_copy)
+    torch.manual_seed(SEED)
+    if threads is None:
+        out = op.inplace_variant(s.input, *s.args, **s.kwargs)
+        return out, s.input
+    phase = "inplace"
+    with _threads(threads):
+        try:
+            with repmode.enabled():
+                torch.manual_seed(SEED)
+                out = op.inplace_variant(s.input, *s.args, **s.kwargs)
+        except UnsupportedOpError as exc:
+            raise _Stop("unsupported", phase, one_line(exc), refused_op(exc)) from None
+        except Exception as exc:  # noqa: BLE001
+            raise _Stop("error", phase, one_line(f"{type(exc).__name__}: {exc}")) from None
+    return out, s.input
+
+
+def _check_inplace(op, sample, values):
+    """The OpInfo's in-place variant (``x.op_(...)``, where it has one and the sample does not
+    broadcast its input): the same checks as the forward, on the returned value and the mutated input."""
+    if op.inplace_variant is None or sample.broadcasts_input or not isinstance(sample.input, torch.Tensor):
+        return
+    try:
+        native = _inplace_run(op, sample)
+    except Exception:  # noqa: BLE001 - e.g. a result dtype the input cannot hold
+        return
+    one, two = _inplace_run(op, sample, 1), _inplace_run(op, sample, 2)
+    why = _compare("in-place result", one, native, values)
+    if why:
+        raise _Stop("mismatch", "inplace", one_line(why[0]))
+    if op.name not in UNINITIALIZED:
+        why = _bitwise("in-place result", one, two)
+        if why:
+            raise _Stop("variance", "inplace", one_line(why))
 
 
 def samples(op, n: int):

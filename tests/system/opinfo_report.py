@@ -36,6 +36,8 @@ EXPECTED_HEADER = """\
 # regression), an entry that now passes ("remove it from the list") or one that stops elsewhere.
 #
 # <OpInfo name[:variant]>  <category>  sample=<first sample that does not pass>  <phase>  <detail>
+# phase: forward, backward, forward@noncontiguous, backward@noncontiguous (the run on strided copies)
+# or inplace (the OpInfo's in-place variant, x.op_(...));
 # unsupported: detail = the aten overload repmode refused (must match);
 # error / mismatch / variance: defects, listed so CI stays green while they are visible; detail = the
 # first message (informative: the category and sample must match).

@@ -61,7 +61,7 @@ def _in_repmode() -> bool:
     return any(type(m).__module__.startswith("repmode") for m in _get_current_dispatch_mode_stack())
 
 
-def _opinfo(name, fn, supports_autograd=True):
+def _opinfo(name, fn, supports_autograd=True, inplace=None):
     from torch.testing._internal.opinfo.core import OpInfo, SampleInput
 
     def sample_inputs(op_info, device, dtype, requires_grad, **kwargs):
@@ -71,11 +71,11 @@ def _opinfo(name, fn, supports_autograd=True):
 
     h.load_op_db()
     return OpInfo(name, op=fn, dtypes=(torch.float32,), sample_inputs_func=sample_inputs,
-                  supports_autograd=supports_autograd)
+                  supports_autograd=supports_autograd, inplace_variant=inplace)
 
 
-def _status(fn, n=2, supports_autograd=True):
-    return h.run_opinfo(_opinfo("harness_probe", fn, supports_autograd), n)
+def _status(fn, n=2, supports_autograd=True, inplace=None):
+    return h.run_opinfo(_opinfo("harness_probe", fn, supports_autograd, inplace), n)
 
 
 def test_the_harness_passes_an_op_that_repmode_computes_exactly_like_native():
@@ -134,6 +134,20 @@ def test_the_harness_reports_bits_that_depend_on_the_input_layout_as_variance():
     r = _status(lambda x: x * (1 + 2.0 ** -21 if _in_repmode() and not x.is_contiguous() else 1.0))
     assert (r.category, r.sample, r.phase) == ("variance", 0, "forward@noncontiguous"), r
     assert "non-contiguous" in r.message, r
+
+
+def test_the_harness_checks_the_in_place_variant_too():
+    fine = _status(lambda x: x * 2, inplace=lambda x: x.mul_(2))
+    assert fine.category == "pass", fine
+    r = _status(lambda x: x * 2, inplace=lambda x: x.mul_(2.002 if _in_repmode() else 2.0))
+    assert (r.category, r.sample, r.phase) == ("mismatch", 0, "inplace"), r
+
+    def refused(x):
+        if _in_repmode():
+            raise ValueError("in-place only in the mode")
+        return x.mul_(2)
+    stopped = _status(lambda x: x * 2, inplace=refused)
+    assert (stopped.category, stopped.sample, stopped.phase) == ("error", 0, "inplace"), stopped
 
 
 def test_the_harness_restores_the_thread_count_and_the_random_state():
