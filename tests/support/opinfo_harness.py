@@ -115,7 +115,7 @@ class Result:
     key: str
     category: str = "pass"
     sample: int | None = None      # the first sample that did not pass
-    phase: str = ""                # forward / backward
+    phase: str = ""                # forward, backward, forward@noncontiguous, backward@noncontiguous, inplace
     aten_op: str = ""              # unsupported: the overload repmode refused
     message: str = ""              # the first line(s) of the exception or of the comparison
     samples_run: int = 0
