@@ -660,7 +660,7 @@ def _kerr(y, ref, scale):
 def ksweep(ks=KSWEEP) -> list[KRow]:
     """mm(a, b), a (m, k), b (k, m): m = 32 for float32 (reference: float64 mm), m = 8 for float64
     (reference: double-double). `rand`: all-positive, max elementwise relative error; `randn`: max
-    |y − r| / (|a|·|b|) per output (the error relative to the sum of the terms' magnitudes)."""
+    abs(y − r) / (abs(a)·abs(b)) per output (the error relative to the sum of the terms' magnitudes)."""
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     rows = []
@@ -713,8 +713,8 @@ KSWEEP_HEADER = """
 `mm(a, b)` with `a` (m, k), `b` (k, m) for k = 64 … 1,048,576, one torch thread, one draw per row
 (seed fixed per row): m = 32 for float32 (reference: float64 `mm`), m = 8 for float64 (reference:
 each product split exactly, Dekker, and summed in double-double). `rand`: all-positive inputs,
-max relative error per output; `randn`: max |y − r| / (|a|·|b|) per output (the error relative to
-the sum of the terms' magnitudes). `ratio` as above (each error first raised to u); issue 33 asks
+max relative error per output; `randn`: max abs(y − r) / (abs(a)·abs(b)) per output (the error relative
+to the sum of the terms' magnitudes). `ratio` as above (each error first raised to u); issue 33 asks
 for ≤ {limit:g} everywhere. Under numerics version 2 (one fma chain over k) the float32 `rand`
 ratio was 36x at k = 65,536; the three-level order of docs/semantics.md "Matrix products" keeps the
 error flat.

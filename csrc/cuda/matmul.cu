@@ -249,9 +249,10 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
         const int kc = static_cast<int>(p.K - k0);  // the last tile: its real columns only
         for (int kk = 0; kk < kc; ++kk) step(buf, kk);
       }
-      if (!more || (k0 + BK) % kGemmChunk == 0) fold(k0 / kGemmChunk, !more);
       // Writing the other buffer is safe: every thread passed the barrier after its last read.
       if (more) store_tiles(buf ^ 1);
+      // After the stores, so the next tile's registers are free while folding.
+      if (!more || (k0 + BK) % kGemmChunk == 0) fold(k0 / kGemmChunk, !more);
       __syncthreads();
       buf ^= 1;
     }
