@@ -14,7 +14,7 @@
 
 #include "defs.h"
 #include "math.h"
-#include "matmul.h"  // gemm_chain_step: the GEMM chain the CPU lowering runs on
+#include "matmul.h"  // GemmSum: the GEMM order over k the CPU and CUDA lowerings run on
 
 namespace repmode {
 
@@ -105,26 +105,27 @@ REPMODE_HD T conv_lowered_at(const ConvGeom& g, const T* xc, int64_t f, int64_t 
   return ip < 0 ? T(0) : xc[ip];
 }
 
-// Forward: y[n, co, pos] = one fma chain from +0.0 over the group's input channels ci, then
-// the kernel offsets in row-major order, of x_padded · w (a padding position is a zero term
-// of the chain); then one addition of bias[co] when there is a bias.
+// Forward: y[n, co, pos] = the GEMM order (GemmSum: chunks of 256 fma chains, summed by group)
+// over k = the group's input channels ci, then the kernel offsets in row-major order, of
+// x_padded · w (a padding position is a zero term); then one addition of bias[co] when there
+// is a bias.
 template <typename T>
 REPMODE_HD T conv_forward_at(const ConvGeom& g, const T* x, const T* w, const T* bias, int64_t n, int64_t co,
                              int64_t pos) {
   int64_t o[3], kk[3];
   conv_unflatten(g.out, pos, o);
   const int64_t grp = co / g.cog(), kvol = g.kvol();
-  T acc = T(0);
+  GemmSum<T> sum;
   for (int64_t c = 0; c < g.cig(); ++c) {
     const T* xc = x + (n * g.Ci + grp * g.cig() + c) * g.in_len();
     const T* wc = w + (co * g.cig() + c) * kvol;
     for (int64_t f = 0; f < kvol; ++f) {
       conv_unflatten(g.k, f, kk);
       const int64_t ip = conv_input_pos(g, o, kk);
-      acc = gemm_chain_step(wc[f], ip < 0 ? T(0) : xc[ip], acc);
+      sum.step(wc[f], ip < 0 ? T(0) : xc[ip]);
     }
   }
-  acc = canon(acc);
+  const T acc = sum.finish();
   return bias ? conv_add_bias(acc, bias[co]) : acc;
 }
 
@@ -158,19 +159,19 @@ REPMODE_HD T conv_grad_input_gather(const ConvGeom& g, int64_t ipos, const Part&
 }
 
 // Input gradient: gx[n, ci, ipos] starts at +0.0; for each kernel offset f in row-major
-// order whose output position o exists, the partial P_f = fma chain from +0.0 over the
+// order whose output position o exists, the partial P_f = the GEMM order (GemmSum) over the
 // group's output channels co (increasing) of w[co, ci, f] · gy[n, co, o] (NaN made
 // canonical) is added: acc = acc + P_f.
 template <typename T>
 REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int64_t n, int64_t ci, int64_t ipos) {
   const int64_t grp = ci / g.cig(), cl = ci % g.cig(), kvol = g.kvol();
   return conv_grad_input_gather<T>(g, ipos, [&](int64_t f, int64_t op) {
-    T part = T(0);
+    GemmSum<T> part;
     for (int64_t c = 0; c < g.cog(); ++c) {
       const int64_t co = grp * g.cog() + c;
-      part = gemm_chain_step(w[(co * g.cig() + cl) * kvol + f], gy[(n * g.Co + co) * g.out_len() + op], part);
+      part.step(w[(co * g.cig() + cl) * kvol + f], gy[(n * g.Co + co) * g.out_len() + op]);
     }
-    return canon(part);
+    return part.finish();
   });
 }
 
@@ -183,7 +184,7 @@ REPMODE_HD T conv_grad_input_out(const ConvGeom& g, const T* gy, const T* w, con
   return bias ? conv_add_bias(v, bias[ci]) : v;
 }
 
-// The weight-gradient partial of image n: fma chain from +0.0 over the output positions in
+// The weight-gradient partial of image n: the GEMM order (GemmSum) over the output positions in
 // row-major order of gy[n, co, pos] · x_padded[n, ci, pos·stride − pad + f·dil] (padding
 // positions are zero terms), NaN made canonical.
 template <typename T>
@@ -194,13 +195,13 @@ REPMODE_HD T conv_grad_weight_partial(const ConvGeom& g, const T* x, const T* gy
   const int64_t grp = co / g.cog();
   const T* xc = x + (n * g.Ci + grp * g.cig() + cl) * g.in_len();
   const T* gyc = gy + (n * g.Co + co) * g.out_len();
-  T acc = T(0);
+  GemmSum<T> acc;
   for (int64_t p = 0; p < g.out_len(); ++p) {
     conv_unflatten(g.out, p, o);
     const int64_t ip = conv_input_pos(g, o, kk);
-    acc = gemm_chain_step(gyc[p], ip < 0 ? T(0) : xc[ip], acc);
+    acc.step(gyc[p], ip < 0 ? T(0) : xc[ip]);
   }
-  return canon(acc);
+  return acc.finish();
 }
 
 // One step of the weight gradient's sum over images: image 0's partial starts it, the partial

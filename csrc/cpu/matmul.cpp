@@ -1,16 +1,21 @@
 // Reproducible GEMM: a packed, cache-blocked multiply (GotoBLAS-style) whose every
-// output is the canonical fma chain over k (see matmul.h and csrc/common/matmul.h).
+// output is the canonical three-level sum over k of csrc/common/matmul.h (chunks of 256 k, each
+// an fma chain from +0.0; chunk partials summed per group of 64 chunks; group sums summed).
 //
 // How the blocking keeps the order:
 //  * Threads own whole output tiles (a task: one batch item, a range of rows and a
 //    range of columns); nothing is ever split over k between threads.
-//  * Inside a task, k is cut into blocks of KC in increasing order. A micro-kernel
-//    starts its accumulators from +0.0 on the first block and from the float partial it
-//    stored in C on later ones, so each output sees one unbroken fma chain.
+//  * Inside a task, k is cut into blocks of KC == kGemmChunk in increasing order, so a k-block is
+//    exactly one chunk. A micro-kernel starts its accumulators from +0.0, runs the chunk's fma
+//    chain, and then stores it into C (the first chunk of a group) or adds it to the group's
+//    running sum held in C (one IEEE addition per output): C holds the group's sum exactly.
+//  * With more than one group (K > 16,384), the task keeps the output's running total in a
+//    buffer of its tile: at each group's end the group's sum in C is added to it (or starts it),
+//    and after the last group the total, made canonical, is written to C.
 //  * A micro-kernel runs k in order and does one fma per (output, k). Padding rows and
 //    columns of a packed panel only feed outputs that are thrown away.
-//  * Every path (AVX2 or scalar) computes fma(A[i,k], B[k,j], acc) per step, and an fma
-//    is exactly rounded, so paths differ in speed only.
+//  * Every path (AVX2 or scalar) computes the same fma and additions per output, each exactly
+//    rounded, so paths differ in speed only.
 
 #include "matmul.h"
 #include "dispatch.h"
@@ -20,6 +25,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #define REPMODE_GEMM_X86 1
@@ -60,8 +66,11 @@ void gather_rows(const T* a, int64_t rs, int64_t kc, T* dst) {
 //   a: packed A micro-panel, element (i, k) at a[k*MR + i]
 //   b: packed B micro-panel, element (k, j) at b[k*NR + j]
 //   c: the tile, row stride ldc, unit column stride
-// resume: accumulators start from the partials in c (else from +0.0).
-// last:   this is the last k-block, so NaNs are written as the canonical NaN.
+// The accumulators start from +0.0 and run the chunk's fma chain (kc <= kGemmChunk: one chunk).
+// add:    the chain is added to the partial in c (gemm_chunk_combine: a later chunk of a group);
+//         else it is stored (the group's first chunk).
+// last:   c is then final (the last chunk of a one-group sum), so NaNs are written as the
+//         canonical NaN.
 // ---------------------------------------------------------------------------------
 
 // Portable kernel: the fallback path, and the model the SIMD kernels must match.
@@ -72,15 +81,18 @@ struct ScalarKernel {
 
   static void pack_a_rows(const T* a, int64_t rs, int64_t kc, T* dst) { gather_rows<MR>(a, rs, kc, dst); }
 
-  static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool resume, bool last) {
+  static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool add, bool last) {
     T acc[MR][NR];
     for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NR; ++j) acc[i][j] = resume ? c[i * ldc + j] : gemm_chain_start<T>();
+      for (int j = 0; j < NR; ++j) acc[i][j] = gemm_chain_start<T>();
     for (int64_t k = 0; k < kc; ++k, a += MR, b += NR)
       for (int i = 0; i < MR; ++i)
         for (int j = 0; j < NR; ++j) acc[i][j] = gemm_chain_step(a[i], b[j], acc[i][j]);
     for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NR; ++j) c[i * ldc + j] = last ? gemm_chain_finish(acc[i][j]) : acc[i][j];
+      for (int j = 0; j < NR; ++j) {
+        const T v = add ? T(c[i * ldc + j] + acc[i][j]) : acc[i][j];
+        c[i * ldc + j] = last ? gemm_chain_finish(v) : v;
+      }
   }
 };
 
@@ -136,12 +148,12 @@ struct Avx2F32Kernel {
   }
 
   __attribute__((target("avx2,fma"))) static void tile(int64_t kc, const float* a, const float* b, float* c,
-                                                       int64_t ldc, bool resume, bool last) {
+                                                       int64_t ldc, bool add, bool last) {
     __m256 acc[MR][2];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; ++i) {
-      acc[i][0] = resume ? _mm256_loadu_ps(c + i * ldc) : _mm256_setzero_ps();
-      acc[i][1] = resume ? _mm256_loadu_ps(c + i * ldc + 8) : _mm256_setzero_ps();
+      acc[i][0] = _mm256_setzero_ps();
+      acc[i][1] = _mm256_setzero_ps();
     }
 #pragma GCC unroll 4
     for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
@@ -156,6 +168,10 @@ struct Avx2F32Kernel {
     }
 #pragma GCC unroll 6
     for (int i = 0; i < MR; ++i) {
+      if (add) {  // gemm_chunk_combine: the group's partial in c plus this chunk's chain
+        acc[i][0] = _mm256_add_ps(_mm256_loadu_ps(c + i * ldc), acc[i][0]);
+        acc[i][1] = _mm256_add_ps(_mm256_loadu_ps(c + i * ldc + 8), acc[i][1]);
+      }
       _mm256_storeu_ps(c + i * ldc, last ? canon8(acc[i][0]) : acc[i][0]);
       _mm256_storeu_ps(c + i * ldc + 8, last ? canon8(acc[i][1]) : acc[i][1]);
     }
@@ -170,12 +186,12 @@ struct Avx2F64Kernel {
   static void pack_a_rows(const double* a, int64_t rs, int64_t kc, double* dst) { gather_rows<MR>(a, rs, kc, dst); }
 
   __attribute__((target("avx2,fma"))) static void tile(int64_t kc, const double* a, const double* b, double* c,
-                                                       int64_t ldc, bool resume, bool last) {
+                                                       int64_t ldc, bool add, bool last) {
     __m256d acc[MR][2];
 #pragma GCC unroll 6
     for (int i = 0; i < MR; ++i) {
-      acc[i][0] = resume ? _mm256_loadu_pd(c + i * ldc) : _mm256_setzero_pd();
-      acc[i][1] = resume ? _mm256_loadu_pd(c + i * ldc + 4) : _mm256_setzero_pd();
+      acc[i][0] = _mm256_setzero_pd();
+      acc[i][1] = _mm256_setzero_pd();
     }
 #pragma GCC unroll 4
     for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
@@ -190,6 +206,10 @@ struct Avx2F64Kernel {
     }
 #pragma GCC unroll 6
     for (int i = 0; i < MR; ++i) {
+      if (add) {  // gemm_chunk_combine: the group's partial in c plus this chunk's chain
+        acc[i][0] = _mm256_add_pd(_mm256_loadu_pd(c + i * ldc), acc[i][0]);
+        acc[i][1] = _mm256_add_pd(_mm256_loadu_pd(c + i * ldc + 4), acc[i][1]);
+      }
       _mm256_storeu_pd(c + i * ldc, last ? canon4(acc[i][0]) : acc[i][0]);
       _mm256_storeu_pd(c + i * ldc + 4, last ? canon4(acc[i][1]) : acc[i][1]);
     }
@@ -271,21 +291,21 @@ void* thread_scratch() {
 // Driver.
 // ---------------------------------------------------------------------------------
 
-// One MR×NR output tile for one k-block. Full tiles of a unit-column-stride C go
+// One MR×NR output tile for one k-block (one chunk). Full tiles of a unit-column-stride C go
 // straight to the kernel; tails and strided C go through a small contiguous tile whose
 // partial is copied in and out (exact).
 template <class Kr, typename T = typename Kr::Elem>
 void run_micro_tile(int64_t kc, const T* a, const T* b, T* c, int64_t mr, int64_t nr, int64_t sCm, int64_t sCn,
-                    bool resume, bool last) {
+                    bool add, bool last) {
   if (mr == Kr::MR && nr == Kr::NR && sCn == 1) {
-    Kr::tile(kc, a, b, c, sCm, resume, last);
+    Kr::tile(kc, a, b, c, sCm, add, last);
     return;
   }
   alignas(64) T tmp[Kr::MR * Kr::NR] = {};  // padding lanes compute discarded outputs
-  if (resume)
+  if (add)
     for (int64_t i = 0; i < mr; ++i)
       for (int64_t j = 0; j < nr; ++j) tmp[i * Kr::NR + j] = c[i * sCm + j * sCn];
-  Kr::tile(kc, a, b, tmp, Kr::NR, resume, last);
+  Kr::tile(kc, a, b, tmp, Kr::NR, add, last);
   for (int64_t i = 0; i < mr; ++i)
     for (int64_t j = 0; j < nr; ++j) c[i * sCm + j * sCn] = tmp[i * Kr::NR + j];
 }
@@ -310,9 +330,14 @@ void run_output_tile(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int
   const T* B = p.B + bi * p.sBb + j0 * p.sBn;
   T* C = p.C + bi * p.sCb + i0 * p.sCm + j0 * p.sCn;
   const int64_t mc = even_chunk(m, Kr::MC, Kr::MR);
+  // More than one group: the output's running total (gemm_group_combine) lives here, m×n.
+  const bool grouped = p.K > kGemmGroupK;
+  std::vector<T> total(grouped ? size_t(m * n) : 0);
   for (int64_t k0 = 0; k0 < p.K; k0 += Kr::KC) {
     const int64_t kc = std::min<int64_t>(Kr::KC, p.K - k0);
-    const bool resume = k0 > 0, last = k0 + kc == p.K;
+    const int64_t q = k0 / kGemmChunk;  // the chunk this k-block is
+    const bool add = q % kGemmGroup != 0, end = k0 + kc == p.K;
+    const bool group_end = end || (q + 1) % kGemmGroup == 0;
     pack_b<Kr::NR>(B + k0 * p.sBk, p.sBk, p.sBn, kc, n, bpack);
     for (int64_t ic = 0; ic < m; ic += mc) {
       const int64_t rows = std::min(mc, m - ic);
@@ -322,7 +347,17 @@ void run_output_tile(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int
         for (int64_t ir = 0; ir < rows; ir += Kr::MR)
           run_micro_tile<Kr>(kc, apack + ir * kc, bpack + jr * kc, Cb + ir * p.sCm + jr * p.sCn,
                              std::min<int64_t>(Kr::MR, rows - ir), std::min<int64_t>(Kr::NR, n - jr), p.sCm, p.sCn,
-                             resume, last);
+                             add, end && !grouped);
+    }
+    if (grouped && group_end) {  // the group's sum (in C) joins the total; the last one is written
+      const int64_t g = q / kGemmGroup;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          T& c = C[i * p.sCm + j * p.sCn];
+          T& t = total[size_t(i * n + j)];
+          t = gemm_group_combine(t, c, g);
+          if (end) c = gemm_chain_finish(t);
+        }
     }
   }
 }
@@ -358,6 +393,7 @@ constexpr double kMinFmasForThreads = 1 << 18;
 
 template <class Kr, typename T = typename Kr::Elem>
 void run_gemm(const Problem<T>& p, int nthreads) {
+  static_assert(Kr::KC == kGemmChunk, "a k-block is one chunk of the canonical order");
   static_assert(scratch_bytes<Kr>() <= kScratchBytes, "packing panels exceed scratch");
   static_assert(Kr::MC % Kr::MR == 0 && Kr::NC % Kr::NR == 0, "blocks must hold whole micro-tiles");
   if (double(p.batch) * double(p.M) * double(p.N) * double(p.K) < kMinFmasForThreads) nthreads = 1;
@@ -436,16 +472,16 @@ void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sA
   run_gemm<typename Kernels<T>::Scalar>(p, nthreads);
 }
 
+// The plain reference: each output fed term by term through GemmSum (csrc/common/matmul.h).
 template <typename T>
 void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
                     const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn) {
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
-        T acc = gemm_chain_start<T>();
-        for (int64_t k = 0; k < K; ++k)
-          acc = gemm_chain_step(A[b * sAb + i * sAm + k * sAk], B[b * sBb + k * sBk + j * sBn], acc);
-        C[b * sCb + i * sCm + j * sCn] = gemm_chain_finish(acc);
+        GemmSum<T> acc;
+        for (int64_t k = 0; k < K; ++k) acc.step(A[b * sAb + i * sAm + k * sAk], B[b * sBb + k * sBk + j * sBn]);
+        C[b * sCb + i * sCm + j * sCn] = acc.finish();
       }
 }
 

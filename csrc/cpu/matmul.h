@@ -1,12 +1,11 @@
 // Reproducible matrix multiply on the CPU.
 //
-// The canonical order: every output is one sequential fused-multiply-add chain over k,
-// starting from +0.0,
-//     acc = +0.0;  for k in 0..K-1: acc = fma(A[i,k], B[k,j], acc);  C[i,j] = canon(acc)
-// Nothing depends on tile sizes, thread count or ISA: threads split output tiles only,
-// k is blocked but each output's accumulator carries across k-blocks in order, and a NaN
-// output is written as repmode's canonical NaN. So gemm() and gemm_reference() agree bit
-// for bit on every machine, for every thread count and every ISA path.
+// The canonical order (csrc/common/matmul.h, docs/semantics.md "Matrix products"): k in chunks
+// of 256, each an fma chain from +0.0; the chunk partials summed in order per group of 64
+// chunks; the group sums summed in order; a NaN output written as repmode's canonical NaN.
+// Nothing depends on tile sizes, thread count or ISA: threads split output tiles only, and a
+// k-block is exactly one chunk. So gemm() and gemm_reference() agree bit for bit on every
+// machine, for every thread count and every ISA path.
 #pragma once
 
 #include <cstdint>
@@ -24,7 +23,7 @@ template <typename T>
 void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk, const T* B,
           int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads);
 
-// The canonical order written as a plain triple loop with scalar fma. Slow; for tests.
+// The canonical order written plainly: each output fed term by term through GemmSum. Slow; for tests.
 template <typename T>
 void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
                     const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn);

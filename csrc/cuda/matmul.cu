@@ -1,15 +1,21 @@
-// Reproducible GEMM on the GPU: a tiled SIMT kernel whose every output is the canonical chain
-// of csrc/cpu/matmul.h,
-//     acc = +0.0;  for k = 0 .. K-1: acc = fma(A[i,k], B[k,j], acc);  C[i,j] = canon(acc)
-// A block owns a BM x BN output tile for the whole k range (no split-K); each thread owns a
-// TM x TN register tile of it. k is walked in increasing order, BK columns of A and rows of B
-// at a time through shared memory (double-buffered), and each accumulator carries across
-// k-tiles, so each output sees one unbroken chain of repmode_fma (exactly rounded, hence the
-// CPU's bits). Rows and columns past M and N are loaded as zeros and only feed outputs that are
-// never stored; k is never padded: the last, partial k-tile runs only its real columns (a
-// padded fma(0, 0, -0.0) would turn -0.0 into +0.0). No tensor cores, no TF32.
+// Reproducible GEMM on the GPU: a tiled SIMT kernel whose every output is the canonical
+// three-level order of csrc/common/matmul.h: k in chunks of 256, each an fma chain from +0.0;
+// the chunk partials summed in increasing order per group of 64 chunks; the group sums summed
+// in increasing order; then canon().
+// A block owns a BM x BN output tile for the whole k range; each thread owns a TM x TN register
+// tile of it. k is walked in increasing order, BK columns of A and rows of B at a time through
+// shared memory (double-buffered); BK divides the chunk, so a chunk is a whole number of k-tiles.
+// A thread's registers hold the current chunk's chains; at each chunk's end it folds them into
+// the group's running sums, which it keeps in its own outputs of C (read and written only by that
+// thread, stored exactly), and, past 16,384 k, at each group's end into the output's running
+// totals in a scratch buffer. So each output sees exactly the CPU's sequence of repmode_fma and
+// additions (exactly rounded, hence the CPU's bits). Rows and columns past M and N are loaded as
+// zeros and only feed outputs that are never stored; k is never padded: the last, partial k-tile
+// runs only its real columns (a padded fma(0, 0, -0.0) would turn -0.0 into +0.0). No tensor
+// cores, no TF32.
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 
 #include "../common/defs.h"
@@ -31,6 +37,7 @@ struct GemmArgs {
   int64_t sBb, sBk, sBn;
   T* C;
   int64_t sCb, sCm, sCn;
+  T* W;  // K > kGemmGroupK: the running totals, batch x M x N contiguous (else null)
   int64_t tiles_m, tiles_n;
   bool a_k_fast, b_n_fast;  // which index is contiguous (decides the coalesced load order)
 };
@@ -48,6 +55,7 @@ struct Shape {
 
 using ShapeF32 = Shape<float, 128, 128, 8, 8, 8>;  // 256 threads, 8x8 outputs each
 using ShapeF64 = Shape<double, 64, 64, 8, 4, 4>;   // 256 threads, 4x4 outputs each
+static_assert(kGemmChunk % ShapeF32::BK == 0 && kGemmChunk % ShapeF64::BK == 0, "a k-tile must divide the chunk");
 
 // Four consecutive shared-memory elements (16-byte aligned) into registers.
 __device__ __forceinline__ void load4(const float* p, float* r) {
@@ -190,6 +198,39 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
         for (int j = 0; j < TN; ++j) acc[i][j] = gemm_chain_step(a[i], bv[j], acc[i][j]);
     };
 
+    T* C = p.C + b * p.sCb;
+    // Chunk q has ended (end: it is the last): its chains join the group sums kept in this
+    // thread's outputs of C (gemm_chunk_combine), the group sums join the totals in W at a
+    // group's end (gemm_group_combine), and the last fold writes canon() of the result.
+    auto fold = [&](int64_t q, bool end) {
+      const bool first = q % kGemmGroup == 0;
+      const bool group_end = p.W != nullptr && (end || (q + 1) % kGemmGroup == 0);
+      const int64_t g = q / kGemmGroup;
+#pragma unroll
+      for (int i = 0; i < TM; ++i) {
+        const int64_t m = m0 + (i / 4) * TY * 4 + ty * 4 + i % 4;
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+          const int64_t n = n0 + (j / 4) * TX * 4 + tx * 4 + j % 4;
+          if (m < p.M && n < p.N) {
+            T* c = C + m * p.sCm + n * p.sCn;
+            const T v = gemm_chunk_combine(first ? T(0) : *c, acc[i][j], q);
+            if (group_end) {
+              T* w = p.W + (b * p.M + m) * p.N + n;
+              const T t = gemm_group_combine(g == 0 ? T(0) : *w, v, g);
+              if (end)
+                *c = gemm_chain_finish(t);
+              else
+                *w = t;
+            } else {
+              *c = end ? gemm_chain_finish(v) : v;
+            }
+          }
+          acc[i][j] = gemm_chain_start<T>();
+        }
+      }
+    };
+
     load_a(0);
     load_b(0);
     store_tiles(0);
@@ -210,20 +251,10 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
       }
       // Writing the other buffer is safe: every thread passed the barrier after its last read.
       if (more) store_tiles(buf ^ 1);
+      // After the stores, so the next tile's registers are free while folding.
+      if (!more || (k0 + BK) % kGemmChunk == 0) fold(k0 / kGemmChunk, !more);
       __syncthreads();
       buf ^= 1;
-    }
-
-    T* C = p.C + b * p.sCb;
-#pragma unroll
-    for (int i = 0; i < TM; ++i) {
-      const int64_t m = m0 + (i / 4) * TY * 4 + ty * 4 + i % 4;
-      if (m >= p.M) continue;
-#pragma unroll
-      for (int j = 0; j < TN; ++j) {
-        const int64_t n = n0 + (j / 4) * TX * 4 + tx * 4 + j % 4;
-        if (n < p.N) C[m * p.sCm + n * p.sCn] = gemm_chain_finish(acc[i][j]);
-      }
     }
   }
 }
@@ -261,6 +292,10 @@ void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int6
     return;
   }
   using S = std::conditional_t<std::is_same_v<T, float>, ShapeF32, ShapeF64>;
+  // More than one group: the running totals need a place of their own (freed in stream order).
+  const bool grouped = K > kGemmGroupK;
+  std::optional<StreamScratch<T>> totals;
+  if (grouped) totals.emplace(batch * M * N, stream);
   GemmArgs<T> p{batch,
                 M,
                 N,
@@ -277,6 +312,7 @@ void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int6
                 sCb,
                 sCm,
                 sCn,
+                grouped ? totals->get() : nullptr,
                 (M + S::BM - 1) / S::BM,
                 (N + S::BN - 1) / S::BN,
                 sAk == 1 && sAm != 1,
@@ -299,8 +335,8 @@ template void gemm_async<double>(int64_t, int64_t, int64_t, int64_t, const doubl
                                  cudaStream_t);
 
 // Partition: one block per BM x BN output tile (per batch item; a grid-stride loop over tiles),
-// one thread per TM x TN register tile; k is never split. Bits: each output is the CPU's fma
-// chain over k in increasing order from +0.0, then canon() (see the top of this file).
+// one thread per TM x TN register tile; k is never split. Bits: each output is the CPU's
+// three-level order over k (csrc/common/matmul.h), then canon() (see the top of this file).
 void gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,
           uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb, int64_t sCm, int64_t sCn,
           uintptr_t stream) {

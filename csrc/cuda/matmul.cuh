@@ -1,5 +1,5 @@
 // The canonical GEMM (csrc/cuda/matmul.cu) for other CUDA launchers: C_b = A_b · B_b for b < batch,
-// every output the fma chain over k from +0.0 then canon() (csrc/cpu/matmul.h), launched
+// every output the canonical three-level order over k then canon() (csrc/common/matmul.h), launched
 // asynchronously on `stream` (the caller sets the device). Strides in elements; a batch stride
 // may be 0. Pointers are device pointers.
 #pragma once

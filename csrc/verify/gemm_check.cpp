@@ -177,6 +177,9 @@ void check_type(Stats& st) {
   check_case<T>(1, 7, 2000, 600, false, st);
   check_case<T>(1, 2000, 9, 600, false, st);
   check_case<T>(5, 100, 100, 100, false, st);
+  // Sums of more than one group (16,384 k): the running total kept beside C, group ends.
+  for (int64_t k : {16383, 16384, 16385, 2 * 16384 + 300}) check_case<T>(1, 7, 17, k, false, st);
+  check_case<T>(2, 13, 9, 3 * 16384 + 1, true, st);
 }
 
 // The check means something only if another order would give different bits: count
@@ -198,6 +201,23 @@ int64_t split_k_disagreements() {
   return differ;
 }
 
+// The same for one unbroken fma chain over all of k (the order of NUMERICS_VERSION <= 2).
+int64_t single_chain_disagreements() {
+  const int64_t M = 64, N = 64, K = 1031;
+  std::vector<float> a(M * K), b(K * N), c(M * N);
+  for (float& v : a) v = random_value<float>(false);
+  for (float& v : b) v = random_value<float>(false);
+  repmode::cpu::gemm<float>(1, M, N, K, a.data(), 0, K, 1, b.data(), 0, N, 1, c.data(), 0, N, 1, 2);
+  int64_t differ = 0;
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      float acc = 0;
+      for (int64_t k = 0; k < K; ++k) acc = repmode::gemm_chain_step(a[i * K + k], b[k * N + j], acc);
+      differ += repmode::bits_of(acc) != repmode::bits_of(c[i * N + j]);
+    }
+  return differ;
+}
+
 bool run_checks() {
   Stats f32, f64;
   check_type<float>(f32);
@@ -209,6 +229,8 @@ bool run_checks() {
   std::printf("  (avx512 runs the avx2 kernel)\n");
   std::printf("sensitivity: split-K differs from the canonical order in %ld of 4096 outputs\n",
               long(split_k_disagreements()));
+  std::printf("sensitivity: one chain over all k differs from the canonical order in %ld of 4096 outputs\n",
+              long(single_chain_disagreements()));
   return f32.failures == 0 && f64.failures == 0;
 }
 

@@ -1,5 +1,6 @@
 """repmode._C_cuda.gemm equals repmode._C.gemm bit for bit: shapes around the kernel's tiles
-(128 x 128 x 8 for float32, 64 x 64 x 8 for float64), K = 0, 1 and a partial last k-tile, batch
+(128 x 128 x 8 for float32, 64 x 64 x 8 for float64), K = 0, 1 and a partial last k-tile, chunk
+(256) and group (16,384) boundaries of the order over k, sums of several groups, batch
 strides 0, transposed and sliced operands (the scalar-load path) and aligned contiguous ones (the
 float4 path), strided outputs, NaN / inf / subnormal inputs."""
 from __future__ import annotations
@@ -69,9 +70,20 @@ def test_float64_tiles(M, N, K):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("K", [0, 1, 4, 4097])
+@pytest.mark.parametrize("K", [0, 1, 4, 255, 256, 257, 4097])
 def test_batched_and_k_edges(dtype, K):
     contiguous_case(3, 129, 65, K, dtype, seed=K)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("K", [16384, 16385, 2 * 16384 + 300])
+def test_sums_of_several_groups(dtype, K):
+    """Past 16,384 k the running totals live in scratch beside C: batch 2, rows and columns
+    past one tile, a strided output."""
+    a = random_input((2, 9, K), dtype, K)
+    b = random_input((2, K, 130), dtype, K + 1)
+    out = torch.full((2, 130, 2 * 9), 3.0, dtype=dtype)
+    run_both([a, b], lambda a, b: (a, b), out, lambda o: o[:, :, ::2].transpose(1, 2), 2, 9, 130, K)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -141,7 +153,7 @@ def test_specials_everywhere(dtype):
 
 
 def test_negative_zero_through_the_last_k_tile():
-    for K in (1, 8, 9, 15):
+    for K in (1, 8, 9, 15, 256, 600):  # 600: -0.0 chunk partials joined by the group's sum
         a = torch.full((3, K), -torch.finfo(torch.float32).tiny)
         b = torch.full((K, 5), torch.finfo(torch.float32).tiny)
         out = torch.empty(3, 5)

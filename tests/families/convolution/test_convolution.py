@@ -151,6 +151,20 @@ def test_small_image_rounds_equal_reference():
             assert_bitwise_equal(got[k], want[k], f"{k} chunk={elems}")
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_reductions_longer_than_one_chunk_equal_reference(dtype):
+    """Every reduced length past one chunk (256) of the GEMM order: forward over Ci·kvol = 270, the
+    input gradient over Co = 264 channels, the weight gradient over 17·17 = 289 positions."""
+    case = ((2, 30, 17, 17), (264, 30, 3, 3), 1, 1, 1, 1, False, 0, True)
+    x, w, b, gy = _inputs(case, dtype)
+    want = _reference(case, x, w, b, gy)
+    for threads in (1, 2):
+        with num_threads(threads):
+            got = _repmode(case, x, w, b, gy)
+        for k in want:
+            assert_bitwise_equal(got[k], want[k], f"{k} threads={threads}")
+
+
 def test_big_chunks_and_many_images():
     # shapes big enough for several position chunks per image and several image rounds
     case = ((5, 8, 40, 37), (16, 8, 3, 3), 1, 1, 1, 1, False, 0, True)
