@@ -32,7 +32,9 @@ lint: $(STAMP)
 		echo "clang-format: $(words $(CXX_SOURCES)) C++/CUDA files formatted"
 
 # The sdist and the wheel built FROM it (python -m build does both) into dist/. The CPU extension
-# only unless REPMODE_CUDA=1 (see setup.py); the wheel links the system's libgomp.
+# only unless REPMODE_CUDA=1 (see setup.py). The wheel keeps its linux_x86_64 tag: `auditwheel
+# repair` would vendor a renamed libgomp into it, and repmode._C must bind the libgomp.so.1 that
+# torch has already loaded (one OpenMP thread pool for both; repmode/_ext.py), so it is not run.
 wheel: $(STAMP)
 	$(PY) -m build --outdir dist .
 
