@@ -204,10 +204,13 @@ class BackwardCover:
 
     @staticmethod
     def _pack(tensor):
-        # A detached alias (shares storage and version counter) instead of the tensor itself: a saved
-        # output holding its own grad_fn would keep the graph alive forever. Done below the dispatch
-        # modes, so the block's mode (and a trace) never sees this bookkeeping.
-        if type(tensor) is torch.Tensor or isinstance(tensor, torch.nn.Parameter):
+        # A tensor with a grad_fn is kept as a detached alias (same storage and version counter): a
+        # saved output holding its own grad_fn would keep the graph alive forever. The alias is made
+        # below the dispatch modes, so the block's mode (and a trace) never sees this bookkeeping.
+        # Leaves (parameters, inputs) hold no node: kept as they are (the cheap path, ~0.2 us).
+        if tensor.grad_fn is None:
+            return tensor, tensor._version
+        if type(tensor) is torch.Tensor:
             with torch._C._DisableTorchDispatch():
                 return tensor.detach(), tensor._version
         return tensor.detach(), tensor._version
