@@ -7,6 +7,7 @@ builds it. REPMODE_CUDA_ARCH lists the GPU architectures (default "80;90": A100,
 """
 import concurrent.futures
 import glob
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -14,6 +15,9 @@ import sys
 
 from pybind11.setup_helpers import ParallelCompile, Pybind11Extension, build_ext
 from setuptools import setup
+from setuptools.command.build_py import build_py
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Bits must not depend on the compiler's mood: no contraction of a*b+c into an FMA (FMAs are
 # explicit calls), no fast-math, IEEE semantics for every operation.
@@ -115,6 +119,32 @@ class BuildWithCuda(build_ext):
             return list(pool.map(compile_one, CUDA_KERNEL_SOURCES))
 
 
+def _order_summaries_module():
+    """repmode/tools/order_summaries.py, loaded by path: the build has no torch, so the repmode
+    package itself cannot be imported here."""
+    path = os.path.join(HERE, "repmode", "tools", "order_summaries.py")
+    spec = importlib.util.spec_from_file_location("_repmode_order_summaries", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class BuildPyWithSummaries(build_py):
+    """The wheel carries repmode/tools/order_summaries.json, parsed from docs/semantics.md, so that
+    `repmode ops` works from an installed package (an editable install reads docs/ itself)."""
+
+    def run(self):
+        super().run()
+        if getattr(self, "editable_mode", False):
+            return
+        import pathlib
+
+        summaries = _order_summaries_module()
+        out = summaries.write_package_data(pathlib.Path(HERE, "docs", "semantics.md"),
+                                           pathlib.Path(self.build_lib, "repmode", "tools"))
+        print(f"wrote {out}", flush=True)
+
+
 ext_modules = [cpu_ext]
 if want_cuda():
     lib = cuda_lib_dir(cuda_home())
@@ -128,4 +158,4 @@ if want_cuda():
         libraries=["cudart_static", "dl", "rt", "pthread"],
     ))
 
-setup(ext_modules=ext_modules, cmdclass={"build_ext": BuildWithCuda})
+setup(ext_modules=ext_modules, cmdclass={"build_ext": BuildWithCuda, "build_py": BuildPyWithSummaries})

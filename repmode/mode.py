@@ -170,6 +170,63 @@ class ReproducibleMode(TorchDispatchMode):
             record.devices.add(t.device.type)
 
 
+class BackwardCover:
+    """Makes the backward of what a block computed run through the block's mode, also when the
+    backward starts after the block has closed (``loss.backward()`` outside the ``with``).
+
+    While the outermost block is open, tensors autograd saves for backward go through saved-tensor
+    hooks: pack keeps a detached alias and its version; unpack (in backward) refuses a tensor
+    modified in place since (autograd's own check, which hooks would otherwise switch off) and,
+    when no repmode mode is active on the thread, pushes the block's mode. The autograd engine
+    restores the thread's dispatch modes after each node, so the mode covers exactly the nodes that
+    saved a tensor inside the block; nodes created outside it run as they would. A node that saves
+    no tensor (sums, views, additions, multiplication by a Python number) runs natively: its
+    backward is data movement or one IEEE operation per element. docs/semantics.md "Backward
+    outside the block"."""
+
+    def __init__(self, mode: "ReproducibleMode"):
+        self.mode = mode
+        self.hooks = None
+
+    def __enter__(self):
+        try:
+            self.hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+            self.hooks.__enter__()
+        except RuntimeError:  # saved-tensor hooks disabled here (a framework's region): not covered
+            self.hooks = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.hooks is not None:
+            self.hooks.__exit__(*exc)
+            self.hooks = None
+        return False
+
+    @staticmethod
+    def _pack(tensor):
+        # A tensor with a grad_fn is kept as a detached alias (same storage and version counter): a
+        # saved output holding its own grad_fn would keep the graph alive forever. The alias is made
+        # below the dispatch modes, so the block's mode (and a trace) never sees this bookkeeping.
+        # Leaves (parameters, inputs) hold no node: kept as they are (the cheap path, ~0.2 us).
+        if tensor.grad_fn is None:
+            return tensor, tensor._version
+        if type(tensor) is torch.Tensor:
+            with torch._C._DisableTorchDispatch():
+                return tensor.detach(), tensor._version
+        return tensor.detach(), tensor._version
+
+    def _unpack(self, packed):
+        tensor, version = packed
+        if tensor._version != version:
+            raise RuntimeError(
+                f"one of the variables needed for gradient computation has been modified by an inplace operation: "
+                f"[{tensor.type()} {list(tensor.shape)}] is at version {tensor._version}; expected version "
+                f"{version} instead (saved inside a repmode block)")
+        if torch._C._current_graph_task_id() != -1 and active_mode() is None and not self.mode.left_by_fork:
+            _push_mode(self.mode)  # until this node's backward ends (the engine restores the modes)
+        return tensor
+
+
 class Session(contextlib.ContextDecorator):
     """What :func:`repmode.enabled` returns: a context manager and decorator with a report."""
 
@@ -179,6 +236,7 @@ class Session(contextlib.ContextDecorator):
         self.mode = ReproducibleMode(strict=strict)
         self.mode.auditing = audit
         self._entered: list = []  # per __enter__: this block's CompileNotice, or the outer mode's settings
+        self._covers: list = []  # per outermost __enter__: its BackwardCover
 
     def __enter__(self) -> "Session":
         kernels.load()
@@ -193,6 +251,7 @@ class Session(contextlib.ContextDecorator):
             notice = CompileNotice().__enter__()
             self._entered.append(notice)
             self.mode.__enter__()
+            self._covers.append(BackwardCover(self.mode).__enter__())
         else:
             # A block inside a block: the mode already active keeps handling every op (a second
             # mode would also see the ops repmode's kernels issue), with this block's strictness
@@ -204,6 +263,8 @@ class Session(contextlib.ContextDecorator):
 
     def __exit__(self, *exc) -> bool:
         entered = self._entered.pop()
+        if isinstance(entered, CompileNotice):
+            self._covers.pop().__exit__(*exc)
         if self.mode.left_by_fork:
             pass  # a forked child continuing the parent's code: it left the block when it was forked
         elif isinstance(entered, CompileNotice):
@@ -248,7 +309,8 @@ def enabled(strict: bool = True, seed: int | None = None, audit: bool = False) -
     over blocks opened inside it: they neither raise nor keep their own report, so the report
     lists everything the code inside reaches (what ``repmode audit`` and ``pytest
     --repmode-audit`` use).
-    Backward passes started inside the block are covered; those started outside are not.
+    Backward passes are covered wherever they start: inside the block, or after it for the
+    graph it recorded (see :class:`BackwardCover`).
     """
     if audit and strict:
         raise ValueError("repmode.enabled(audit=True) records unsupported ops: it needs strict=False")

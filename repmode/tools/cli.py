@@ -7,6 +7,7 @@
     repmode diff a.trace b.trace                            # the first op where two runs part ways
     repmode replay a.trace --op N                           # rerun one recorded op
     repmode crosscheck [--epochs N] [--no-examples]         # CPU vs CUDA digests (needs a GPU)
+    repmode env [--json] [--no-self-check]                  # versions, CPU/ISA, threads, CUDA; canonical bits?
 """
 from __future__ import annotations
 
@@ -151,6 +152,8 @@ def build_parser() -> argparse.ArgumentParser:
     ops = commands.add_parser("ops", add_help=False, help="print the table of supported ops, or the named ops' rows; "
                                                           "--write/--check docs/supported_ops.md")
     ops.set_defaults(handler=None)  # main() hands its arguments to repmode.ops_table
+    commands.add_parser("env", add_help=False, help="versions, CPU and ISA path, threads, CUDA, and a self-check: "
+                                                    "does this machine compute repmode's canonical bits? (--json)")
     return parser
 
 
@@ -160,6 +163,10 @@ def main(argv: list[str] | None = None) -> int:
         from . import ops_table
 
         return ops_table.main(argv[1:])
+    if argv[:1] == ["env"]:
+        from . import env
+
+        return env.main(argv[1:])
     ns = build_parser().parse_args(argv)
     return ns.handler(ns)
 

@@ -1,7 +1,6 @@
 """Compare two traces (``repmode diff``) and rerun one recorded op (``repmode replay``)."""
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import torch
@@ -9,7 +8,7 @@ import torch.utils._pytree
 
 from ..digest import digest as digest_of
 from ..mode import enabled
-from .trace import SavedGenerator, TraceFileError, _why_unreadable, read_trace, values_path
+from .trace import SAFE_GLOBALS, load_values, read_trace, values_path
 
 
 @dataclass
@@ -18,20 +17,6 @@ class Divergence:
     kind: str                # "identical", "output", "op" (different ops at seq) or "length"
     matched: int             # records equal before seq
     text: str                # the human-readable report
-
-
-def _load_values(path: str) -> dict:
-    vp = values_path(path)
-    if not os.path.exists(vp):
-        return {}
-    try:
-        kept = torch.load(vp, weights_only=False)
-    except Exception as exc:  # torch.load on a truncated or foreign file: OSError, EOFError, UnpicklingError, ...
-        why = _why_unreadable(exc) if isinstance(exc, OSError) else "truncated or not a values file"
-        raise TraceFileError(f"{vp}: {why}") from None
-    if not isinstance(kept, dict):
-        raise TraceFileError(f"{vp}: not a repmode values file")
-    return kept
 
 
 def _describe_run(head: dict, records: list) -> str:
@@ -85,7 +70,7 @@ def diff_traces(path_a: str, path_b: str) -> Divergence:
     lines.append(f"first difference at #{seq} (after {first} matching ops): {_where(ra)}")
     if ra["site"] != rb["site"]:
         lines.append(f"  (b's call site: {rb['site']})")
-    values_a, values_b = _load_values(path_a).get(seq), _load_values(path_b).get(seq)
+    values_a, values_b = load_values(path_a).get(seq), load_values(path_b).get(seq)
     for index, (oa, ob) in enumerate(zip(ra["out"], rb["out"])):
         if oa == ob:
             continue
@@ -117,7 +102,7 @@ def replay(path: str, seq: int) -> str:
     _, records = read_trace(path)  # first: a missing trace is "no such file", not "no values kept"
     if not 1 <= seq <= len(records):
         raise KeyError(f"{path} has no op #{seq} (it records ops #1 to #{len(records)})")
-    kept = _load_values(path)
+    kept = load_values(path)
     if seq not in kept:
         have = ", ".join(str(k) for k in sorted(kept)) or "none"
         raise KeyError(f"{values_path(path)} keeps no values for op #{seq} (kept: {have}); trace with "
@@ -129,11 +114,11 @@ def replay(path: str, seq: int) -> str:
     def fresh(x):
         if isinstance(x, torch.Tensor):
             return x.clone()
-        return x.restore() if isinstance(x, SavedGenerator) else x
+        return x.restore() if isinstance(x, SAFE_GLOBALS) else x
 
     def run(under_repmode: bool):
         args, kwargs = torch.utils._pytree.tree_map(fresh, (entry["args"], entry["kwargs"]),
-                                                    is_leaf=lambda x: isinstance(x, SavedGenerator))
+                                                    is_leaf=lambda x: isinstance(x, SAFE_GLOBALS))
         saved = torch.get_rng_state()
         if entry.get("rng"):  # a random op: torch's CPU state as it was when it ran (repmode's since numerics 2)
             torch.set_rng_state(entry["rng"]["torch"])

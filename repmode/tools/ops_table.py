@@ -4,7 +4,8 @@ One row per registered overload: its kind, the dtypes and devices it accepts (de
 each registration, see ``registry.DTYPE_TAGS``), and the one-line summary of its order — the
 ``Order in one line:`` paragraph that opens its family's section of docs/semantics.md (for a
 passthrough, its registry reason). Output is deterministic (sorted, no dates), so a test can
-compare the committed file with a fresh rendering.
+compare the committed file with a fresh rendering. An installed package has no docs/: it reads
+the summaries its build generated from docs/semantics.md (``order_summaries.py``).
 
     python -m repmode ops                                 # print the table
     python -m repmode ops mm                              # print aten.mm's rows (or aten.mm.default's)
@@ -23,12 +24,13 @@ import torch
 
 from ..kernels import registrations
 from ..registry import DTYPE_TAGS, Registration
+from . import order_summaries
 
 REPO = Path(__file__).resolve().parents[2]
 SEMANTICS = REPO / "docs" / "semantics.md"
 DEFAULT_PATH = "docs/supported_ops.md"
 REGENERATE = f"python -m repmode ops --write {DEFAULT_PATH}"
-SUMMARY_PREFIX = "Order in one line:"
+SUMMARY_PREFIX = order_summaries.SUMMARY_PREFIX
 
 # family (kernel module) -> its section of docs/semantics.md; a family spread over several
 # sections lists (overload-name prefix, section) pairs, the first matching prefix wins.
@@ -84,24 +86,31 @@ class TableError(RuntimeError):
     section without its summary line, an overload without declared dtypes)."""
 
 
-def semantics_summaries(path: Path = SEMANTICS) -> dict[str, str]:
+def in_source_checkout() -> bool:
+    """True when this module runs from a source checkout of repmode (docs/semantics.md beside the
+    package), False in an installed package (site-packages has no docs/ of ours)."""
+    return SEMANTICS.is_file() and (REPO / "pyproject.toml").is_file() and (REPO / "repmode" / "tools").is_dir()
+
+
+def semantics_summaries(path: Path | None = None) -> dict[str, str]:
     """``{section title: its one-line summary}`` for every ``## `` section of docs/semantics.md
-    whose first paragraph starts with ``Order in one line:`` (the paragraph may wrap)."""
+    whose first paragraph starts with ``Order in one line:`` (the paragraph may wrap).
+
+    ``path`` given: that file. Otherwise docs/semantics.md in a source checkout, and in an
+    installed package the same summaries as the build wrote them (``order_summaries.json``)."""
+    if path is None and not in_source_checkout():
+        if not order_summaries.PACKAGED.is_file():
+            raise TableError(f"{order_summaries.PACKAGED} not found: this installed repmode lacks the order "
+                             "summaries its build generates from docs/semantics.md; reinstall it from a wheel or "
+                             "an sdist, or run from a source checkout")
+        try:
+            return order_summaries.from_json(order_summaries.PACKAGED.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise TableError(f"{order_summaries.PACKAGED}: {exc}; reinstall repmode") from None
+    path = SEMANTICS if path is None else path
     if not path.exists():
         raise TableError(f"{path} not found: the table is generated from a source checkout of repmode")
-    summaries: dict[str, str] = {}
-    title, paragraph, done = None, [], True
-    for line in path.read_text(encoding="utf-8").splitlines() + ["## "]:
-        if line.startswith("## "):
-            if title is not None and paragraph and paragraph[0].startswith(SUMMARY_PREFIX):
-                summaries[title] = " ".join(paragraph)[len(SUMMARY_PREFIX):].strip()
-            title, paragraph, done = line[3:].strip(), [], False
-        elif not done:
-            if line.strip():
-                paragraph.append(line.strip())
-            elif paragraph:
-                done = True
-    return summaries
+    return order_summaries.parse(path.read_text(encoding="utf-8"))
 
 
 def section_of(reg: Registration) -> str:
@@ -157,7 +166,7 @@ def _anchor(title: str) -> str:
     return kept.replace(" ", "-")
 
 
-def render_markdown(semantics: Path = SEMANTICS) -> str:
+def render_markdown(semantics: Path | None = None) -> str:
     """docs/supported_ops.md: grouped by family, then sorted by overload name."""
     summaries = semantics_summaries(semantics)
     regs = registrations()

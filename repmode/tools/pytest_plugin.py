@@ -7,6 +7,8 @@
   and there is still one block; without it, ``seed=0, strict=True``.
 - fixture ``golden_digest(name, obj)``: compares ``repmode.digest(obj)`` with
   ``<test dir>/golden/<test module>.json``; ``--repmode-update-golden`` records the values.
+- the report header (unless ``-q``) has one line from ``repmode env``: versions, ISA path,
+  threads and whether this machine computes repmode's canonical bits.
 - ``--repmode``: every test's call phase runs under ``repmode.enabled()`` (strict, no seed).
   ``--repmode-audit``: every test under ``strict=False``; the summary lists the unsupported
   overloads per test. Exclusive with ``--repmode``.
@@ -86,6 +88,17 @@ def pytest_configure(config):
             "(unsupported ops fail), --repmode-audit runs them non-strict and lists the unsupported ops"
         )
     config.stash[_STATE] = state
+
+
+def pytest_report_header(config):
+    """One header line (shown unless -q): versions, CPU ISA path, threads, and ``repmode env``'s
+    self-check verdict (does this machine compute repmode's canonical bits?), run once per process."""
+    try:
+        from .env import header_line
+
+        return f"repmode: {header_line()}"
+    except Exception as exc:  # noqa: BLE001  (a broken install must not stop the test run)
+        return f"repmode: environment report failed: {type(exc).__name__}: {exc}"
 
 
 def _marker_arguments(seed: int | None = 0, strict: bool = True) -> tuple[int | None, bool]:
@@ -184,6 +197,13 @@ def _golden_file(state: _PluginState, path: Path) -> _GoldenFile:
             except ValueError as e:
                 pytest.fail(f"repmode golden file {path} is not valid JSON ({e}); fix it or delete it and "
                             f"{_UPDATE_HINT}", pytrace=False)
+            # plain JSON only (nothing in it is ever executed); its shape is {test: {name: digest}}
+            if not (isinstance(stored, dict) and all(
+                    isinstance(test, str) and isinstance(names, dict)
+                    and all(isinstance(n, str) and isinstance(d, str) for n, d in names.items())
+                    for test, names in stored.items())):
+                pytest.fail(f"repmode golden file {path} is not a {{test: {{name: digest}}}} object of strings; "
+                            f"fix it or delete it and {_UPDATE_HINT}", pytrace=False)
         golden = state.golden[path] = _GoldenFile(stored)
     return golden
 

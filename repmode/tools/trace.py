@@ -10,6 +10,8 @@ same script can be traced natively and under repmode and the traces compared op 
 With a ``reference`` trace and ``keep_values=N``, the first N records whose outputs differ from
 the reference's (same position) also keep their output tensors and the op's inputs in a side
 file (``<trace>.values.pt``), for ``repmode.trace.replay`` and for value differences in ``diff``.
+That file is read back with ``torch.load(weights_only=True)`` (``load_values``): it holds tensors
+and plain data only, so a values file from elsewhere cannot run code when loaded.
 """
 from __future__ import annotations
 
@@ -17,7 +19,9 @@ import contextlib
 import gzip
 import json
 import os
+import pickle
 import platform
+import re
 import sys
 import zlib
 
@@ -102,12 +106,62 @@ class SavedGenerator:
         return g
 
 
+class SavedMemoryFormat:
+    """A torch.memory_format argument of a kept op (``clone(memory_format=...)``), by its name:
+    memory formats do not pickle."""
+
+    def __init__(self, memory_format: torch.memory_format):
+        self.name = str(memory_format).removeprefix("torch.")
+
+    def restore(self) -> torch.memory_format:
+        value = getattr(torch, self.name, None)
+        if not isinstance(value, torch.memory_format):  # a crafted file names something else
+            raise TraceFileError(f"a kept memory format names {self.name!r}, which is not a torch.memory_format")
+        return value
+
+
+# The only classes of repmode's own that a values file may hold; everything else in it must be what
+# torch.load(weights_only=True) accepts (tensors, dtypes, devices, sizes, numbers, strings,
+# lists, tuples, dicts). Loading never runs code from the file.
+SAFE_GLOBALS = (SavedGenerator, SavedMemoryFormat)
+
+
+def load_values(path: str) -> dict:
+    """The values side file of the trace ``path`` (``{}`` when there is none), loaded with
+    ``torch.load(weights_only=True)`` and only :data:`SAFE_GLOBALS` allowed besides torch's own
+    plain types: a file holding anything else (a pickle that would call a function, build an
+    arbitrary object) is refused with a TraceFileError, and nothing in it runs."""
+    vp = values_path(path)
+    if not os.path.exists(vp):
+        return {}
+    try:
+        with torch.serialization.safe_globals(list(SAFE_GLOBALS)):
+            kept = torch.load(vp, weights_only=True, map_location="cpu")
+    except pickle.UnpicklingError as exc:
+        # torch's weights_only unpickler names what it would not build: "Unsupported global: GLOBAL exec ..."
+        refused = re.search(r"Unsupported global: GLOBAL ([\w.]+)", str(exc))
+        if refused:
+            raise TraceFileError(f"{vp}: refused: it holds {refused.group(1)}, and a repmode values file holds only "
+                                 "tensors and plain data: this file was not written by repmode or was altered. "
+                                 "Nothing in it was run") from None
+        raise TraceFileError(f"{vp}: truncated or not a values file (not torch.save's format; nothing in it was "
+                             "run)") from None
+    except Exception as exc:  # truncated or foreign: OSError, EOFError, RuntimeError (not a zip), ...
+        why = _why_unreadable(exc) if isinstance(exc, OSError) else "truncated or not a values file"
+        raise TraceFileError(f"{vp}: {why}") from None
+    if not isinstance(kept, dict) or not all(isinstance(k, int) and isinstance(v, dict) for k, v in kept.items()):
+        raise TraceFileError(f"{vp}: not a repmode values file")
+    return kept
+
+
 def _detached_copy(obj):
     """Tensors in ``obj`` (nested lists/tuples/dicts) as detached CPU copies; other values as they are."""
     if isinstance(obj, torch.Tensor):
         return obj.detach().to("cpu", copy=True)
     if isinstance(obj, torch.Generator):
         return SavedGenerator(obj)
+    if isinstance(obj, torch.memory_format):
+        return SavedMemoryFormat(obj)
     if isinstance(obj, (list, tuple)):
         return type(obj)(_detached_copy(x) for x in obj)
     if isinstance(obj, dict):
