@@ -44,6 +44,11 @@ def _battery() -> dict[str, object]:
         a, b = torch.randn(33, 70), torch.randn(70, 19)
         return [a @ b, torch.bmm(torch.randn(3, 8, 129), torch.randn(3, 129, 5)), torch.randn(17) @ torch.randn(17)]
 
+    def long_k():
+        # products over k past one chunk (256) and one group (16,384) of the order over k
+        # (docs/semantics.md "Matrix products", NUMERICS_VERSION 3)
+        return [torch.randn(3, 300) @ torch.randn(300, 2), torch.randn(2, 16_700) @ torch.randn(16_700, 3)]
+
     def sums():
         x = torch.randn(20_000) * 1e3
         m = torch.randn(37, 301)
@@ -84,7 +89,8 @@ def _battery() -> dict[str, object]:
         return model
 
     return {"random": random, "matmul": matmul, "sums": sums, "softmax_ce": softmax_ce, "math": math,
-            "conv": conv, "norms": norms, "sorting": sorting, "training": training}
+            "conv": conv, "norms": norms, "sorting": sorting, "training": training,
+            "long_k": long_k}
 
 
 def battery_digests() -> dict[str, str]:
