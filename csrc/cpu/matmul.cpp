@@ -346,8 +346,8 @@ void run_output_tile(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int
       for (int64_t jr = 0; jr < n; jr += Kr::NR)
         for (int64_t ir = 0; ir < rows; ir += Kr::MR)
           run_micro_tile<Kr>(kc, apack + ir * kc, bpack + jr * kc, Cb + ir * p.sCm + jr * p.sCn,
-                             std::min<int64_t>(Kr::MR, rows - ir), std::min<int64_t>(Kr::NR, n - jr), p.sCm, p.sCn,
-                             add, end && !grouped);
+                             std::min<int64_t>(Kr::MR, rows - ir), std::min<int64_t>(Kr::NR, n - jr), p.sCm, p.sCn, add,
+                             end && !grouped);
     }
     if (grouped && group_end) {  // the group's sum (in C) joins the total; the last one is written
       const int64_t g = q / kGemmGroup;
