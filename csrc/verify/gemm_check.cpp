@@ -182,9 +182,11 @@ void check_type(Stats& st) {
   check_case<T>(2, 13, 9, 3 * 16384 + 1, true, st);
 }
 
-// The check means something only if another order would give different bits: count
-// how often a chain split in two halves (split-K) disagrees with the canonical order.
-int64_t split_k_disagreements() {
+// How many of the 64 x 64 outputs of a K = 1031 product another order over k (`other(a_row,
+// b_col_at, K)`, one float per output) gives with bits different from the canonical GEMM's: the
+// check means something only if other orders disagree.
+template <typename Other>
+int64_t disagreements_with(Other other) {
   const int64_t M = 64, N = 64, K = 1031;
   std::vector<float> a(M * K), b(K * N), c(M * N);
   for (float& v : a) v = random_value<float>(false);
@@ -193,29 +195,29 @@ int64_t split_k_disagreements() {
   int64_t differ = 0;
   for (int64_t i = 0; i < M; ++i)
     for (int64_t j = 0; j < N; ++j) {
-      float lo = 0, hi = 0;
-      for (int64_t k = 0; k < K / 2; ++k) lo = repmode::gemm_chain_step(a[i * K + k], b[k * N + j], lo);
-      for (int64_t k = K / 2; k < K; ++k) hi = repmode::gemm_chain_step(a[i * K + k], b[k * N + j], hi);
-      differ += repmode::bits_of(lo + hi) != repmode::bits_of(c[i * N + j]);
+      auto term = [&](int64_t k, float acc) { return repmode::gemm_chain_step(a[i * K + k], b[k * N + j], acc); };
+      differ += repmode::bits_of(other(term, K)) != repmode::bits_of(c[i * N + j]);
     }
   return differ;
 }
 
-// The same for one unbroken fma chain over all of k (the order of NUMERICS_VERSION <= 2).
+// A chain split in two halves (split-K), the halves added.
+int64_t split_k_disagreements() {
+  return disagreements_with([](auto term, int64_t K) {
+    float lo = 0, hi = 0;
+    for (int64_t k = 0; k < K / 2; ++k) lo = term(k, lo);
+    for (int64_t k = K / 2; k < K; ++k) hi = term(k, hi);
+    return lo + hi;
+  });
+}
+
+// One unbroken fma chain over all of k (the order of NUMERICS_VERSION <= 2).
 int64_t single_chain_disagreements() {
-  const int64_t M = 64, N = 64, K = 1031;
-  std::vector<float> a(M * K), b(K * N), c(M * N);
-  for (float& v : a) v = random_value<float>(false);
-  for (float& v : b) v = random_value<float>(false);
-  repmode::cpu::gemm<float>(1, M, N, K, a.data(), 0, K, 1, b.data(), 0, N, 1, c.data(), 0, N, 1, 2);
-  int64_t differ = 0;
-  for (int64_t i = 0; i < M; ++i)
-    for (int64_t j = 0; j < N; ++j) {
-      float acc = 0;
-      for (int64_t k = 0; k < K; ++k) acc = repmode::gemm_chain_step(a[i * K + k], b[k * N + j], acc);
-      differ += repmode::bits_of(acc) != repmode::bits_of(c[i * N + j]);
-    }
-  return differ;
+  return disagreements_with([](auto term, int64_t K) {
+    float acc = 0;
+    for (int64_t k = 0; k < K; ++k) acc = term(k, acc);
+    return acc;
+  });
 }
 
 bool run_checks() {

@@ -125,18 +125,28 @@ def sdpa_flash_cpu_backward(func, args, kwargs):
     fwd_kwargs = {"attn_mask": kwargs.get("attn_mask"), "scale": kwargs.get("scale")}
     q, k, v, attn_mask, is_causal, scale = _sdpa_args(func, (q, k, v, dropout_p, is_causal), fwd_kwargs)
     _check_inputs(func, args, kwargs, grad_out)
+    grads, _ = _backward(grad_out, q, k, v, attn_mask, is_causal, scale)
+    return tuple(_heads_inner(g) for g in grads)
+
+
+def _backward(grad_out, q, k, v, attn_mask, is_causal, scale, noise=None):
+    """(dq, dk, dv) shaped like q, k, v, and dS (batched): autograd through the math path, P
+    recomputed with the forward's bits; with dropout, P' = P · noise and dP' · noise."""
     qs, ks = _scaled_qk(q, k, scale)
     _, p = _probabilities(q, k, attn_mask, is_causal, scale, (qs, ks))   # recomputed: the forward's bits
-    go = _batched(grad_out)
     pb = _batched(p)
-    dv = call_registered(aten.bmm.default, pb.transpose(1, 2), go)
+    pd = pb if noise is None else call_registered(aten.mul.Tensor, pb, _batched(noise))
+    go = _batched(grad_out)
+    dv = call_registered(aten.bmm.default, pd.transpose(1, 2), go)
     dp = call_registered(aten.bmm.default, go, _batched(v).transpose(1, 2))
+    if noise is not None:
+        dp = call_registered(aten.mul.Tensor, dp, _batched(noise))       # autograd of P * noise: dP · noise
     ds = call_registered(aten._softmax_backward_data.default, dp, pb, -1, pb.dtype)
     c = math.sqrt(abs(scale))
     dq = call_registered(aten.mul.Scalar, call_registered(aten.bmm.default, ds, _batched(ks)),
                          (0.0 - c) if scale < 0 else c)
     dk = call_registered(aten.mul.Scalar, call_registered(aten.bmm.default, ds.transpose(1, 2), _batched(qs)), c)
-    return tuple(_heads_inner(t.view(x.shape)) for t, x in ((dq, q), (dk, k), (dv, v)))
+    return [t.view(x.shape) for t, x in ((dq, q), (dk, k), (dv, v))], ds
 
 
 # ---- CUDA: torch's memory-efficient attention op ---------------------------------------------
@@ -190,24 +200,11 @@ def sdpa_efficient_backward(func, args, kwargs):
     if dropout_p > 0 and noise.shape != q.shape[:-1] + (k.shape[-2],):
         raise unsupported(func, args, kwargs, "the dropout state was not written by repmode's forward "
                                               "(was the forward run outside repmode.enabled()?)")
-    qs, ks = _scaled_qk(q, k, scale)
-    _, p = _probabilities(q, k, attn_bias, is_causal, scale, (qs, ks))   # recomputed: the forward's bits
-    pd = call_registered(aten.mul.Tensor, p, noise) if dropout_p > 0 else p
-    go = _batched(grad_out)
-    dv = call_registered(aten.bmm.default, _batched(pd).transpose(1, 2), go)
-    dp = call_registered(aten.bmm.default, go, _batched(v).transpose(1, 2)).view(p.shape)
-    if dropout_p > 0:
-        dp = call_registered(aten.mul.Tensor, dp, noise)       # autograd of P * noise: dP · noise
-    ds = _batched(call_registered(aten._softmax_backward_data.default, dp, p, -1, p.dtype))
-    c = math.sqrt(abs(scale))
-    dq = call_registered(aten.mul.Scalar, call_registered(aten.bmm.default, ds, _batched(ks)),
-                         (0.0 - c) if scale < 0 else c)
-    dk = call_registered(aten.mul.Scalar, call_registered(aten.bmm.default, ds.transpose(1, 2), _batched(qs)), c)
-    grads = [t.view(x.shape) for t, x in ((dq, q), (dk, k), (dv, v))]
+    grads, ds = _backward(grad_out, q, k, v, attn_bias, is_causal, scale, noise if dropout_p > 0 else None)
     grad_bias = None
     if attn_bias is not None and grad_input_mask[3]:
         # s + bias: the bias's gradient is dS, summed over the dims the bias was broadcast along
-        grad_bias = _sum_to(ds.view(p.shape), attn_bias.shape)
+        grad_bias = _sum_to(ds.view(*q.shape[:-1], k.shape[-2]), attn_bias.shape)
     return (*grads, grad_bias)
 
 

@@ -41,7 +41,6 @@ backward is left out when native's backward raises.
 """
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import itertools
 import math
@@ -58,6 +57,8 @@ from torch.utils._pytree import tree_flatten
 
 import repmode
 from repmode import UnsupportedOpError
+
+from .helpers import num_threads
 
 CATEGORIES = ("pass", "unsupported", "error", "mismatch", "variance")
 # the ops whose outputs are uninitialised memory: nothing to compare but shapes and dtypes (torch's
@@ -161,16 +162,6 @@ class _Recorder(TorchDispatchMode):
         if torch.Tag.nondeterministic_seeded in func.tags:
             self.random = True
         return func(*args, **(kwargs or {}))
-
-
-@contextlib.contextmanager
-def _threads(n):
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def _non_overlapping_and_dense(t) -> bool:
@@ -327,7 +318,7 @@ def _repmode_run(op, sample, cotangents, backward, threads, noncontiguous=False)
     ``SampleInput.noncontiguous()``: every other element of a buffer)."""
     suffix = "@noncontiguous" if noncontiguous else ""
     phase = "forward" + suffix
-    with _threads(threads):
+    with num_threads(threads):
         try:
             s = _fresh(sample)
             if noncontiguous:
@@ -439,7 +430,7 @@ def _inplace_run(op, sample, threads=None):
         out = op.inplace_variant(s.input, *s.args, **s.kwargs)
         return out, s.input
     phase = "inplace"
-    with _threads(threads):
+    with num_threads(threads):
         try:
             with repmode.enabled():
                 torch.manual_seed(SEED)
