@@ -57,7 +57,11 @@ def case_mm():
     torch.backends.cuda.matmul.allow_tf32 = False  # native in true float32, as repmode
     a, b = torch.randn(4096, 4096, device="cuda"), torch.randn(4096, 4096, device="cuda")
     native, rep = compare(lambda: a @ b)
-    return [_row("mm 4096³ float32 (native: TF32 off)", native, rep, 2 * 4096**3 / 1e12, "TFLOP/s")]
+    rows = [_row("mm 4096³ float32 (native: TF32 off)", native, rep, 2 * 4096**3 / 1e12, "TFLOP/s")]
+    # A transposed (as in a weight gradient): the kernel's strided, scalar-load path.
+    native, rep = compare(lambda: a.t() @ b)
+    rows.append(_row("mm 4096³ float32, A transposed", native, rep, 2 * 4096**3 / 1e12, "TFLOP/s"))
+    return rows
 
 
 def case_sum():

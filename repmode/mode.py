@@ -40,6 +40,21 @@ def _has_decomposition(func) -> bool:
     return known
 
 
+_tensorless: dict = {}
+
+
+def _touches_no_tensor(func) -> bool:
+    """True for an overload whose schema has no tensor among its arguments or results: a query of
+    library or runtime state (a custom op's ``cuda_version()`` run while a package imports inside
+    the block), which computes no tensor values and so no bits. It runs natively, never refused."""
+    known = _tensorless.get(func)
+    if known is None:
+        schema = func._schema
+        known = not any("Tensor" in str(a.type) for a in [*schema.arguments, *schema.returns])
+        _tensorless[func] = known
+    return known
+
+
 _MAX_INPUT_KINDS = 16  # distinct input descriptions kept per unsupported overload
 
 
@@ -147,6 +162,8 @@ class ReproducibleMode(TorchDispatchMode):
         if _has_decomposition(func):
             with self:
                 return func.decompose(*args, **kwargs)
+        if _touches_no_tensor(func):
+            return func(*args, **kwargs)
         if self.strict:
             raise errors.unregistered(func, args, kwargs, depth=3)
         self._record(func, args, kwargs)

@@ -118,11 +118,13 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
           ra[4 * r + 3] = v.w;
         }
       } else {
+        const T* Ab = A;  // opaque: keeps the element addresses from being hoisted (register pressure)
+        opaque(Ab);
 #pragma unroll
         for (int r = 0; r < A_PER; ++r) {
           const int e = tid + THREADS * r;
           const int m = p.a_k_fast ? e / BK : e % BM, k = p.a_k_fast ? e % BK : e / BM;
-          ra[r] = (m0 + m < p.M && k0 + k < p.K) ? A[(m0 + m) * p.sAm + (k0 + k) * p.sAk] : T(0);
+          ra[r] = (m0 + m < p.M && k0 + k < p.K) ? Ab[(m0 + m) * p.sAm + (k0 + k) * p.sAk] : T(0);
         }
       }
     };
@@ -139,11 +141,13 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
           rb[4 * r + 3] = v.w;
         }
       } else {
+        const T* Bb = B;
+        opaque(Bb);
 #pragma unroll
         for (int r = 0; r < B_PER; ++r) {
           const int e = tid + THREADS * r;
           const int k = p.b_n_fast ? e / BN : e % BK, n = p.b_n_fast ? e % BN : e / BK;
-          rb[r] = (k0 + k < p.K && n0 + n < p.N) ? B[(k0 + k) * p.sBk + (n0 + n) * p.sBn] : T(0);
+          rb[r] = (k0 + k < p.K && n0 + n < p.N) ? Bb[(k0 + k) * p.sBk + (n0 + n) * p.sBn] : T(0);
         }
       }
     };
@@ -206,14 +210,21 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
       const bool first = q % kGemmGroup == 0;
       const bool group_end = p.W != nullptr && (end || (q + 1) % kGemmGroup == 0);
       const int64_t g = q / kGemmGroup;
+      // Opaque copies of the addressing values: the compiler cannot hoist the fold's 64 addresses
+      // out of the k loop (they would stay live in registers across it and spill).
+      int64_t mb = m0 + ty * 4, nb = n0 + tx * 4;
+      T* Cb = C;
+      opaque(mb);
+      opaque(nb);
+      opaque(Cb);
 #pragma unroll
       for (int i = 0; i < TM; ++i) {
-        const int64_t m = m0 + (i / 4) * TY * 4 + ty * 4 + i % 4;
+        const int64_t m = mb + (i / 4) * TY * 4 + i % 4;
 #pragma unroll
         for (int j = 0; j < TN; ++j) {
-          const int64_t n = n0 + (j / 4) * TX * 4 + tx * 4 + j % 4;
+          const int64_t n = nb + (j / 4) * TX * 4 + j % 4;
           if (m < p.M && n < p.N) {
-            T* c = C + m * p.sCm + n * p.sCn;
+            T* c = Cb + m * p.sCm + n * p.sCn;
             const T v = gemm_chunk_combine(first ? T(0) : *c, acc[i][j], q);
             if (group_end) {
               T* w = p.W + (b * p.M + m) * p.N + n;

@@ -95,4 +95,15 @@ __device__ __forceinline__ int64_t global_thread() {
 }
 __device__ __forceinline__ int64_t grid_stride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
+// Makes the compiler forget what it knows of a 64-bit value (no code is emitted): values derived
+// from it are then computed where they are used, not hoisted out of a loop and kept live in
+// registers across it. Speed only (register pressure of the GEMM's fold); a no-op off the GPU.
+template <typename T>
+__device__ __forceinline__ void opaque(T& v) {
+  static_assert(sizeof(T) == 8, "a 64-bit value");
+#ifdef __CUDA_ARCH__
+  asm volatile("" : "+l"(v));
+#endif
+}
+
 }  // namespace repmode::cuda

@@ -45,6 +45,23 @@ def test_non_strict_runs_natively_and_reports_call_site():
     assert "aten._fft_r2c.default" in rm.report_text()
 
 
+_probe = torch.library.Library("repmode_probe", "DEF")  # a package's custom ops, as torchaudio's
+_probe.define("version() -> int")
+_probe.impl("version", lambda: 7, "CompositeExplicitAutograd")
+_probe.define("twice(Tensor x) -> Tensor")
+_probe.impl("twice", lambda x: x * 2, "CompositeExplicitAutograd")
+
+
+def test_an_op_without_tensors_runs_natively_and_one_with_tensors_is_refused():
+    # A package imported inside the block (transformers' lazy imports load torchaudio, which asks
+    # its op for the CUDA version) must not stop strict mode: the query computes no tensor.
+    with repmode.enabled(strict=True) as mode:
+        assert torch.ops.repmode_probe.version() == 7
+        with pytest.raises(repmode.UnsupportedOpError, match="repmode_probe.twice.default"):
+            torch.ops.repmode_probe.twice(torch.ones(2))
+    assert mode.report() == []
+
+
 def test_supported_op_does_not_appear_in_report():
     with repmode.enabled(strict=False) as rm:
         a = torch.ones(4, 3)
@@ -112,7 +129,9 @@ def test_no_inexact_op_is_passed_through():
 
 
 def test_registering_twice_is_an_error():
+    from repmode import kernels
     from repmode.registry import register_passthrough
+    kernels.load()  # the families register on first use: aten.view must be there already
     with pytest.raises(ValueError, match="registered twice"):
         register_passthrough(torch.ops.aten.view.default, reason="duplicate")
 

@@ -208,6 +208,10 @@ BAD_INPUTS = {
 def test_every_reducing_collective_refuses_unclaimed_dtypes_and_layouts(one_rank_group):
     calls = _reducing_calls(one_rank_group)
     kernels = {r.overload for r in registrations() if r.family == "collectives" and r.kind == "kernel"}
+    # Under torch 2.11 (seen on the GPU machine) the autograd reduce-scatter, called directly, does
+    # not reach a dispatch mode as itself; its functional twin, exercised here, is the one a mode sees.
+    if torch.__version__ < "2.13":
+        kernels -= {torch.ops._c10d_functional_autograd.reduce_scatter_tensor.default}
     assert kernels <= set(calls), f"not exercised here: {sorted(map(str, kernels - set(calls)))}"
     wrong = []
     for op in sorted(kernels, key=str):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import pathlib
+import re
 
 import pytest
 import torch
@@ -43,9 +44,18 @@ def test_opinfo_status_is_the_one_recorded_in_the_expected_list(op):
     assert problem is None, problem
 
 
+def _written_with() -> str:
+    """The torch version the expected list was written with (its header)."""
+    return re.search(r"\(torch ([0-9.]+)\)", EXPECTED_PATH.read_text()).group(1)
+
+
 def test_every_listed_opinfo_exists_in_op_db():
     keys = {h.key(op) for op in OPS}
     stale = sorted(set(EXPECTED) - keys)
+    if torch.__version__.split("+")[0] != _written_with():
+        # Another torch's op_db lacks OpInfos added since (torch 2.11 has no linear_cross_entropy):
+        # they cannot run here. Staleness is judged against the version the list was written with.
+        pytest.skip(f"the list was written with torch {_written_with()}; op_db here lacks {len(stale)} of its entries")
     assert not stale, f"tests/system/opinfo_expected.txt lists OpInfos op_db (float32, CPU) no longer has: {stale}"
 
 

@@ -133,7 +133,14 @@ def test_trace_is_repmodes_sum_of_the_diagonal(rng):
         torch.trace(leaf).backward()
     assert_bitwise_equal(got, want)
     assert ints.dtype == torch.int64 and int(ints) == 0 + 5 + 10
-    assert_bitwise_equal(leaf.grad, torch.eye(300, 200))
+    # The gradient is autograd's trace_backward over repmode's ops. torch 2.11's fills every
+    # (n+1)-th element of the flattened (300, 200) input, 299 of them, not 200 (an upstream bug,
+    # fixed by 2.13): repmode keeps native torch's gradient, whatever its version.
+    native_leaf = x.clone().requires_grad_()
+    torch.trace(native_leaf).backward()
+    assert_bitwise_equal(leaf.grad, native_leaf.grad, "the gradient native torch gives")
+    if torch.__version__ >= "2.13":
+        assert_bitwise_equal(leaf.grad, torch.eye(300, 200))
     with num_threads(1), repmode.enabled():
         one = torch.trace(x)
     assert_bitwise_equal(one, got, "1 vs 2 threads")
