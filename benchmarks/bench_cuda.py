@@ -3,7 +3,8 @@
     python benchmarks/bench_cuda.py                       # print the table
     python benchmarks/bench_cuda.py --write benchmarks/GPU.md   # the GPU section of BENCHMARKS.md
 
-Cases (issue 9): mm 4096^3 float32 against torch.mm with TF32 off; sum of 256M floats (bandwidth);
+Cases (issue 9): mm 4096^3 float32 against torch.mm with TF32 off (also with A transposed, and a
+weight gradient's long-k shape); sum of 256M floats (bandwidth);
 softmax (16384, 4096); conv2d forward and backward; one training step of the CNN and of the
 Transformer of examples/. Each time is the best of several repeats measured with CUDA events
 around the work (the GPU is synchronized before and after). Exits 2 on a machine without a GPU
@@ -61,6 +62,12 @@ def case_mm():
     # A transposed (as in a weight gradient): the kernel's strided, scalar-load path.
     native, rep = compare(lambda: a.t() @ b)
     rows.append(_row("mm 4096³ float32, A transposed", native, rep, 2 * 4096**3 / 1e12, "TFLOP/s"))
+    # A weight gradient's shape, dW = dY^T X over 64 images of 56x56 positions: a 64 x 576 output
+    # (2 x 5 tiles) and k = 200,704, which the kernel splits into slices of whole chunks.
+    g, x = torch.randn(64 * 56 * 56, 64, device="cuda"), torch.randn(64 * 56 * 56, 576, device="cuda")
+    native, rep = compare(lambda: g.t() @ x)
+    rows.append(_row("mm (64 × 200,704) × (200,704 × 576), a weight gradient (long k)", native, rep,
+                     2 * 64 * 576 * 64 * 56 * 56 / 1e12, "TFLOP/s"))
     return rows
 
 

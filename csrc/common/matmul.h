@@ -67,6 +67,19 @@ REPMODE_HD T gemm_chain_finish(T acc) {
 REPMODE_HD int64_t gemm_chunks(int64_t K) { return (K + kGemmChunk - 1) / kGemmChunk; }
 REPMODE_HD int64_t gemm_groups(int64_t K) { return (K + kGemmGroupK - 1) / kGemmGroupK; }
 
+// The output from its chunks' finished chains c_0 .. c_{n-1} (the second and third levels): for
+// kernels that compute the chunks apart (the GPU's split k) and combine them afterwards; GemmSum
+// below does the same as it goes. `chunk(q)` returns c_q.
+template <typename T, class ChunkAt>
+REPMODE_HD T gemm_sum_of_chunks(int64_t n, ChunkAt chunk) {
+  T group = T(0), total = T(0);
+  for (int64_t q = 0; q < n; ++q) {
+    group = gemm_chunk_combine(group, chunk(q), q);
+    if ((q + 1) % kGemmGroup == 0 || q + 1 == n) total = gemm_group_combine(total, group, q / kGemmGroup);
+  }
+  return gemm_chain_finish(total);
+}
+
 // The order as a running state fed one term at a time in increasing k (the reference, the
 // verifier and the convolution's per-element orders use it; fast kernels reproduce its
 // sequence): step(a, b) for k = 0 .. K-1, then finish() returns canon(T) (+0.0 for K = 0).

@@ -9,7 +9,12 @@
 // the group's running sums, which it keeps in its own outputs of C (read and written only by that
 // thread, stored exactly), and, past 16,384 k, at each group's end into the output's running
 // totals in a scratch buffer. So each output sees exactly the CPU's sequence of repmode_fma and
-// additions (exactly rounded, hence the CPU's bits). Rows and columns past M and N are loaded as
+// additions (exactly rounded, hence the CPU's bits).
+// Split k: when the output has too few tiles to fill the GPU (a weight gradient: small M x N, long
+// k), k is cut at chunk boundaries into slices, one block per tile and slice. Each block stores
+// its chunks' finished chains apart, and a second kernel combines every output's chains in chunk
+// order (gemm_sum_of_chunks). A chunk's chain is the same fma sequence either way, so the split
+// changes speed only, never bits. Rows and columns past M and N are loaded as
 // zeros and only feed outputs that are never stored; k is never padded: the last, partial k-tile
 // runs only its real columns (a padded fma(0, 0, -0.0) would turn -0.0 into +0.0). No tensor
 // cores, no TF32.
@@ -37,9 +42,11 @@ struct GemmArgs {
   int64_t sBb, sBk, sBn;
   T* C;
   int64_t sCb, sCm, sCn;
-  T* W;  // K > kGemmGroupK: the running totals, batch x M x N contiguous (else null)
+  T* W;  // K > kGemmGroupK, unsplit: the running totals, batch x M x N contiguous (else null)
+  T* P;  // split k: every chunk's chain, chunks x batch x M x N contiguous (else null)
   int64_t tiles_m, tiles_n;
-  bool a_k_fast, b_n_fast;  // which index is contiguous (decides the coalesced load order)
+  int64_t slices, slice_chunks;  // k is cut into `slices` runs of `slice_chunks` whole chunks
+  bool a_k_fast, b_n_fast;       // which index is contiguous (decides the coalesced load order)
 };
 
 // Tile shapes. Thread (ty, tx) owns rows h*(TY*4) + ty*4 + v (h < TM/4, v < 4) and the columns
@@ -55,6 +62,13 @@ struct Shape {
 
 using ShapeF32 = Shape<float, 128, 128, 8, 8, 8>;  // 256 threads, 8x8 outputs each
 using ShapeF64 = Shape<double, 64, 64, 8, 4, 4>;   // 256 threads, 4x4 outputs each
+
+// Split k (speed only): below kSplitBelowTiles output tiles, k is cut into slices of whole chunks
+// so that about kSplitTargetBlocks blocks run (two per SM of an H100), as long as every chunk's
+// chains fit in kSplitScratchMax elements of scratch.
+constexpr int64_t kSplitBelowTiles = 132;
+constexpr int64_t kSplitTargetBlocks = 264;
+constexpr int64_t kSplitScratchMax = int64_t(1) << 26;
 static_assert(kGemmChunk % ShapeF32::BK == 0 && kGemmChunk % ShapeF64::BK == 0, "a k-tile must divide the chunk");
 
 // Four consecutive shared-memory elements (16-byte aligned) into registers.
@@ -86,19 +100,26 @@ __device__ __forceinline__ void tile_of(int64_t r, int64_t tiles_m, int64_t tile
 
 // VA: A is row-major with 16-byte aligned rows and K % 4 == 0, so A is read as float4 along k
 // (a 4-column group lies wholly inside or wholly past K). VB: the same for B along n.
-template <typename T, class S, bool VA, bool VB>
+// SPLIT: this block runs one slice of k and stores its chunks' chains in p.P (a separate
+// instantiation, so the unsplit kernel keeps its registers).
+template <typename T, class S, bool VA, bool VB, bool SPLIT>
 __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
   constexpr int BM = S::BM, BN = S::BN, BK = S::BK, TM = S::TM, TN = S::TN, TY = S::TY, TX = S::TX;
   constexpr int THREADS = S::THREADS, A_PER = S::A_PER, B_PER = S::B_PER;
   __shared__ __align__(16) T As[2][BK][BM];  // As[k][m]
   __shared__ __align__(16) T Bs[2][BK][BN];  // Bs[k][n]
   const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
-  const int64_t per_batch = p.tiles_m * p.tiles_n, total = per_batch * p.batch;
+  const int64_t per_batch = p.tiles_m * p.tiles_n, tiles = per_batch * p.batch;
+  const int64_t total = SPLIT ? tiles * p.slices : tiles;
 
   for (int64_t t = blockIdx.x; t < total; t += gridDim.x) {
-    const int64_t b = t / per_batch;
+    const int64_t b = (t % tiles) / per_batch;
     int64_t tm, tn;
     tile_of(t % per_batch, p.tiles_m, p.tiles_n, tm, tn);
+    // This block's k range: whole chunks (all of k unless split), so every k-tile lies in one chunk.
+    const int64_t kbeg = SPLIT ? (t / tiles) * p.slice_chunks * kGemmChunk : 0;
+    const int64_t kend = SPLIT && kbeg + p.slice_chunks * kGemmChunk < p.K ? kbeg + p.slice_chunks * kGemmChunk : p.K;
+    if (SPLIT && kbeg >= kend) continue;  // the same for every thread of the block
     const int64_t m0 = tm * BM, n0 = tn * BN;
     const T* A = p.A + b * p.sAb;
     const T* B = p.B + b * p.sBb;
@@ -207,6 +228,23 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
     // thread's outputs of C (gemm_chunk_combine), the group sums join the totals in W at a
     // group's end (gemm_group_combine), and the last fold writes canon() of the result.
     auto fold = [&](int64_t q, bool end) {
+      if constexpr (SPLIT) {  // chunk q's chains, stored apart for gemm_finish_kernel
+        T* Pq = p.P + (q * p.batch + b) * p.M * p.N;
+        int64_t mb = m0 + ty * 4, nb = n0 + tx * 4;
+        opaque(mb);
+        opaque(nb);
+#pragma unroll
+        for (int i = 0; i < TM; ++i) {
+          const int64_t m = mb + (i / 4) * TY * 4 + i % 4;
+#pragma unroll
+          for (int j = 0; j < TN; ++j) {
+            const int64_t n = nb + (j / 4) * TX * 4 + j % 4;
+            if (m < p.M && n < p.N) Pq[m * p.N + n] = acc[i][j];
+            acc[i][j] = gemm_chain_start<T>();
+          }
+        }
+        return;
+      }
       const bool first = q % kGemmGroup == 0;
       const bool group_end = p.W != nullptr && (end || (q + 1) % kGemmGroup == 0);
       const int64_t g = q / kGemmGroup;
@@ -242,13 +280,13 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
       }
     };
 
-    load_a(0);
-    load_b(0);
+    load_a(kbeg);
+    load_b(kbeg);
     store_tiles(0);
     __syncthreads();
     int buf = 0;
-    for (int64_t k0 = 0; k0 < p.K; k0 += BK) {
-      const bool more = k0 + BK < p.K;
+    for (int64_t k0 = kbeg; k0 < kend; k0 += BK) {
+      const bool more = k0 + BK < kend;
       if (more) {  // the next tile's global loads overlap this tile's arithmetic
         load_a(k0 + BK);
         load_b(k0 + BK);
@@ -257,7 +295,7 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) step(buf, kk);
       } else {
-        const int kc = static_cast<int>(p.K - k0);  // the last tile: its real columns only
+        const int kc = static_cast<int>(kend - k0);  // the last tile: its real columns only
         for (int kk = 0; kk < kc; ++kk) step(buf, kk);
       }
       // Writing the other buffer is safe: every thread passed the barrier after its last read.
@@ -280,11 +318,26 @@ __global__ void gemm_zero_kernel(int64_t batch, int64_t M, int64_t N, T* C, int6
   }
 }
 
+// Split k, second pass: each output from its chunks' chains (P: chunks x batch x M x N), in the
+// canonical order of csrc/common/matmul.h. Reads are coalesced: consecutive threads, consecutive n.
+template <typename T>
+__global__ void gemm_finish_kernel(const T* P, int64_t chunks, int64_t batch, int64_t M, int64_t N, T* C, int64_t sCb,
+                                   int64_t sCm, int64_t sCn) {
+  const int64_t total = batch * M * N;
+  for (int64_t i = global_thread(); i < total; i += grid_stride()) {
+    const int64_t j = i % N, m = (i / N) % M, b = i / (M * N);
+    C[b * sCb + m * sCm + j * sCn] = gemm_sum_of_chunks<T>(chunks, [&](int64_t q) { return P[q * total + i]; });
+  }
+}
+
 template <typename T, class S, bool VA, bool VB>
 void launch(const GemmArgs<T>& p, cudaStream_t stream) {
-  const int64_t total = p.tiles_m * p.tiles_n * p.batch;
+  const int64_t total = p.tiles_m * p.tiles_n * p.batch * p.slices;
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(total, int64_t(1) << 30));
-  gemm_kernel<T, S, VA, VB><<<blocks, S::THREADS, 0, stream>>>(p);
+  if (p.slices > 1)
+    gemm_kernel<T, S, VA, VB, true><<<blocks, S::THREADS, 0, stream>>>(p);
+  else
+    gemm_kernel<T, S, VA, VB, false><<<blocks, S::THREADS, 0, stream>>>(p);
   check_launch("gemm_kernel");
 }
 
@@ -303,8 +356,20 @@ void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int6
     return;
   }
   using S = std::conditional_t<std::is_same_v<T, float>, ShapeF32, ShapeF64>;
-  // More than one group: the running totals need a place of their own (freed in stream order).
-  const bool grouped = K > kGemmGroupK;
+  const int64_t tiles_m = (M + S::BM - 1) / S::BM, tiles_n = (N + S::BN - 1) / S::BN;
+  const int64_t tiles = tiles_m * tiles_n * batch, chunks = gemm_chunks(K);
+  // Split k where the tiles alone leave the GPU idle (speed only: the bits are the same).
+  int64_t slice_chunks = chunks;
+  if (chunks > 1 && tiles < kSplitBelowTiles && batch * M * N * chunks <= kSplitScratchMax) {
+    const int64_t want = std::min<int64_t>(chunks, (kSplitTargetBlocks + tiles - 1) / tiles);
+    slice_chunks = (chunks + want - 1) / want;
+  }
+  const int64_t slices = (chunks + slice_chunks - 1) / slice_chunks;
+  const bool split = slices > 1;
+  std::optional<StreamScratch<T>> partials;  // split: every chunk's chains (freed in stream order)
+  if (split) partials.emplace(chunks * batch * M * N, stream);
+  // Unsplit, more than one group: the running totals need a place of their own.
+  const bool grouped = !split && K > kGemmGroupK;
   std::optional<StreamScratch<T>> totals;
   if (grouped) totals.emplace(batch * M * N, stream);
   GemmArgs<T> p{batch,
@@ -324,8 +389,11 @@ void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int6
                 sCm,
                 sCn,
                 grouped ? totals->get() : nullptr,
-                (M + S::BM - 1) / S::BM,
-                (N + S::BN - 1) / S::BN,
+                split ? partials->get() : nullptr,
+                tiles_m,
+                tiles_n,
+                slices,
+                slice_chunks,
                 sAk == 1 && sAm != 1,
                 sBn == 1};
   if constexpr (std::is_same_v<T, float>) {
@@ -333,9 +401,18 @@ void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int6
     const bool va = sAk == 1 && sAm % 4 == 0 && (batch == 1 || sAb % 4 == 0) && K % 4 == 0 && aligned16(A);
     const bool vb = sBn == 1 && sBk % 4 == 0 && (batch == 1 || sBb % 4 == 0) && N % 4 == 0 && aligned16(B);
     // (One-sided variants would spill registers: the scalar kernel serves those cases.)
-    if (va && vb) return launch<T, S, true, true>(p, stream);
+    if (va && vb)
+      launch<T, S, true, true>(p, stream);
+    else
+      launch<T, S, false, false>(p, stream);
+  } else {
+    launch<T, S, false, false>(p, stream);
   }
-  launch<T, S, false, false>(p, stream);
+  if (split) {
+    gemm_finish_kernel<T>
+        <<<blocks_for(batch * M * N), kBlock, 0, stream>>>(partials->get(), chunks, batch, M, N, C, sCb, sCm, sCn);
+    check_launch("gemm_finish_kernel");
+  }
 }
 
 template void gemm_async<float>(int64_t, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, int64_t,

@@ -1,8 +1,10 @@
 """repmode._C_cuda.gemm equals repmode._C.gemm bit for bit: shapes around the kernel's tiles
 (128 x 128 x 8 for float32, 64 x 64 x 8 for float64), K = 0, 1 and a partial last k-tile, chunk
-(256) and group (16,384) boundaries of the order over k, sums of several groups, batch
-strides 0, transposed and sliced operands (the scalar-load path) and aligned contiguous ones (the
-float4 path), strided outputs, NaN / inf / subnormal inputs."""
+(256) and group (16,384) boundaries of the order over k, sums of several groups, split k (few
+output tiles: slices of k in separate blocks, combined by a second kernel) and the unsplit
+multi-chunk path (132 tiles or more, the kernel's threshold), batch strides 0, transposed and
+sliced operands (the scalar-load path) and aligned contiguous ones (the float4 path), strided
+outputs, NaN / inf / subnormal inputs."""
 from __future__ import annotations
 
 import pytest
@@ -84,6 +86,27 @@ def test_sums_of_several_groups(dtype, K):
     b = random_input((2, K, 130), dtype, K + 1)
     out = torch.full((2, 130, 2 * 9), 3.0, dtype=dtype)
     run_both([a, b], lambda a, b: (a, b), out, lambda o: o[:, :, ::2].transpose(1, 2), 2, 9, 130, K)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("K", [513, 70_000])
+def test_split_k_for_few_tiles(dtype, K):
+    """A weight gradient's shape: one or two output tiles and a long k, which the GPU cuts into
+    slices of whole chunks; each output's chunk chains are combined in chunk order afterwards."""
+    contiguous_case(1, 8, 20, K, dtype, seed=K)
+    a = random_input((2, 130, K), dtype, K + 2)  # batch 2, rows past a tile, A transposed (scalar loads)
+    b = random_input((2, K, 140), dtype, K + 3)
+    out = torch.full((2, 130, 140), 5.0, dtype=dtype)
+    run_both([a, b], lambda a, b: (a.transpose(1, 2).contiguous().transpose(1, 2), b), out, lambda o: o,
+             2, 130, 140, K)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_unsplit_k_with_many_tiles(dtype):
+    """132 one-element tiles (batch 132, 1 x 1 outputs) are enough to fill the GPU, so k is not
+    split: each block folds its chunks into C and its groups into the totals in scratch."""
+    contiguous_case(132, 1, 1, 16384 + 700, dtype, seed=5)
+    contiguous_case(132, 3, 5, 600, dtype, seed=6)
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
