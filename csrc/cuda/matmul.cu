@@ -224,60 +224,52 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
     };
 
     T* C = p.C + b * p.sCb;
-    // Chunk q has ended (end: it is the last): its chains join the group sums kept in this
-    // thread's outputs of C (gemm_chunk_combine), the group sums join the totals in W at a
-    // group's end (gemm_group_combine), and the last fold writes canon() of the result.
-    auto fold = [&](int64_t q, bool end) {
-      if constexpr (SPLIT) {  // chunk q's chains, stored apart for gemm_finish_kernel
-        T* Pq = p.P + (q * p.batch + b) * p.M * p.N;
-        int64_t mb = m0 + ty * 4, nb = n0 + tx * 4;
-        opaque(mb);
-        opaque(nb);
-#pragma unroll
-        for (int i = 0; i < TM; ++i) {
-          const int64_t m = mb + (i / 4) * TY * 4 + i % 4;
-#pragma unroll
-          for (int j = 0; j < TN; ++j) {
-            const int64_t n = nb + (j / 4) * TX * 4 + j % 4;
-            if (m < p.M && n < p.N) Pq[m * p.N + n] = acc[i][j];
-            acc[i][j] = gemm_chain_start<T>();
-          }
-        }
-        return;
-      }
-      const bool first = q % kGemmGroup == 0;
-      const bool group_end = p.W != nullptr && (end || (q + 1) % kGemmGroup == 0);
-      const int64_t g = q / kGemmGroup;
-      // Opaque copies of the addressing values: the compiler cannot hoist the fold's 64 addresses
-      // out of the k loop (they would stay live in registers across it and spill).
+    // f(chain, m, n) for each of this thread's outputs inside M x N, then its chain restarts. The
+    // addresses come from opaque copies, so the compiler cannot hoist the 64 of them out of the k
+    // loop (they would stay live in registers across it and spill).
+    auto each_output = [&](auto&& f) {
       int64_t mb = m0 + ty * 4, nb = n0 + tx * 4;
-      T* Cb = C;
       opaque(mb);
       opaque(nb);
-      opaque(Cb);
 #pragma unroll
       for (int i = 0; i < TM; ++i) {
         const int64_t m = mb + (i / 4) * TY * 4 + i % 4;
 #pragma unroll
         for (int j = 0; j < TN; ++j) {
           const int64_t n = nb + (j / 4) * TX * 4 + j % 4;
-          if (m < p.M && n < p.N) {
-            T* c = Cb + m * p.sCm + n * p.sCn;
-            const T v = gemm_chunk_combine(first ? T(0) : *c, acc[i][j], q);
-            if (group_end) {
-              T* w = p.W + (b * p.M + m) * p.N + n;
-              const T t = gemm_group_combine(g == 0 ? T(0) : *w, v, g);
-              if (end)
-                *c = gemm_chain_finish(t);
-              else
-                *w = t;
-            } else {
-              *c = end ? gemm_chain_finish(v) : v;
-            }
-          }
+          if (m < p.M && n < p.N) f(acc[i][j], m, n);
           acc[i][j] = gemm_chain_start<T>();
         }
       }
+    };
+    // Chunk q has ended (end: it is the last): its chains join the group sums kept in this
+    // thread's outputs of C (gemm_chunk_combine), the group sums join the totals in W at a
+    // group's end (gemm_group_combine), and the last fold writes canon() of the result.
+    auto fold = [&](int64_t q, bool end) {
+      if constexpr (SPLIT) {  // chunk q's chains, stored apart for gemm_finish_kernel
+        T* Pq = p.P + (q * p.batch + b) * p.M * p.N;
+        each_output([&](T chain, int64_t m, int64_t n) { Pq[m * p.N + n] = chain; });
+        return;
+      }
+      const bool first = q % kGemmGroup == 0;
+      const bool group_end = p.W != nullptr && (end || (q + 1) % kGemmGroup == 0);
+      const int64_t g = q / kGemmGroup;
+      T* Cb = C;
+      opaque(Cb);
+      each_output([&](T chain, int64_t m, int64_t n) {
+        T* c = Cb + m * p.sCm + n * p.sCn;
+        const T v = gemm_chunk_combine(first ? T(0) : *c, chain, q);
+        if (group_end) {
+          T* w = p.W + (b * p.M + m) * p.N + n;
+          const T t = gemm_group_combine(g == 0 ? T(0) : *w, v, g);
+          if (end)
+            *c = gemm_chain_finish(t);
+          else
+            *w = t;
+        } else {
+          *c = end ? gemm_chain_finish(v) : v;
+        }
+      });
     };
 
     load_a(kbeg);
