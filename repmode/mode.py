@@ -412,11 +412,20 @@ def _dispatches(t: type) -> bool:
 _dispatching: dict = {}  # types tuple -> whether a subclass with its own __torch_dispatch__ is in it
 
 
+_REDISPATCHING = {
+    # the result of a functional collective, waited on before its first use
+    ("torch.distributed._functional_collectives", "AsyncCollectiveTensor"),
+    # DTensor (FSDP2's parameters, tensor parallelism): it propagates placements (metadata only),
+    # runs the op on its local tensors, which come back to the mode, and moves data between
+    # placements with functional collectives, which are registered (exact, or folded in rank order)
+    ("torch.distributed.tensor", "DTensor"),
+}
+
+
 def _unwraps_and_redispatches(cls) -> bool:
-    """Wrapper subclasses whose __torch_dispatch__ only unwraps its arguments and calls the op
-    again, so the op reaches repmode on plain tensors (AsyncCollectiveTensor: the result of a
-    functional collective, waited on before its first use)."""
-    return cls.__name__ == "AsyncCollectiveTensor" and cls.__module__ == "torch.distributed._functional_collectives"
+    """Wrapper subclasses whose dispatch only unwraps its arguments and calls ops again, so every
+    computation reaches repmode on plain tensors."""
+    return (cls.__module__, cls.__name__) in _REDISPATCHING
 
 
 def _has_dispatching_subclass(types) -> bool:

@@ -301,6 +301,18 @@ register_passthrough(overloads_named("c10d.barrier.default", "c10d.monitored_bar
                                      "c10d.check_for_nan.default", "_c10d_functional.wait_tensor.default"),
                      reason="synchronisation or a NaN check: no tensor is written", family="collectives")
 
+# FSDP2 (fully_shard) packs and unpacks its parameters and gradients with these custom ops
+# (defined when torch.distributed.fsdp is imported; repmode imports it here so they can be named).
+try:
+    import torch.distributed.fsdp._fully_shard._fsdp_collectives  # noqa: F401
+except ImportError:  # a torch without FSDP2: nothing to register
+    pass
+register_passthrough(overloads_named("fsdp.all_gather_copy_in.default", "fsdp.split_with_sizes_copy.default",
+                                     "fsdp.chunk_cat.default"),
+                     reason="FSDP2's packing of shards into a flat buffer and back (narrow and split views, copies, "
+                            "zero padding): every output element is one input element or zero, copied bit for bit",
+                     family="collectives")
+
 register_passthrough(overloads_named("_c10d_functional._wrap_tensor_autograd.default"),
                      reason="wraps a functional collective's result for autograd (AsyncCollectiveTensor): "
                             "no data touched", family="collectives")

@@ -85,6 +85,25 @@ def test_ddp_example_gives_the_same_digests_on_every_rank_and_thread_count():
         assert one[(0, what)] == one[(1, what)], f"{what} differ between ranks"
 
 
+def fsdp_digests(threads: int, *options: str) -> dict[tuple[int, str], str]:
+    proc = torchrun(2, "examples/train_fsdp.py", "--epochs", "1", "--threads", str(threads), *options,
+                    threads=threads)
+    found = {(int(r), what): digest for r, what, digest in DIGEST_LINE.findall(proc.stdout)}
+    assert len(found) == 6, proc.stdout
+    return found
+
+
+@pytest.mark.parametrize("options", [(), ("--no-reshard", "--accumulate", "2")], ids=["reshard", "accumulate"])
+def test_fsdp2_example_runs_strict_with_the_same_digests_on_every_rank_and_thread_count(options):
+    """fully_shard per layer and at the root: DTensor parameters whose ops run on their shards
+    through repmode, FSDP2's packing copies, its reduce-scatter folded in rank order; the second
+    case keeps parameters unsharded after forward and accumulates two micro-steps locally."""
+    one, two = fsdp_digests(1, *options), fsdp_digests(2, *options)
+    assert one == two, f"1 thread: {one}\n2 threads: {two}"
+    for what in ("initial parameters", "trained parameters", "test logits"):
+        assert one[(0, what)] == one[(1, what)], f"{what} differ between ranks"
+
+
 # ---- strict mode over every collective torch defines ------------------------------------------
 
 # Collectives left unregistered on purpose, so strict mode refuses them: which sender
@@ -119,6 +138,24 @@ def one_rank_group():
         yield dist.group.WORLD
     finally:
         dist.destroy_process_group()
+
+
+def test_dtensor_ops_run_on_their_local_tensors_through_repmode(one_rank_group):
+    """A DTensor's op reaches the mode with DTensor arguments; repmode lets DTensor propagate the
+    placements and run the op on its local tensors, which come back through repmode's kernels
+    (so the bits are repmode's: the same as the op on plain tensors inside the block)."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+
+    mesh = init_device_mesh("cpu", (1,))
+    x = torch.randn(6, 40, generator=torch.Generator().manual_seed(0))
+    w = torch.randn(40, 5, generator=torch.Generator().manual_seed(1))
+    with repmode.enabled(strict=True) as mode:
+        dx, dw = distribute_tensor(x, mesh, [Shard(0)]), distribute_tensor(w, mesh, [Replicate()])
+        got = torch.nn.functional.gelu(dx @ dw).sum(dim=1).to_local()
+        want = torch.nn.functional.gelu(x @ w).sum(dim=1)
+    assert mode.report() == []
+    assert torch.equal(got.view(torch.int32), want.view(torch.int32))
 
 
 def test_strict_mode_refuses_an_unregistered_collective(one_rank_group):
