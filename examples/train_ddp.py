@@ -31,10 +31,10 @@ def shard(x: torch.Tensor, rank: int, world: int) -> torch.Tensor:
     return x[rank:usable:world]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--epochs", type=int, default=6)
-    parser.add_argument("--batch-size", type=int, default=32, help="per rank")
+def start(parser: argparse.ArgumentParser):
+    """What the distributed examples share: the --threads and --native options, the gloo process
+    group, this rank's shard of the training data and the block to train in (repmode's, or
+    nothing with --native). Returns (args, rank, world, data, mode)."""
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads in every process")
     parser.add_argument("--native", action="store_true", help="run without repmode")
     args = parser.parse_args()
@@ -49,6 +49,14 @@ def main() -> None:
     mode = contextlib.nullcontext() if args.native else repmode.enabled(strict=True, seed=0)
     if args.native:
         torch.manual_seed(0)
+    return args, rank, world, (x_train, y_train, x_test, y_test), mode
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--epochs", type=int, default=6)
+    parser.add_argument("--batch-size", type=int, default=32, help="per rank")
+    args, rank, world, (x_train, y_train, x_test, y_test), mode = start(parser)
     with mode:
         model = DigitsCNN()  # DDP copies rank 0's initial parameters to every rank
         ddp = DistributedDataParallel(model)

@@ -13,14 +13,13 @@ over ranks in rank order, docs/distributed.md). ``--native`` runs the same scrip
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 
 import torch
 import torch.distributed as dist
-from digits import load_data
 from torch import nn
 from torch.distributed.fsdp import fully_shard
+from train_ddp import start
 
 import repmode
 
@@ -41,21 +40,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32, help="per rank and micro-step")
     parser.add_argument("--accumulate", type=int, default=1, help="micro-steps per optimizer step")
     parser.add_argument("--no-reshard", action="store_true", help="reshard_after_forward=False")
-    parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads in every process")
-    parser.add_argument("--native", action="store_true", help="run without repmode")
-    args = parser.parse_args()
-    if args.threads:
-        torch.set_num_threads(args.threads)
-
-    dist.init_process_group("gloo")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    x_train, y_train, x_test, y_test = load_data()
-    usable = len(x_train) // world * world  # an equal shard per rank: the same number of steps
-    x_train, y_train = x_train[rank:usable:world], y_train[rank:usable:world]
-
-    mode = contextlib.nullcontext() if args.native else repmode.enabled(strict=True, seed=0)
-    if args.native:
-        torch.manual_seed(0)
+    args, rank, world, (x_train, y_train, x_test, y_test), mode = start(parser)
     with mode:
         model = make_model()  # the same seed on every rank: the same initial parameters
         for layer in model:
