@@ -31,10 +31,11 @@ def shard(x: torch.Tensor, rank: int, world: int) -> torch.Tensor:
     return x[rank:usable:world]
 
 
-def start(parser: argparse.ArgumentParser):
+def start(parser: argparse.ArgumentParser, shard_data: bool = True):
     """What the distributed examples share: the --threads and --native options, the gloo process
-    group, this rank's shard of the training data and the block to train in (repmode's, or
-    nothing with --native). Returns (args, rank, world, data, mode)."""
+    group, this rank's shard of the training data (all of it with ``shard_data=False``) and the
+    block to train in (repmode's, or nothing with --native). Returns (args, rank, world, data,
+    mode)."""
     parser.add_argument("--threads", type=int, default=None, help="torch.set_num_threads in every process")
     parser.add_argument("--native", action="store_true", help="run without repmode")
     args = parser.parse_args()
@@ -44,12 +45,18 @@ def start(parser: argparse.ArgumentParser):
     dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
     x_train, y_train, x_test, y_test = load_data()
-    x_train, y_train = shard(x_train, rank, world), shard(y_train, rank, world)
+    if shard_data:
+        x_train, y_train = shard(x_train, rank, world), shard(y_train, rank, world)
 
     mode = contextlib.nullcontext() if args.native else repmode.enabled(strict=True, seed=0)
     if args.native:
         torch.manual_seed(0)
     return args, rank, world, (x_train, y_train, x_test, y_test), mode
+
+
+def full_state(model: torch.nn.Module) -> dict:
+    """Every parameter and buffer whole (DTensor shards gathered, an exact all-gather), by name."""
+    return {name: t.full_tensor() if hasattr(t, "full_tensor") else t for name, t in model.state_dict().items()}
 
 
 def main() -> None:

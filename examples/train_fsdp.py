@@ -19,7 +19,7 @@ import torch
 import torch.distributed as dist
 from torch import nn
 from torch.distributed.fsdp import fully_shard
-from train_ddp import start
+from train_ddp import full_state, start
 
 import repmode
 
@@ -27,11 +27,6 @@ import repmode
 def make_model() -> nn.Module:
     return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Dropout(0.1), nn.Linear(128, 128), nn.GELU(),
                          nn.Linear(128, 10))
-
-
-def full_state(model: nn.Module) -> dict:
-    """Every parameter gathered whole (an exact all-gather of the shards), in name order."""
-    return {name: p.full_tensor() for name, p in model.state_dict().items()}
 
 
 def main() -> None:

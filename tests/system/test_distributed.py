@@ -104,6 +104,21 @@ def test_fsdp2_example_runs_strict_with_the_same_digests_on_every_rank_and_threa
         assert one[(0, what)] == one[(1, what)], f"{what} differ between ranks"
 
 
+def test_tensor_parallel_example_runs_strict_with_the_same_digests_on_every_rank_and_thread_count():
+    """parallelize_module with ColwiseParallel q/k/v and MLP-up, RowwiseParallel output and
+    MLP-down (half of the heads per rank): DTensor ops on local shards through repmode, the
+    row-split layers' partial sums all-reduced in rank order."""
+    runs = []
+    for threads in (1, 2):
+        proc = torchrun(2, "examples/train_tp.py", "--epochs", "1", "--threads", str(threads), threads=threads)
+        found = {(int(r), what): digest for r, what, digest in DIGEST_LINE.findall(proc.stdout)}
+        assert len(found) == 6, proc.stdout
+        runs.append(found)
+    assert runs[0] == runs[1], f"1 thread: {runs[0]}\n2 threads: {runs[1]}"
+    for what in ("initial parameters", "trained parameters", "test logits"):
+        assert runs[0][(0, what)] == runs[0][(1, what)], f"{what} differ between ranks"
+
+
 # ---- strict mode over every collective torch defines ------------------------------------------
 
 # Collectives left unregistered on purpose, so strict mode refuses them: which sender
