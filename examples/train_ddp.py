@@ -89,9 +89,14 @@ def main() -> None:
             logits = model(x_test)
             accuracy = (logits.argmax(dim=1) == y_test).float().mean().item()
 
+    finish(rank, world, initial, repmode.digest(model), logits, accuracy)
+
+
+def finish(rank: int, world: int, initial: str, trained: str, logits: torch.Tensor, accuracy: float) -> None:
+    """Print this rank's digests and leave the process group (the distributed examples' end)."""
     # the ranks share one stdout: each writes its report in one write(), so lines never interleave
     sys.stdout.write(f"rank {rank}/{world}: initial parameters: {initial}\n"
-                     f"rank {rank}/{world}: trained parameters: {repmode.digest(model)}\n"
+                     f"rank {rank}/{world}: trained parameters: {trained}\n"
                      f"rank {rank}/{world}: test logits:        {repmode.digest(logits)}\n"
                      f"rank {rank}/{world}: test accuracy:      {accuracy:.4f}\n")
     sys.stdout.flush()

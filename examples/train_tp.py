@@ -14,14 +14,12 @@ through repmode, and the partial sums of the row-split layers are combined by re
 from __future__ import annotations
 
 import argparse
-import sys
 
 import torch
-import torch.distributed as dist
 from torch import nn
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
-from train_ddp import full_state, start
+from train_ddp import finish, full_state, start
 
 import repmode
 
@@ -85,13 +83,7 @@ def main() -> None:
             accuracy = (logits.argmax(dim=1) == y_test).float().mean().item()
         trained = repmode.digest(full_state(model))
 
-    sys.stdout.write(f"rank {rank}/{world}: initial parameters: {initial}\n"
-                     f"rank {rank}/{world}: trained parameters: {trained}\n"
-                     f"rank {rank}/{world}: test logits:        {repmode.digest(logits)}\n"
-                     f"rank {rank}/{world}: test accuracy:      {accuracy:.4f}\n")
-    sys.stdout.flush()
-    dist.barrier()  # no rank tears down its gloo connections while another still uses them
-    dist.destroy_process_group()
+    finish(rank, world, initial, trained, logits, accuracy)
 
 
 if __name__ == "__main__":
