@@ -16,7 +16,8 @@ import argparse
 
 import torch
 from torch import nn
-from torch.distributed.fsdp import fully_shard
+from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
 from train_ddp import finish, full_state, start
 
 import repmode
@@ -33,13 +34,17 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=32, help="per rank and micro-step")
     parser.add_argument("--accumulate", type=int, default=1, help="micro-steps per optimizer step")
     parser.add_argument("--no-reshard", action="store_true", help="reshard_after_forward=False")
+    parser.add_argument("--bf16", action="store_true", help="MixedPrecisionPolicy: bf16 parameters, fp32 reduce")
     args, rank, world, (x_train, y_train, x_test, y_test), mode = start(parser)
     with mode:
         model = make_model()  # the same seed on every rank: the same initial parameters
+        options = dict(reshard_after_forward=not args.no_reshard)
+        if args.bf16:
+            options["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
         for layer in model:
             if isinstance(layer, nn.Linear):
-                fully_shard(layer, reshard_after_forward=not args.no_reshard)
-        fully_shard(model, reshard_after_forward=not args.no_reshard)
+                fully_shard(layer, **options)
+        fully_shard(model, **options)
         initial = repmode.digest(full_state(model))
         optimizer = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-2)
         batches = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x_train, y_train),
@@ -59,7 +64,8 @@ def main() -> None:
         with torch.no_grad():
             logits = model(x_test)
             accuracy = (logits.argmax(dim=1) == y_test).float().mean().item()
-        trained = repmode.digest(full_state(model))
+        # DCP's state dict, gathered whole on every rank (inside the block: its collectives too)
+        trained = repmode.digest(get_model_state_dict(model, options=StateDictOptions(full_state_dict=True)))
 
     finish(rank, world, initial, trained, logits, accuracy)
 

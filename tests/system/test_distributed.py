@@ -93,11 +93,14 @@ def fsdp_digests(threads: int, *options: str) -> dict[tuple[int, str], str]:
     return found
 
 
-@pytest.mark.parametrize("options", [(), ("--no-reshard", "--accumulate", "2")], ids=["reshard", "accumulate"])
+@pytest.mark.parametrize("options", [(), ("--no-reshard", "--accumulate", "2", "--bf16")],
+                         ids=["reshard", "no-reshard+accumulate+bf16"])
 def test_fsdp2_example_runs_strict_with_the_same_digests_on_every_rank_and_thread_count(options):
     """fully_shard per layer and at the root: DTensor parameters whose ops run on their shards
-    through repmode, FSDP2's packing copies, its reduce-scatter folded in rank order; the second
-    case keeps parameters unsharded after forward and accumulates two micro-steps locally."""
+    through repmode, FSDP2's packing copies, its reduce-scatter folded in rank order, the trained
+    parameters read through DCP's get_model_state_dict; the second case keeps parameters
+    unsharded after forward, accumulates two micro-steps locally and computes in bf16
+    (MixedPrecisionPolicy, fp32 reduce)."""
     one, two = fsdp_digests(1, *options), fsdp_digests(2, *options)
     assert one == two, f"1 thread: {one}\n2 threads: {two}"
     for what in ("initial parameters", "trained parameters", "test logits"):
