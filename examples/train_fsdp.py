@@ -18,7 +18,7 @@ import torch
 from torch import nn
 from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
-from train_ddp import finish, full_state, start
+from train_ddp import finish, full_state, shard, start
 
 import repmode
 
@@ -36,6 +36,7 @@ def main() -> None:
     parser.add_argument("--no-reshard", action="store_true", help="reshard_after_forward=False")
     parser.add_argument("--bf16", action="store_true", help="MixedPrecisionPolicy: bf16 parameters, fp32 reduce")
     args, rank, world, (x_train, y_train, x_test, y_test), mode = start(parser)
+    x_train, y_train = shard(x_train, rank, world), shard(y_train, rank, world)
     with mode:
         model = make_model()  # the same seed on every rank: the same initial parameters
         options = dict(reshard_after_forward=not args.no_reshard)

@@ -64,7 +64,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epochs", type=int, default=5)
     parser.add_argument("--batch-size", type=int, default=64)
-    args, rank, world, (x_train, y_train, x_test, y_test), mode = start(parser, shard_data=False)
+    args, rank, world, (x_train, y_train, x_test, y_test), mode = start(parser)
     mesh = init_device_mesh("cpu", (world,))
     with mode:
         model = parallelize_module(Model(), mesh, PLAN)  # the same seed on every rank

@@ -23,6 +23,7 @@ from .rng import get_rng_state, manual_seed, set_rng_state
 from .tools.divergence import diff_traces, replay
 from .tools.trace import trace
 from .version import NUMERICS_VERSION, __version__
+from .world_invariant import TreeGradients
 from .wrap import from_torch_module, is_wrapped, run_reproducibly, unwrap, wrap
 
 __all__ = [
@@ -30,5 +31,5 @@ __all__ = [
     "ReproducibilityEnvironmentError", "CompiledRegionWarning", "ForkedProcessWarning", "supported_ops",
     "registrations", "cpu_isa", "set_cpu_isa", "NUMERICS_VERSION", "__version__", "digest", "manual_seed",
     "get_rng_state", "set_rng_state", "from_torch_module", "wrap", "unwrap", "is_wrapped", "run_reproducibly", "ops",
-    "trace", "diff_traces", "replay",
+    "trace", "diff_traces", "replay", "TreeGradients",
 ]

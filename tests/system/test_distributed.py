@@ -122,6 +122,24 @@ def test_tensor_parallel_example_runs_strict_with_the_same_digests_on_every_rank
         assert runs[0][(0, what)] == runs[0][(1, what)], f"{what} differ between ranks"
 
 
+def test_world_invariant_training_gives_the_same_digests_for_world_sizes_1_2_and_4():
+    """repmode.TreeGradients: 8 micro-batches of 8 per global batch of 64; 1, 2 and 4 ranks (one
+    thread each) compute 8, 4 and 2 of them each, and every run prints the same digests."""
+    runs = {}
+    for world in (1, 2, 4):
+        proc = torchrun(world, "examples/train_ddp.py", "--world-invariant", "--epochs", "1", "--batch-size", "64",
+                        "--micro-batch", "8", "--threads", "1", threads=1)
+        line = rf"^rank (\d+)/{world}: (initial parameters|trained parameters|test logits):\s+([0-9a-f]{{64}})$"
+        found = re.findall(line, proc.stdout, re.M)
+        assert len(found) == 3 * world, proc.stdout
+        per_rank = {int(r): {} for r, _, _ in found}
+        for r, what, digest in found:
+            per_rank[int(r)][what] = digest
+        assert all(d == per_rank[0] for d in per_rank.values()), f"ranks differ at world size {world}: {per_rank}"
+        runs[world] = per_rank[0]
+    assert runs[1] == runs[2] == runs[4], runs
+
+
 # ---- strict mode over every collective torch defines ------------------------------------------
 
 # Collectives left unregistered on purpose, so strict mode refuses them: which sender
