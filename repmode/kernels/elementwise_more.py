@@ -170,16 +170,22 @@ def nan_to_num_(func, args, kwargs):
     return _nan_to_num(func, args, kwargs, True)
 
 
+# 10^23 lies exactly halfway between two doubles; glibc's pow (torch's std::pow) returns the upper
+# one, not the even one Python's int -> float conversion picks. It is the only power of ten that is
+# a tie (5^d has more than 54 bits from d = 24 on).
+_POW10_TIES = {23: float.fromhex("0x1.52d02c7e14af7p+76")}
+
+
 def _round_decimals(func, args, kwargs, inplace):
     x = args[0]
     decimals = param(func, args, kwargs, "decimals")
     if _is_integral(x):
         return run_native(func, args, kwargs)  # torch's own rule (it refuses integer tensors)
-    # 10^|d| as torch computes it (std::pow(10, |d|) in double: exact up to 10^22, correctly rounded
-    # beyond), then rounded to the compute type by the kernel. decimals=0 gives round(a * 1) / 1 =
-    # round(a), the same values as round() (here with the canonical NaN also for bf16/fp16).
+    # 10^|d| as torch computes it (std::pow(10, |d|) in double: exact up to 10^22, the nearest double
+    # beyond, inf past 10^308), then rounded to the compute type by the kernel. decimals=0 gives
+    # round(a * 1) / 1 = round(a), the same values as round() (with the canonical NaN for bf16/fp16).
     exponent = abs(int(decimals))
-    power = math.inf if exponent > 308 else float(10 ** exponent)
+    power = math.inf if exponent > 308 else _POW10_TIES.get(exponent, float(10 ** exponent))
     return elementwise(ROUND_DECIMALS, func, args, kwargs, x, params=(power, 1.0 if decimals < 0 else 0.0),
                        inplace=inplace)
 

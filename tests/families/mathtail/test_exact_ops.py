@@ -162,6 +162,19 @@ def test_unary_exact_ops_equal_native(name, dtype):
     assert_same_as_native(got, want, f"{name} {dtype}")
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_round_decimals_equal_native_for_every_power_of_ten(dtype):
+    # 10^23 is a tie between two doubles (torch's std::pow takes the upper one); 10^39 overflows
+    # float32, 10^309 float64
+    x = adversarial(dtype)
+    for d in (1, 7, -7, 22, -22, 23, -23, 24, 30, 39, -39, 40, 308, 309, -309):
+        with repmode.enabled():
+            got = torch.round(x, decimals=d)
+        low = dtype in (torch.bfloat16, torch.float16)
+        want = torch.round(x.float(), decimals=d).to(dtype) if low else torch.round(x, decimals=d)
+        assert_same_as_native(got, want, f"round(decimals={d}) {dtype}")
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
 def test_python_number_operands_equal_native(dtype):
     x = adversarial(dtype)
