@@ -199,11 +199,19 @@ def test_python_number_operands_equal_native(dtype):
 def test_ldexp_equals_native_on_integer_exponents():
     x = adversarial(torch.float32)
     e = torch.randint(-160, 160, x.shape, generator=torch.Generator().manual_seed(3))
-    for dtype in (torch.float32, torch.float64):
-        xs = x.to(dtype)
+    for dtype in FLOATS:
+        xs = adversarial(dtype)
         with repmode.enabled():
             got = torch.ldexp(xs, e)
+            floating = torch.ldexp(xs, e.to(torch.float32))  # torch's x * 2 ** e (repmode's pow, mul)
         assert_same_as_native(got, torch.ldexp(xs, e), f"ldexp {dtype}")
+        with repmode.enabled():
+            want = xs * torch.pow(2.0, e.to(torch.float32))
+        assert_bitwise_equal(floating, want, f"ldexp floating exponent {dtype}")
+    ints = torch.arange(-5, 5)
+    with repmode.enabled():
+        got = torch.ldexp(ints, torch.full((10,), 3))
+    assert_same_as_native(got, torch.ldexp(ints, torch.full((10,), 3)), "ldexp int")
 
 
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16])
