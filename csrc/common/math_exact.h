@@ -76,15 +76,28 @@ REPMODE_HD T floor_of(T x) {
   return r > x ? r - T(1) : r;  // exact: r is an integer of at most p bits
 }
 
+// Leading zero bits of v != 0 (an exact integer operation on both devices).
+REPMODE_HD int clz64(uint64_t v) {
+#if defined(__CUDA_ARCH__)
+  return __clzll(static_cast<long long>(v));
+#else
+  return __builtin_clzll(v);
+#endif
+}
+
 // fmod(x, y) = x - n*y with n = trunc(x/y) taken exactly: the result is always representable,
-// so it is exact (C99 F.9.7.1). Integer long division on the significands (shift-and-subtract,
-// one bit of the quotient per step), as in musl. fmod(x, ±0), fmod(±inf, y) and NaN operands
-// give the canonical NaN; fmod(x, ±inf) = x for finite x; a zero result has the sign of x.
+// so it is exact (C99 F.9.7.1). Integer arithmetic on the significands: with x = mx 2^ex and
+// y = my 2^ey (mx, my integers of p + 1 bits, subnormals normalised), the result is
+// (mx 2^(ex-ey) mod my) 2^ey, and the modulo is taken in steps of at most 63 - (p + 1) bits
+// (r < my, so r 2^s stays below 2^63): r = (r << s) % my, exact 64-bit integer operations.
+// fmod(x, ±0), fmod(±inf, y) and NaN operands give the canonical NaN; fmod(x, ±inf) = x for
+// finite x; a zero result has the sign of x.
 template <typename T>
 REPMODE_HD T fmod_of(T x, T y) {
   using L = exact_detail::Layout<T>;
   using U = typename L::U;
-  constexpr int kTop = L::kBits - 1, kShift = L::kBits - L::kMant;  // sign + exponent bits
+  constexpr int kShift = L::kBits - L::kMant;  // sign + exponent bits
+  constexpr int kStep = 63 - (L::kMant + 1);   // bits of quotient per modulo step
   const U implicit = U(1) << L::kMant;
   U ux = bits_of(x), uy = bits_of(y);
   int ex = int((ux >> L::kMant) & U(L::kExpMax));
@@ -95,47 +108,42 @@ REPMODE_HD T fmod_of(T x, T y) {
     if (U(ux << 1) == U(uy << 1)) return L::from(sx);  // |x| == |y|: a zero with x's sign
     return x;                                          // |x| < |y| (y = ±inf included)
   }
-  // Significands as integers with the implicit bit; subnormals normalised.
+  // Significands as integers with the implicit bit at position kMant; a subnormal is shifted up
+  // to put its leading bit there, its exponent lowered to match (it may become <= 0).
+  uint64_t mx, my;
   if (ex == 0) {
-    for (U i = U(ux << kShift); (i >> kTop) == 0; --ex, i <<= 1) {
-    }
-    ux <<= -ex + 1;
+    const int lead = clz64(uint64_t(ux & (~U(0) >> kShift))) - (63 - L::kMant);
+    mx = uint64_t(ux & (~U(0) >> kShift)) << lead;
+    ex = 1 - lead;
   } else {
-    ux &= ~U(0) >> kShift;
-    ux |= implicit;
+    mx = uint64_t((ux & (~U(0) >> kShift)) | implicit);
   }
   if (ey == 0) {
-    for (U i = U(uy << kShift); (i >> kTop) == 0; --ey, i <<= 1) {
-    }
-    uy <<= -ey + 1;
+    const int lead = clz64(uint64_t(uy & (~U(0) >> kShift))) - (63 - L::kMant);
+    my = uint64_t(uy & (~U(0) >> kShift)) << lead;
+    ey = 1 - lead;
   } else {
-    uy &= ~U(0) >> kShift;
-    uy |= implicit;
+    my = uint64_t((uy & (~U(0) >> kShift)) | implicit);
   }
-  // x mod y: long division, one quotient bit per exponent step.
-  for (; ex > ey; --ex) {
-    const U i = ux - uy;
-    if ((i >> kTop) == 0) {
-      if (i == 0) return L::from(sx);
-      ux = i;
-    }
-    ux <<= 1;
+  // |x| > |y| here, so ex >= ey.
+  uint64_t r = mx % my;
+  for (int gap = ex - ey; gap > 0 && r != 0;) {
+    const int s = gap < kStep ? gap : kStep;
+    r = (r << s) % my;
+    gap -= s;
   }
-  const U i = ux - uy;
-  if ((i >> kTop) == 0) {
-    if (i == 0) return L::from(sx);
-    ux = i;
-  }
-  for (; (ux >> L::kMant) == 0; ux <<= 1, --ex) {
-  }
-  // Back to a float (subnormal if the exponent fell below the normal range).
-  if (ex > 0) {
-    ux -= implicit;
-    ux |= U(ex) << L::kMant;
+  if (r == 0) return L::from(sx);
+  // r 2^ey with r < my < 2^(kMant+1): normalise the leading bit to position kMant.
+  const int up = clz64(r) - (63 - L::kMant);
+  r <<= up;
+  int e = ey - up;
+  U out;
+  if (e > 0) {
+    out = (U(r) - implicit) | (U(e) << L::kMant);
   } else {
-    ux >>= -ex + 1;
+    out = U(r >> (-e + 1));  // subnormal result: the bits shifted out are zero (the result is exact)
   }
-  return L::from(ux | sx);
+  return L::from(out | sx);
 }
 
 // nextafter(x, y): the float next to x in the direction of y (C99): y itself when x == y,
