@@ -18,6 +18,7 @@ from ._common import (
     FLOAT_WIDENED_INT,
     LOW_PRECISION,
     call_registered,
+    named_arguments,
     normalize_dims,
     param,
     round_to,
@@ -341,6 +342,23 @@ def dist(func, args, kwargs):
     a, b = args[0], args[1]
     p = param(func, args, kwargs, "p")
     return call_registered(aten.linalg_vector_norm.default, call_registered(aten.sub.Tensor, a, b), float(p))
+
+
+_NORMS = [aten.norm.Scalar, aten.norm.ScalarOpt_dim, aten.norm.ScalarOpt_dim_dtype, aten.norm.ScalarOpt_dtype]
+
+
+@register_composite(_NORMS, FLOAT_WIDENED, out=[aten.norm.out, aten.norm.dtype_out, aten.norm.Scalar_out,
+                                                aten.norm.ScalarOpt_dtype_out])
+def norm(func, args, kwargs):
+    """torch.norm on real tensors is linalg.vector_norm (torch's own implementation calls it): p
+    None means 2, no dim means every element."""
+    named = named_arguments(func, args, kwargs)
+    x = named["self"]
+    if x.is_complex():
+        raise unsupported(func, args, kwargs, "complex numbers are not supported")
+    p = named.get("p")
+    return call_registered(aten.linalg_vector_norm.default, x, 2.0 if p is None else float(p), named.get("dim"),
+                           named.get("keepdim", False), dtype=named.get("dtype"))
 
 
 def _renorm(func, args, kwargs, inplace):

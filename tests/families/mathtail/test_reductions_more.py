@@ -204,3 +204,32 @@ def test_foreach_forms_run_their_single_tensor_op():
     for a, b, c in zip(got, want, ys):
         assert_bitwise_equal(a, b)
         assert_bitwise_equal(c, b)
+
+
+def test_norm_overloads_are_vector_norm():
+    g = torch.Generator().manual_seed(11)
+    x = torch.randn(30, 40, generator=g)
+    aten = torch.ops.aten
+    with repmode.enabled():
+        cases = [
+            (aten.norm.Scalar(x, 3), torch.linalg.vector_norm(x, 3)),
+            (aten.norm.ScalarOpt_dim(x, None, [1]), torch.linalg.vector_norm(x, 2, [1])),
+            (aten.norm.ScalarOpt_dim(x, 1.5, [0], True), torch.linalg.vector_norm(x, 1.5, [0], True)),
+            (aten.norm.ScalarOpt_dim_dtype(x, 2, [1], False, dtype=torch.float64),
+             torch.linalg.vector_norm(x, 2, [1], dtype=torch.float64)),
+            (torch.norm(x.bfloat16(), p=1), torch.linalg.vector_norm(x.bfloat16(), 1)),
+            (torch.nn.functional.pairwise_distance(x, x.flip(0)),
+             torch.linalg.vector_norm(x - x.flip(0) + 1e-6, 2, [-1])),
+        ]
+        out = torch.empty(0)
+        torch.norm(x, 2, dim=1, out=out)
+        cases.append((out, torch.linalg.vector_norm(x, 2, [1])))
+    for got, want in cases:
+        assert_bitwise_equal(got, want)
+    with num_threads(1), repmode.enabled():
+        one = torch.norm(torch.randn(300, 400, generator=g), dim=1)
+    g = torch.Generator().manual_seed(11)
+    torch.randn(30, 40, generator=g)
+    with num_threads(2), repmode.enabled():
+        two = torch.norm(torch.randn(300, 400, generator=g), dim=1)
+    assert_bitwise_equal(one, two)
