@@ -12,6 +12,7 @@
 #pragma once
 
 #include "defs.h"
+#include "math_exact.h"
 #include "math_overloads.h"
 
 namespace repmode {
@@ -69,7 +70,28 @@ namespace repmode {
   X(sigmoid_backward, 47)       /* a = grad, b = the forward result */                   \
   X(addcmul, 48)                /* a + p0*b*c */                                         \
   X(addcdiv, 49)                /* a + p0*b/c */                                         \
-  X(lerp, 50)                   /* a + c*(b - a), c = weight */
+  X(lerp, 50)                   /* a + c*(b - a), c = weight */                           \
+  X(copysign, 51)               /* |a| with b's sign */                                  \
+  X(fmod, 52)                   /* exact C fmod */                                       \
+  X(remainder, 53)              /* fmod, + b when its sign differs from b's (torch) */   \
+  X(floor_divide, 54)           /* torch's div_floor_floating sequence */                \
+  X(fmax, 55)                   /* NaN ignored; equal: a */                              \
+  X(fmin, 56)                                                                            \
+  X(heaviside, 57)              /* a == 0 ? b : (a > 0) */                               \
+  X(nextafter, 58)                                                                       \
+  X(frac, 59)                   /* a - trunc(a) */                                       \
+  X(nan_to_num, 60)             /* p0 = nan, p1 = posinf, p2 = neginf (values of T) */   \
+  X(round_decimals, 61)         /* p0 = 10^|d| (double), p1 = 1 when d < 0 */            \
+  X(frexp_mantissa, 62)                                                                  \
+  X(frexp_exponent, 63)         /* the exponent as a value of T (exact) */               \
+  X(logaddexp, 64)                                                                       \
+  X(logaddexp2, 65)                                                                      \
+  X(logit, 66)                  /* p0 = lo, p1 = hi (values of T), p2 = 1: clamp */      \
+  X(logit_backward, 67)         /* a = grad, b = input; params as logit */               \
+  X(xlog1py, 68)                                                                         \
+  X(sinc, 69)                                                                            \
+  X(hypot, 70)                                                                           \
+  X(ldexp, 71)                  /* a * 2^b, b an integer (exact, rounded once) */
 // clang-format on
 
 enum class EwOp : int {
@@ -119,6 +141,13 @@ constexpr Wide kInvSqrt2Pi = 0x1.9884533d43651p-2;   // 1/sqrt(2 pi)
 constexpr Wide kSqrt2OverPi = 0x1.9884533d43651p-1;  // sqrt(2/pi)
 constexpr Wide kGeluKappa = 0.044715;                // tanh-gelu's cubic coefficient
 constexpr Wide kGeluKappa3 = 0.134145;               // 3 * 0.044715
+constexpr Wide kPi = 0x1.921fb54442d18p1;            // pi
+constexpr Wide kInvLn2 = 0x1.71547652b82fep0;        // 1/ln(2)
+
+template <typename T>
+REPMODE_HD T abs_bits(T x) {  // |x| by clearing the sign bit (exact, also for -0)
+  return exact_detail::Layout<T>::from(bits_of(x) & ~exact_detail::sign_mask<T>());
+}
 
 }  // namespace ew_detail
 
@@ -260,6 +289,122 @@ REPMODE_EW(lerp, {
   const Wide aw = w < 0 ? -w : w;
   return narrow<T>(aw < 0.5 ? s + w * (e - s) : e - (e - s) * (1.0 - w));
 })
+
+// ---- more elementwise functions (docs/semantics.md "More elementwise functions") ----
+// Exact: one IEEE result per element (csrc/common/math_exact.h for fmod, nextafter, frexp).
+REPMODE_EW(copysign, return a != a ? Canonical<T>::nan() : exact_detail::with_sign_of(abs_bits(a), b);)
+REPMODE_EW(fmod, return fmod_of(a, b);)
+// torch's remainder: m = fmod(a, b), then m + b (one rounding) when m != 0 and its sign differs from b's.
+REPMODE_EW(remainder, {
+  const T m = fmod_of(a, b);
+  return canon((m != T(0) && ((b < T(0)) != (m < T(0)))) ? m + b : m);
+})
+// torch's div_floor_floating, step for step: b == 0 -> a / b; m = fmod(a, b); q = (a - m) / b,
+// minus 1 when m != 0 and its sign differs from b's; then floor(q), plus 1 when q - floor(q) > 0.5;
+// a zero quotient takes the sign of a / b.
+REPMODE_EW(floor_divide, {
+  if (b == T(0)) return canon(a / b);
+  const T m = fmod_of(a, b);
+  T q = (a - m) / b;
+  if (m != T(0) && ((b < T(0)) != (m < T(0)))) q = q - T(1);
+  if (q != T(0)) {
+    T f = floor_of(q);
+    if (q - f > T(0.5)) f = f + T(1);
+    return canon(f);
+  }
+  return exact_detail::with_sign_of(T(0), a / b);
+})
+REPMODE_EW(fmax, {
+  if (a != a) return canon(b);
+  if (b != b) return a;
+  return a < b ? b : a;
+})
+REPMODE_EW(fmin, {
+  if (a != a) return canon(b);
+  if (b != b) return a;
+  return b < a ? b : a;
+})
+REPMODE_EW(heaviside, return a == T(0) ? canon(b) : (a > T(0) ? T(1) : T(0));)
+REPMODE_EW(nextafter, return nextafter_of(a, b);)
+REPMODE_EW(frac, return canon(a - trunc_of(a));)
+REPMODE_EW(nan_to_num, {
+  if (a != a) return canon(T(p.p0));
+  if (a - a != T(0)) return a > T(0) ? T(p.p1) : T(p.p2);  // +-inf
+  return a;
+})
+// torch's round(decimals=d): d > 0: rint(a * 10^d) / 10^d; d < 0: rint(a / 10^-d) * 10^-d, with
+// 10^|d| rounded to T once; rint ties to even.
+REPMODE_EW(round_decimals, {
+  const T tp = T(p.p0);
+  return canon(p.p1 != 0 ? round_even_of(a / tp) * tp : round_even_of(a * tp) / tp);
+})
+REPMODE_EW(frexp_mantissa, {
+  int e;
+  return frexp_mantissa_of(a, &e);
+})
+REPMODE_EW(frexp_exponent, {
+  int e;
+  frexp_mantissa_of(a, &e);
+  return T(e);
+})
+
+// Built from repmode's routines: evaluated in double, rounded once to T.
+// logaddexp(a, b) = max + log1p(exp(-|a - b|)); equal infinities give themselves.
+REPMODE_EW(logaddexp, {
+  if (a != a || b != b) return Canonical<T>::nan();
+  if (a == b && a - a != T(0)) return a;  // both +inf or both -inf
+  const Wide x = a, y = b;
+  const Wide m = x < y ? y : x, d = x - y;
+  return narrow<T>(m + log1p_of(exp_of(-(d < 0 ? -d : d))));
+})
+// logaddexp2(a, b) = max + log2(1 + exp2(-|a - b|)).
+REPMODE_EW(logaddexp2, {
+  if (a != a || b != b) return Canonical<T>::nan();
+  if (a == b && a - a != T(0)) return a;
+  const Wide x = a, y = b;
+  const Wide m = x < y ? y : x, d = x - y;
+  const Wide t = exp2_of(-(d < 0 ? -d : d));
+  // log2(1 + t): directly for t > 1/2 (1 + t is rounded with relative error 2^-53 and log2(2) = 1
+  // exactly, so logaddexp2(x, x) = x + 1 without a trace of 1/ln 2); through log1p for smaller t
+  return narrow<T>(m + (t > 0.5 ? log2_of(1.0 + t) : log1p_of(t) * kInvLn2));
+})
+// logit(z) with z = clamp(a, lo, hi) when eps is given: log(z / (1 - z)) for z < 1/4, else
+// log1p((2z - 1) / (1 - z)) (2z - 1 exact there, so no cancellation near z = 1/2).
+REPMODE_EW(logit, {
+  T z = a;
+  if (p.p2 != 0) z = a < T(p.p0) ? T(p.p0) : (a > T(p.p1) ? T(p.p1) : a);
+  if (z != z) return Canonical<T>::nan();
+  const Wide x = z;
+  if (x < 0.25) return narrow<T>(log_of(x / (1.0 - x)));
+  return narrow<T>(log1p_of((x + x - 1.0) / (1.0 - x)));
+})
+// grad / (x (1 - x)); 0 outside [lo, hi] when eps is given (torch's logit_backward).
+REPMODE_EW(logit_backward, {
+  if (p.p2 != 0 && (b < T(p.p0) || b > T(p.p1))) return T(0);
+  const Wide g = a, x = b;
+  return narrow<T>(g / (x * (1.0 - x)));
+})
+// x log1p(y); 0 where x == 0 unless y is NaN (torch's definition).
+REPMODE_EW(xlog1py, {
+  if (b != b) return Canonical<T>::nan();
+  if (a == T(0)) return T(0);
+  return narrow<T>(Wide(a) * log1p_of(Wide(b)));
+})
+// sinc(x) = sin(pi x) / (pi x), 1 at 0. sin(pi x) from the exact reduction x = n + r
+// (n = rint(x), r = x - n exact, |r| <= 1/2): (-1)^n sin(pi r); integers give exactly 0.
+REPMODE_EW(sinc, {
+  if (a == T(0)) return T(1);
+  if (a - a != T(0)) return Canonical<T>::nan();  // inf, NaN
+  const Wide x = a;
+  const Wide n = round_even_of(x), r = x - n;
+  if (r == 0) return T(0);  // a nonzero integer: exactly +0
+  const Wide h = n * 0.5;
+  Wide s = sin_of(kPi * r);
+  if (round_even_of(h) != h) s = -s;  // n odd
+  return narrow<T>(s / (kPi * x));
+})
+REPMODE_EW(hypot, return canon(hypot_of(a, b));)
+REPMODE_EW(ldexp, return canon(ldexp_of(a, b));)
 
 #undef REPMODE_EW
 

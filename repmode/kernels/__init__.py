@@ -34,6 +34,7 @@ def _import_families() -> None:
         batch_norm,
         convolution,
         elementwise,
+        elementwise_more,
         embedding,
         foreach,
         fused_optim,

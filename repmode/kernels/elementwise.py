@@ -45,17 +45,21 @@ GELU, GELU_TANH, GELU_BACKWARD, GELU_TANH_BACKWARD, SILU, SILU_BACKWARD, MISH, M
     "GELU", "GELU_TANH", "GELU_BACKWARD", "GELU_TANH_BACKWARD", "SILU", "SILU_BACKWARD", "MISH", "MISH_BACKWARD"))
 SOFTPLUS, SOFTPLUS_BACKWARD, TANH_BACKWARD, SIGMOID_BACKWARD, ADDCMUL, ADDCDIV, LERP = (_EW[n] for n in (
     "SOFTPLUS", "SOFTPLUS_BACKWARD", "TANH_BACKWARD", "SIGMOID_BACKWARD", "ADDCMUL", "ADDCDIV", "LERP"))
+# (the ops of repmode/kernels/elementwise_more.py; named here where this module's tables need them)
+COPYSIGN, FMOD, REMAINDER, FLOOR_DIVIDE, FMAX, FMIN, HEAVISIDE, XLOG1PY, SINC, LOGIT = (_EW[n] for n in (
+    "COPYSIGN", "FMOD", "REMAINDER", "FLOOR_DIVIDE", "FMAX", "FMIN", "HEAVISIDE", "XLOG1PY", "SINC", "LOGIT"))
 
 # Below this many elements the C++ side stays on one thread anyway (csrc/cpu/parallel.h).
 _PARALLEL_MIN = 32768
 
 # On integer (and bool) tensors these ops are exact on every device (two's-complement
 # wrap-around, exact comparisons), so those cases run natively.
-_EXACT_FOR_INTEGERS = {ADD, SUB, MUL, NEG, RELU, ABS, MINIMUM, MAXIMUM, CLAMP, SIGN, POW}
+_EXACT_FOR_INTEGERS = {ADD, SUB, MUL, NEG, RELU, ABS, MINIMUM, MAXIMUM, CLAMP, SIGN, POW, FMOD, REMAINDER, FLOOR_DIVIDE,
+                       FMAX, FMIN, HEAVISIDE}
 
 # Ops whose result is floating even for integer inputs (torch's rule: the default dtype).
 _FLOAT_RESULT = {DIV, EXP, LOG, LOG1P, EXPM1, LOG2, EXP2, TANH, SIGMOID, ERF, ERFC, SIN, COS, RSQRT, SQRT,
-                 RECIPROCAL}
+                 RECIPROCAL, COPYSIGN, XLOG1PY, SINC, LOGIT}
 
 
 def dtypes_of(*ops) -> tuple[str, ...]:
@@ -204,10 +208,11 @@ def elementwise_general(op, func, args, kwargs, a, b=None, c=None, params=(), in
 
 # ---- registrations -------------------------------------------------------------------------
 
-def _family(functional, inplace=None, out=None, *, operands, dtypes, params=None):
+def _family(functional, inplace=None, out=None, *, operands, dtypes, params=None, module=__name__):
     """Register the functional, in-place and out= overloads of one op.
     ``operands(func, args, kwargs) -> (op, a, b, c)``; ``params(func, args, kwargs) -> tuple`` (the op's number
-    arguments); ``dtypes``: the registry's dtype tags (``dtypes_of`` the op codes ``operands`` can return)."""
+    arguments); ``dtypes``: the registry's dtype tags (``dtypes_of`` the op codes ``operands`` can return);
+    ``module``: the registering module (its family in the ops table)."""
 
     def compute(func, args, kwargs):
         op, a, b, c = operands(func, args, kwargs)
@@ -218,7 +223,7 @@ def _family(functional, inplace=None, out=None, *, operands, dtypes, params=None
         return elementwise(op, func, args, kwargs, a, b, c, params(func, args, kwargs) if params else (),
                            inplace=True)
 
-    compute.__module__ = compute_inplace.__module__ = __name__
+    compute.__module__ = compute_inplace.__module__ = module
     register_kernel(functional, dtypes, out=out)(compute)
     if inplace is not None:
         register_kernel(inplace, dtypes)(compute_inplace)
@@ -247,8 +252,9 @@ _family([aten.div.Tensor, aten.div.Scalar], [aten.div_.Tensor, aten.div_.Scalar]
         operands=_binary(DIV), dtypes=dtypes_of(DIV))
 
 # div with rounding_mode: None is plain division; 'trunc' truncates repmode's correctly rounded
-# quotient (float) or is torch's exact integer division; 'floor' only on integers (torch's float
-# floor division is not floor(a / b): it corrects toward the floor of the exact quotient).
+# quotient (float) or is torch's exact integer division; 'floor' on floats is torch's
+# floor_divide sequence (not floor(a / b): it corrects toward the floor of the exact quotient,
+# csrc/common/elementwise.h floor_divide), on integers torch's exact integer division.
 _DIV_MODE = {aten.div.Tensor_mode: aten.div.Tensor, aten.div.Scalar_mode: aten.div.Scalar,
              aten.div_.Tensor_mode: aten.div_.Tensor, aten.div_.Scalar_mode: aten.div_.Scalar}
 
@@ -265,10 +271,17 @@ def div_rounding_mode(func, args, kwargs):
         return run_native(func, args, kwargs)  # integer division: exact
     if mode == "trunc":
         quotient = call_registered(_DIV_MODE[func], a, b)  # a fresh tensor, or a itself (in place)
+        if quotient.dtype in LOW_PRECISION:
+            # trunc of the rounded quotient (torch's bf16/fp16 values), taken in float32 (exact) so
+            # that a NaN stays the canonical pattern (torch's bf16 trunc rewrites it as 0xFFFF)
+            truncated = round_to(call_registered(aten.trunc.default, quotient.to(torch.float32)), quotient.dtype)
+            return quotient.copy_(truncated) if quotient is a else truncated
         return call_registered(aten.trunc_.default, quotient)
-    raise unsupported(func, args, kwargs, f"rounding_mode={mode!r} on floating-point inputs is not supported "
-                                          "(torch's floor division corrects toward the exact quotient's floor; "
-                                          "use torch.floor(a / b) for the floor of the rounded quotient)")
+    if mode == "floor":
+        return elementwise(FLOOR_DIVIDE, func, args, kwargs, a, b, inplace=func in (aten.div_.Tensor_mode,
+                                                                                    aten.div_.Scalar_mode))
+    raise RuntimeError("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+                       f"'{mode}'")
 
 
 # rsub(self, other, alpha) = other - alpha * self

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import DISPATCH, REGISTRY, overloads_named, register_composite
-from . import elementwise, integer, matmul, passthrough, reduction  # noqa: F401  (registrations looked up here)
+from . import elementwise, elementwise_more, integer, matmul, passthrough, reduction  # noqa: F401  (registrations looked up here)
 from ._common import call_registered
 
 aten = torch.ops.aten
@@ -149,7 +149,8 @@ FOREACH_OVERLOADS = (
     "aten._foreach_erf.default", "aten._foreach_erf_.default", "aten._foreach_erfc.default",
     "aten._foreach_erfc_.default", "aten._foreach_exp.default", "aten._foreach_exp_.default",
     "aten._foreach_expm1.default", "aten._foreach_expm1_.default", "aten._foreach_floor.default",
-    "aten._foreach_floor_.default", "aten._foreach_lerp.List", "aten._foreach_lerp.Scalar",
+    "aten._foreach_floor_.default", "aten._foreach_frac.default", "aten._foreach_frac_.default",
+    "aten._foreach_lerp.List", "aten._foreach_lerp.Scalar",
     "aten._foreach_lerp.ScalarList", "aten._foreach_lerp_.List", "aten._foreach_lerp_.Scalar",
     "aten._foreach_lerp_.ScalarList", "aten._foreach_log.default", "aten._foreach_log1p.default",
     "aten._foreach_log1p_.default", "aten._foreach_log2.default", "aten._foreach_log2_.default",

@@ -1,8 +1,7 @@
 """Integer-only arithmetic and ``arange``.
 
-``remainder`` and ``floor_divide`` are exact on integer tensors, so torch's kernel is used
-there; on floating tensors they are a formula of several roundings that repmode has not
-defined yet, and they are refused. ``arange`` of an integer dtype is exact; of a floating dtype
+(``remainder`` and ``floor_divide``, exact natively on integers and torch's fixed sequences
+on floats, are in repmode/kernels/elementwise_more.py.) ``arange`` of an integer dtype is exact; of a floating dtype
 it is defined as RN_T(start + i·step) with i·step and the sum rounded in float64 first.
 ``linspace``/``logspace``: one float64 formula per element (never an accumulated step), rounded
 once to the dtype (docs/semantics.md "Integer arithmetic, arange, linspace").
@@ -15,35 +14,14 @@ from ..registry import overloads_named as _overloads
 from ..registry import register_kernel, register_out_forms
 from ._common import (
     FLOAT_WIDENED_INT,
-    INT_ONLY,
     call_registered,
     check_kernel_device,
     param,
     round_to,
-    run_native,
     unsupported,
 )
 
 aten = torch.ops.aten
-
-_INT_ONLY = [aten.remainder.Tensor, aten.remainder.Scalar, aten.remainder.Scalar_Tensor, aten.remainder_.Tensor,
-             aten.remainder_.Scalar, aten.floor_divide.default, aten.floor_divide.Scalar,
-             aten.floor_divide_.Tensor, aten.floor_divide_.Scalar]
-
-
-def _is_integral(value) -> bool:
-    if isinstance(value, torch.Tensor):
-        return not value.is_floating_point() and not value.is_complex()
-    return isinstance(value, (int, bool))
-
-
-@register_kernel(_INT_ONLY, INT_ONLY)
-def integer_only(func, args, kwargs):
-    if all(_is_integral(a) for a in args[:2]):
-        return run_native(func, args, kwargs)  # integer arithmetic: exact
-    raise unsupported(func, args, kwargs, "on floating-point tensors this op has no repmode definition yet "
-                                          "(integer tensors are supported)")
-
 
 @register_kernel([aten.arange.default, aten.arange.start, aten.arange.start_step], FLOAT_WIDENED_INT)
 def arange(func, args, kwargs):

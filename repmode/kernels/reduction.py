@@ -277,7 +277,7 @@ def logsumexp(func, args, kwargs):
     return rows.shape(out, keepdim)
 
 
-@register_kernel(aten.linalg_vector_norm.default, FLOAT_WIDENED)
+@register_kernel(aten.linalg_vector_norm.default, FLOAT_WIDENED, out=aten.linalg_vector_norm.out)
 @widened()
 def vector_norm(func, args, kwargs):
     x = args[0]

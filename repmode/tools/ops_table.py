@@ -40,6 +40,7 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "collectives": "Collectives (torch.distributed)",
     "convolution": "Convolution",
     "elementwise": "Elementwise",
+    "elementwise_more": "More elementwise functions",
     "embedding": "Embedding",
     "foreach": "Optimizers",
     "fused_optim": "Optimizers",

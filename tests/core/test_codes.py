@@ -22,7 +22,10 @@ PINNED = {
         "ELU_BACKWARD_INPUT": 33, "ELU_BACKWARD_RESULT": 34, "HARDTANH_BACKWARD": 35, "GELU": 36, "GELU_TANH": 37,
         "GELU_BACKWARD": 38, "GELU_TANH_BACKWARD": 39, "SILU": 40, "SILU_BACKWARD": 41, "MISH": 42,
         "MISH_BACKWARD": 43, "SOFTPLUS": 44, "SOFTPLUS_BACKWARD": 45, "TANH_BACKWARD": 46, "SIGMOID_BACKWARD": 47,
-        "ADDCMUL": 48, "ADDCDIV": 49, "LERP": 50,
+        "ADDCMUL": 48, "ADDCDIV": 49, "LERP": 50, "COPYSIGN": 51, "FMOD": 52, "REMAINDER": 53, "FLOOR_DIVIDE": 54,
+        "FMAX": 55, "FMIN": 56, "HEAVISIDE": 57, "NEXTAFTER": 58, "FRAC": 59, "NAN_TO_NUM": 60, "ROUND_DECIMALS": 61,
+        "FREXP_MANTISSA": 62, "FREXP_EXPONENT": 63, "LOGADDEXP": 64, "LOGADDEXP2": 65, "LOGIT": 66,
+        "LOGIT_BACKWARD": 67, "XLOG1PY": 68, "SINC": 69, "HYPOT": 70, "LDEXP": 71,
     },
     "RandomDist": {"UNIFORM": 0, "NORMAL": 1, "EXPONENTIAL": 3, "GEOMETRIC": 4, "LOG_NORMAL": 5, "CAUCHY": 6},
     "PoolKind": {"MAX": 0, "AVG": 1, "ADAPTIVE_AVG": 2, "ADAPTIVE_MAX": 3},
@@ -92,11 +95,19 @@ UNARY = {
     "GELU": (F.gelu, X), "GELU_TANH": (lambda t: F.gelu(t, approximate="tanh"), X), "SILU": (F.silu, X),
     "MISH": (F.mish, X), "SOFTPLUS": (lambda t: F.softplus(t, beta=1.0, threshold=20.0), X),
     "LEAKY_RELU": (lambda t: F.leaky_relu(t, 0.25), X),
+    "FRAC": (torch.frac, X), "SINC": (torch.sinc, X), "LOGIT": (torch.logit, [0.1, 0.25, 0.4, 0.5, 0.75, 0.9]),
+    "FREXP_MANTISSA": (lambda t: torch.frexp(t)[0], X),
+    "FREXP_EXPONENT": (lambda t: torch.frexp(t)[1].to(torch.float64), X),
+    "NAN_TO_NUM": (torch.nan_to_num, X), "ROUND_DECIMALS": (lambda t: torch.round(t, decimals=1), X),
 }
-PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0)}
+PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0), "ROUND_DECIMALS": (10.0, 0.0)}
 BINARY = {
     "ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": torch.mul, "DIV": torch.div,
     "POW": lambda a, b: torch.pow(a.abs(), b), "MINIMUM": torch.minimum, "MAXIMUM": torch.maximum,
+    "COPYSIGN": torch.copysign, "FMOD": torch.fmod, "REMAINDER": torch.remainder, "FLOOR_DIVIDE": torch.floor_divide,
+    "FMAX": torch.fmax, "FMIN": torch.fmin, "HEAVISIDE": torch.heaviside, "NEXTAFTER": torch.nextafter,
+    "LOGADDEXP": torch.logaddexp, "LOGADDEXP2": torch.logaddexp2, "XLOG1PY": torch.special.xlog1py,
+    "HYPOT": torch.hypot, "LDEXP": lambda a, b: torch.ldexp(a, b.round().to(torch.int64)),
 }
 
 
@@ -111,6 +122,10 @@ def test_each_unary_code_computes_the_torch_function_of_its_name(name):
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_each_binary_code_computes_the_torch_function_of_its_name(name):
     a, b = X, [0.5, -1.25, 2.0, 0.75, -0.5, 1.5]
+    if name == "LDEXP":
+        b = [1.0, -2.0, 3.0, 0.0, -1.0, 5.0]
+    if name == "XLOG1PY":
+        b = [abs(v) for v in b]
     if name == "POW":
         a = [abs(v) for v in a]
     p0 = 1.0 if name in ("ADD", "SUB") else 0.0  # add/sub take alpha as p0

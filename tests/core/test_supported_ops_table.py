@@ -206,11 +206,12 @@ def test_claimed_dtypes_run_and_unclaimed_ones_are_refused(rows, op, args, dtype
 
 
 def test_table_distinguishes_overloads_of_one_op(rows):
-    # sum.dim_IntList widens bf16, and so does its out= form (derived from it); remainder only
-    # covers integers; a refusal accepts nothing
+    # sum.dim_IntList widens bf16, and so does its out= form (derived from it); signbit is a
+    # passthrough (any dtype); nextafter covers no integers; a refusal accepts nothing
     assert "bf16/f16 widened" in rows["aten.sum.dim_IntList"][1]
     assert rows["aten.sum.IntList_out"][1] == rows["aten.sum.dim_IntList"][1]
-    assert rows["aten.remainder.Tensor"][1] == "int"
+    assert rows["aten.signbit.default"][1] == "any"
+    assert rows["aten.nextafter.default"][1] == "f32, f64, bf16/f16 widened"
     assert rows["aten.linalg_qr.default"][1] == "none (refused)"
 
 

@@ -308,13 +308,13 @@ def test_div_rounding_modes():
         trunc = torch.div(a, b, rounding_mode="trunc")
         in_place = a.clone().div_(b, rounding_mode="trunc")
         ints = torch.div(torch.tensor([7, -7]), 2, rounding_mode="floor")
-        with pytest.raises(repmode.UnsupportedOpError, match="floor"):
-            torch.div(a, b, rounding_mode="floor")
+        floor = torch.div(a, b, rounding_mode="floor")  # torch's floor_divide sequence ("More elementwise functions")
         truncated_quotient = torch.trunc(torch.div(a, b))
     assert torch.equal(none_mode.view(torch.int32), plain.view(torch.int32))
     assert torch.equal(trunc.view(torch.int32), truncated_quotient.view(torch.int32))
     assert torch.equal(in_place.view(torch.int32), trunc.view(torch.int32))
     assert ints.tolist() == [3, -4]
+    assert torch.equal(floor.view(torch.int32), torch.div(a, b, rounding_mode="floor").view(torch.int32))
 
 
 def test_rounding_to_integers_is_exact_native():

@@ -2,7 +2,6 @@
 documented float64 formula)."""
 from __future__ import annotations
 
-import pytest
 import torch
 from support import assert_bitwise_equal
 
@@ -27,7 +26,9 @@ def test_integer_ops_and_arange():
     assert_bitwise_equal(af64, torch.arange(14, dtype=torch.float64) * 0.25 + -1.5)
 
 
-def test_floating_remainder_is_refused():
+def test_floating_remainder_runs_torchs_sequence():
+    # (defined and tested with the other exact ops: tests/families/mathtail/test_exact_ops.py)
+    x = torch.tensor([1.5, -1.5, 2.0, -0.25])
     with repmode.enabled():
-        with pytest.raises(repmode.UnsupportedOpError, match="floating-point"):
-            torch.tensor([1.5]) % 1.0
+        got = x % 1.0
+    assert_bitwise_equal(got, x % 1.0)
