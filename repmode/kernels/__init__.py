@@ -42,6 +42,7 @@ def _import_families() -> None:
         indexing,
         integer,
         layer_norm,
+        layers,
         linalg,
         losses,
         matmul,
