@@ -45,6 +45,7 @@ def _import_families() -> None:
         layers,
         linalg,
         losses,
+        margin_losses,
         matmul,
         passthrough,
         pooling,
