@@ -60,7 +60,7 @@ def _train(threads):
             loss = F.cross_entropy(model(x), target)
             loss.backward()
             opt.step()
-            losses.append(float(loss))
+            losses.append(float(loss.detach()))
         model.eval()
         with torch.inference_mode():
             logits = model(x)
