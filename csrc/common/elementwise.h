@@ -69,7 +69,15 @@ namespace repmode {
   X(sigmoid_backward, 47)       /* a = grad, b = the forward result */                   \
   X(addcmul, 48)                /* a + p0*b*c */                                         \
   X(addcdiv, 49)                /* a + p0*b/c */                                         \
-  X(lerp, 50)                   /* a + c*(b - a), c = weight */
+  X(lerp, 50)                   /* a + c*(b - a), c = weight */                          \
+  X(hardswish, 70)                                                                       \
+  X(hardswish_backward, 71)     /* a = grad, b = input */                                \
+  X(hardsigmoid, 72)                                                                     \
+  X(hardsigmoid_backward, 73)   /* a = grad, b = input */                                \
+  X(softshrink, 74)             /* p0 = lambd */                                         \
+  X(log_sigmoid, 75)                                                                     \
+  X(log_sigmoid_backward, 76)   /* a = grad, b = input */                                \
+  X(glu, 77)                    /* a * sigmoid(b), a and b the halves */
 // clang-format on
 
 enum class EwOp : int {
@@ -260,6 +268,29 @@ REPMODE_EW(lerp, {
   const Wide aw = w < 0 ? -w : w;
   return narrow<T>(aw < 0.5 ? s + w * (e - s) : e - (e - s) * (1.0 - w));
 })
+
+
+// ---- mobile activations: torch's own chains of single operations in T (docs/semantics.md,
+// "Activations and small layers"); log_sigmoid in double, rounded once ----
+REPMODE_EW(hardswish, return canon(a * minimum(maximum(T(a + T(3)), T(0)), T(6)) / T(6));)
+REPMODE_EW(hardswish_backward, {
+  if (b <= T(-3)) return T(0);
+  if (b >= T(3)) return canon(a);
+  return canon(a * (b / T(3) + T(0.5)));  // NaN input: NaN
+})
+REPMODE_EW(hardsigmoid, return canon(minimum(maximum(T(a + T(3)), T(0)), T(6)) / T(6));)
+REPMODE_EW(hardsigmoid_backward, return (b > T(-3) && b < T(3)) ? canon(a * T(1.0 / 6.0)) : T(0);)
+REPMODE_EW(softshrink, {
+  const T l = T(p.p0);
+  if (a >= -l && a <= l) return T(0);
+  return canon(a > l ? a - l : a + l);
+})
+REPMODE_EW(log_sigmoid, {
+  const Wide x = a;
+  return narrow<T>(minimum(x, Wide(0)) - log1p_of(exp_of(-(x <= 0 ? 0.0 - x : x))));
+})
+REPMODE_EW(log_sigmoid_backward, return canon(a * T(sigmoid_of(T(-b))));)
+REPMODE_EW(glu, return canon(a * T(sigmoid_of(b)));)
 
 #undef REPMODE_EW
 

@@ -1,15 +1,17 @@
 """Activations of mobile and classic networks (hardswish, hardsigmoid, the shrinks, threshold, celu,
-glu, prelu, log_sigmoid, rrelu), forward and backward, built from registered ops
-(docs/semantics.md, "Activations and small layers"). Most are a chain of single IEEE operations
-in torch's own order, so they equal native torch bit for bit; glu and log_sigmoid use repmode's
-correctly rounded sigmoid/exp/log1p; rrelu's noise comes from repmode's random stream.
-Comparisons and ``where`` inside run natively (exact selection)."""
+glu, prelu, log_sigmoid, rrelu), forward and backward (docs/semantics.md, "Activations and small
+layers"): elementwise kernels (formulas in csrc/common/elementwise.h) and composites of registered
+ops. Most are a chain of single IEEE operations in torch's own order, so they equal native torch bit
+for bit; glu and log_sigmoid use repmode's correctly rounded sigmoid/exp/log1p; rrelu's noise comes
+from repmode's random stream. Comparisons and ``where`` inside run natively (exact selection)."""
 from __future__ import annotations
 
 import torch
 
-from ..registry import overloads_named, register_composite, register_passthrough
-from ._common import FLOAT_WIDENED, LOW_PRECISION, call_registered, param, round_to, unsupported, widened
+from .. import _ext
+from ..registry import overloads_named, register_composite, register_kernel, register_passthrough
+from ._common import FLOAT_WIDENED, call_registered, param, unsupported, widened
+from .elementwise import elementwise
 
 aten = torch.ops.aten
 _call = call_registered
@@ -20,63 +22,61 @@ def _float_input(func, args, kwargs, x):
         raise unsupported(func, args, kwargs, "floating-point inputs only (float32, float64, bfloat16, float16)")
 
 
-def _in_place(functional):
-    """The ``op_`` form: the functional result (already rounded to self's dtype) copied into self."""
+# ---- hardswish / hardsigmoid / softshrink / log_sigmoid / glu: elementwise kernels (formulas in
+# csrc/common/elementwise.h): torch's CPU chains, every step one rounding in float32 (bf16/fp16 widened,
+# one rounding at the end) or float64; log_sigmoid in float64, rounded once.
+
+_EW = _ext.codes("EwOp")
+HARDSWISH, HARDSWISH_BACKWARD, HARDSIGMOID, HARDSIGMOID_BACKWARD, SOFTSHRINK, LOG_SIGMOID, LOG_SIGMOID_BACKWARD, \
+    GLU = (_EW[n] for n in ("HARDSWISH", "HARDSWISH_BACKWARD", "HARDSIGMOID", "HARDSIGMOID_BACKWARD", "SOFTSHRINK",
+                            "LOG_SIGMOID", "LOG_SIGMOID_BACKWARD", "GLU"))
+
+
+def _unary(op, inplace=False):
     def run(func, args, kwargs):
-        result = functional(func, args, kwargs)
-        return args[0].copy_(result)
+        x = args[0]
+        _float_input(func, args, kwargs, x)
+        return elementwise(op, func, args, kwargs, x, inplace=inplace)
 
     run.__module__ = __name__
-    run.__name__ = f"{functional.__name__}_inplace"
     return run
 
 
-# ---- hardswish / hardsigmoid: torch's CPU formula, every step one rounding in float32 (bf16/fp16
-# widened, one rounding at the end) or float64.
+def _backward(op):
+    def run(func, args, kwargs):
+        g, x = args[0], args[1]
+        _float_input(func, args, kwargs, x)
+        return elementwise(op, func, args, kwargs, g, x)
 
-@register_composite(aten.hardswish.default, FLOAT_WIDENED, out=aten.hardswish.out)
-@widened()
-def hardswish(func, args, kwargs):
-    """x · min(max(x + 3, 0), 6) / 6."""
+    run.__module__ = __name__
+    return run
+
+
+# x · min(max(x + 3, 0), 6) / 6
+register_kernel(aten.hardswish.default, FLOAT_WIDENED, out=aten.hardswish.out)(_unary(HARDSWISH))
+register_kernel(aten.hardswish_.default, FLOAT_WIDENED)(_unary(HARDSWISH, inplace=True))
+# x ≤ −3: 0;  x ≥ 3: g;  else g · (x / 3 + 0.5) (NaN gives NaN, as torch's vectorized path; its scalar tail gives g)
+register_kernel(aten.hardswish_backward.default, FLOAT_WIDENED, out=aten.hardswish_backward.out)(
+    _backward(HARDSWISH_BACKWARD))
+# min(max(x + 3, 0), 6) / 6
+register_kernel(aten.hardsigmoid.default, FLOAT_WIDENED, out=aten.hardsigmoid.out)(_unary(HARDSIGMOID))
+register_kernel(aten.hardsigmoid_.default, FLOAT_WIDENED)(_unary(HARDSIGMOID, inplace=True))
+# −3 < x < 3: g · RN_T(1/6);  else 0 (torch multiplies float64 gradients by the float32 constant RN32(1/6),
+# 3e-8 off; repmode by RN64(1/6): more accurate)
+register_kernel(aten.hardsigmoid_backward.default, FLOAT_WIDENED, out=aten.hardsigmoid_backward.grad_input)(
+    _backward(HARDSIGMOID_BACKWARD))
+
+
+@register_kernel(aten.softshrink.default, FLOAT_WIDENED, out=aten.softshrink.out)
+def softshrink(func, args, kwargs):
+    """−λ ≤ x ≤ λ: +0;  x > λ: x − λ;  else x + λ (so NaN stays NaN)."""
     x = args[0]
+    lambd = param(func, args, kwargs, "lambd")
     _float_input(func, args, kwargs, x)
-    clamped = _call(aten.clamp.default, _call(aten.add.Tensor, x, 3.0), 0.0, 6.0)
-    return _call(aten.div.Scalar, _call(aten.mul.Tensor, x, clamped), 6.0)
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    return elementwise(SOFTSHRINK, func, args, kwargs, x, params=(lambd,))
 
-
-@register_composite(aten.hardswish_backward.default, FLOAT_WIDENED, out=aten.hardswish_backward.out)
-@widened()
-def hardswish_backward(func, args, kwargs):
-    """x ≤ −3: 0;  x ≥ 3: g;  else g · (x / 3 + 0.5) (so NaN gives NaN, as torch's vectorized path;
-    its scalar tail gives g)."""
-    g, x = args[0], args[1]
-    _float_input(func, args, kwargs, x)
-    mid = _call(aten.mul.Tensor, g, _call(aten.add.Tensor, _call(aten.div.Scalar, x, 3.0), 0.5))
-    return torch.where(x <= -3.0, 0.0, torch.where(x >= 3.0, g, mid))
-
-
-@register_composite(aten.hardsigmoid.default, FLOAT_WIDENED, out=aten.hardsigmoid.out)
-@widened()
-def hardsigmoid(func, args, kwargs):
-    """min(max(x + 3, 0), 6) / 6."""
-    x = args[0]
-    _float_input(func, args, kwargs, x)
-    return _call(aten.div.Scalar, _call(aten.clamp.default, _call(aten.add.Tensor, x, 3.0), 0.0, 6.0), 6.0)
-
-
-@register_composite(aten.hardsigmoid_backward.default, FLOAT_WIDENED, out=aten.hardsigmoid_backward.grad_input)
-@widened()
-def hardsigmoid_backward(func, args, kwargs):
-    """−3 < x < 3: g · RN_T(1/6);  else 0. (torch multiplies float64 gradients by the float32 constant
-    RN32(1/6), 3e-8 off; repmode uses RN64(1/6) there: more accurate.)"""
-    g, x = args[0], args[1]
-    _float_input(func, args, kwargs, x)
-    inside = torch.logical_and(x > -3.0, x < 3.0)
-    return torch.where(inside, _call(aten.mul.Tensor, g, 1.0 / 6.0), 0.0)
-
-
-register_composite(aten.hardswish_.default, FLOAT_WIDENED)(_in_place(hardswish))
-register_composite(aten.hardsigmoid_.default, FLOAT_WIDENED)(_in_place(hardsigmoid))
 
 # ---- shrinks and threshold: pure selections are torch's own kernels.
 register_passthrough(
@@ -86,20 +86,6 @@ register_passthrough(
                     "aten.softshrink_backward.default", "aten.softshrink_backward.grad_input"),
     reason="selection: each output is one input element (x or the gradient) or the given value, no arithmetic",
     family="activations")
-
-
-@register_composite(aten.softshrink.default, FLOAT_WIDENED, out=aten.softshrink.out)
-def softshrink(func, args, kwargs):
-    """−λ ≤ x ≤ λ: +0;  x > λ: x − λ;  else x + λ (so NaN stays NaN)."""
-    x = args[0]
-    lambd = param(func, args, kwargs, "lambd")
-    _float_input(func, args, kwargs, x)
-    if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
-    low = _call(aten.add.Tensor, x, lambd)
-    high = _call(aten.sub.Tensor, x, lambd)
-    inside = torch.logical_and(x >= -lambd, x <= lambd)
-    return torch.where(inside, 0.0, torch.where(x > lambd, high, low))
 
 
 # ---- celu: elu(x, α, 1, 1/α), as torch defines it.
@@ -133,13 +119,12 @@ def _halves(func, args, kwargs, x, dim):
     return x.narrow(dim, 0, n // 2), x.narrow(dim, n // 2, n // 2)
 
 
-@register_composite(aten.glu.default, FLOAT_WIDENED, out=aten.glu.out)
-@widened()
+@register_kernel(aten.glu.default, FLOAT_WIDENED, out=aten.glu.out)
 def glu(func, args, kwargs):
     """a · sigmoid(b) (repmode's correctly rounded sigmoid, then one product)."""
     x = args[0]
     a, b = _halves(func, args, kwargs, x, param(func, args, kwargs, "dim"))
-    return _call(aten.mul.Tensor, a, _call(aten.sigmoid.default, b))
+    return elementwise(GLU, func, args, kwargs, a, b)
 
 
 @register_composite(aten.glu_backward.default, FLOAT_WIDENED, out=aten.glu_backward.grad_input)
@@ -178,27 +163,17 @@ def prelu_kernel_backward(func, args, kwargs):
 
 # ---- log_sigmoid: min(0, x) − log1p(exp(−|x|)) evaluated in float64, rounded once.
 
-@register_composite(aten.log_sigmoid_forward.default, FLOAT_WIDENED, out=aten.log_sigmoid_forward.output)
+@register_kernel(aten.log_sigmoid_forward.default, FLOAT_WIDENED, out=aten.log_sigmoid_forward.output)
 def log_sigmoid_forward(func, args, kwargs):
     """(output, buffer): the buffer is empty (as on CUDA); the backward does not read it."""
     x = args[0]
     _float_input(func, args, kwargs, x)
-    wide = x.to(torch.float64)
-    z = _call(aten.exp.default, _call(aten.neg.default, _call(aten.abs.default, wide)))
-    out = _call(aten.sub.Tensor, _call(aten.clamp_max.default, wide, 0.0), _call(aten.log1p.default, z))
-    if x.dtype in LOW_PRECISION:
-        out = round_to(out, torch.float32)
-    out = round_to(out, x.dtype)
-    return out, x.new_empty((0,))
+    return elementwise(LOG_SIGMOID, func, args, kwargs, x), x.new_empty((0,))
 
 
-@register_composite(aten.log_sigmoid_backward.default, FLOAT_WIDENED, out=aten.log_sigmoid_backward.grad_input)
-@widened()
-def log_sigmoid_backward(func, args, kwargs):
-    """g · sigmoid(−x) (two roundings)."""
-    g, x = args[0], args[1]
-    _float_input(func, args, kwargs, x)
-    return _call(aten.mul.Tensor, g, _call(aten.sigmoid.default, _call(aten.neg.default, x)))
+# g · sigmoid(−x) (two roundings)
+register_kernel(aten.log_sigmoid_backward.default, FLOAT_WIDENED, out=aten.log_sigmoid_backward.grad_input)(
+    _backward(LOG_SIGMOID_BACKWARD))
 
 
 # ---- rrelu: training draws r ~ uniform(lower, upper) from repmode's stream for every element (one key,
