@@ -23,6 +23,8 @@ PINNED = {
         "GELU_BACKWARD": 38, "GELU_TANH_BACKWARD": 39, "SILU": 40, "SILU_BACKWARD": 41, "MISH": 42,
         "MISH_BACKWARD": 43, "SOFTPLUS": 44, "SOFTPLUS_BACKWARD": 45, "TANH_BACKWARD": 46, "SIGMOID_BACKWARD": 47,
         "ADDCMUL": 48, "ADDCDIV": 49, "LERP": 50,
+        "HARDSWISH": 70, "HARDSWISH_BACKWARD": 71, "HARDSIGMOID": 72, "HARDSIGMOID_BACKWARD": 73, "SOFTSHRINK": 74,
+        "LOG_SIGMOID": 75, "LOG_SIGMOID_BACKWARD": 76, "GLU": 77,
     },
     "RandomDist": {"UNIFORM": 0, "NORMAL": 1, "EXPONENTIAL": 3, "GEOMETRIC": 4, "LOG_NORMAL": 5, "CAUCHY": 6},
     "PoolKind": {"MAX": 0, "AVG": 1, "ADAPTIVE_AVG": 2, "ADAPTIVE_MAX": 3},
@@ -91,12 +93,19 @@ UNARY = {
     "SQRT": (torch.sqrt, POS), "RECIPROCAL": (torch.reciprocal, X), "SIGN": (torch.sign, X),
     "GELU": (F.gelu, X), "GELU_TANH": (lambda t: F.gelu(t, approximate="tanh"), X), "SILU": (F.silu, X),
     "MISH": (F.mish, X), "SOFTPLUS": (lambda t: F.softplus(t, beta=1.0, threshold=20.0), X),
-    "LEAKY_RELU": (lambda t: F.leaky_relu(t, 0.25), X),
+    "LEAKY_RELU": (lambda t: F.leaky_relu(t, 0.25), X), "HARDSWISH": (F.hardswish, X + [-3.5, 3.5]),
+    "HARDSIGMOID": (F.hardsigmoid, X + [-3.5, 3.5]), "SOFTSHRINK": (lambda t: F.softshrink(t, 0.6), X),
+    "LOG_SIGMOID": (F.logsigmoid, X),
 }
-PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0)}
+PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0), "SOFTSHRINK": (0.6, 0.0)}
 BINARY = {
     "ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": torch.mul, "DIV": torch.div,
     "POW": lambda a, b: torch.pow(a.abs(), b), "MINIMUM": torch.minimum, "MAXIMUM": torch.maximum,
+    "GLU": lambda a, b: F.glu(torch.cat([a, b])),
+    "HARDSWISH_BACKWARD": lambda g, x: torch.ops.aten.hardswish_backward(g, x),
+    # (torch's float64 kernel multiplies by the float32 constant RN32(1/6); repmode by RN64(1/6))
+    "HARDSIGMOID_BACKWARD": lambda g, x: torch.where((x > -3) & (x < 3), g * (1.0 / 6.0), 0.0),
+    "LOG_SIGMOID_BACKWARD": lambda g, x: g * torch.sigmoid(-x),
 }
 
 
@@ -111,6 +120,8 @@ def test_each_unary_code_computes_the_torch_function_of_its_name(name):
 @pytest.mark.parametrize("name", sorted(BINARY))
 def test_each_binary_code_computes_the_torch_function_of_its_name(name):
     a, b = X, [0.5, -1.25, 2.0, 0.75, -0.5, 1.5]
+    if name.endswith("_BACKWARD"):  # (grad, input): inputs on both sides of ±3
+        b = [-3.5, -1.25, 2.0, 0.75, -0.5, 3.5]
     if name == "POW":
         a = [abs(v) for v in a]
     p0 = 1.0 if name in ("ADD", "SUB") else 0.0  # add/sub take alpha as p0
