@@ -273,17 +273,21 @@ REPMODE_EW(lerp, {
 // ---- mobile activations: torch's own chains of single operations in T (docs/semantics.md,
 // "Activations and small layers"); log_sigmoid in double, rounded once ----
 REPMODE_EW(hardswish, return canon(a * minimum(maximum(T(a + T(3)), T(0)), T(6)) / T(6));)
-REPMODE_EW(hardswish_backward, {
-  if (b <= T(-3)) return T(0);
-  if (b >= T(3)) return canon(a);
-  return canon(a * (b / T(3) + T(0.5)));  // NaN input: NaN
+REPMODE_EW(hardswish_backward, {  // written without branches, so the AVX2 copy vectorizes
+  const T mid = canon(a * (b / T(3) + T(0.5)));  // NaN input: NaN
+  const T g = canon(a);
+  return b <= T(-3) ? T(0) : (b >= T(3) ? g : mid);
 })
 REPMODE_EW(hardsigmoid, return canon(minimum(maximum(T(a + T(3)), T(0)), T(6)) / T(6));)
-REPMODE_EW(hardsigmoid_backward, return (b > T(-3) && b < T(3)) ? canon(a * T(1.0 / 6.0)) : T(0);)
+REPMODE_EW(hardsigmoid_backward, {
+  const T v = canon(a * T(1.0 / 6.0));
+  return (b > T(-3) && b < T(3)) ? v : T(0);
+})
 REPMODE_EW(softshrink, {
   const T l = T(p.p0);
-  if (a >= -l && a <= l) return T(0);
-  return canon(a > l ? a - l : a + l);
+  const T hi = canon(a - l), lo = canon(a + l);
+  const T r = a > l ? hi : lo;
+  return (a >= -l && a <= l) ? T(0) : r;
 })
 REPMODE_EW(log_sigmoid, {
   const Wide x = a;
