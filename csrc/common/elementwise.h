@@ -272,13 +272,21 @@ REPMODE_EW(lerp, {
 
 // ---- mobile activations: torch's own chains of single operations in T (docs/semantics.md,
 // "Activations and small layers"); log_sigmoid in double, rounded once ----
-REPMODE_EW(hardswish, return canon(a * minimum(maximum(T(a + T(3)), T(0)), T(6)) / T(6));)
+// min(max(a + 3, 0), 6) without branches: a + 3 is never −0 (−3 + 3 = +0), and NaN passes through
+// both selections, so this is IEEE minimum(maximum(a + 3, 0), 6) exactly.
+template <typename T>
+REPMODE_HD T relu6_of_shift3(T a) {
+  const T s = a + T(3);
+  const T lo = s < T(0) ? T(0) : s;
+  return lo > T(6) ? T(6) : lo;
+}
+REPMODE_EW(hardswish, return canon(a * relu6_of_shift3(a) / T(6));)
 REPMODE_EW(hardswish_backward, {  // written without branches, so the AVX2 copy vectorizes
   const T mid = canon(a * (b / T(3) + T(0.5)));  // NaN input: NaN
   const T g = canon(a);
   return b <= T(-3) ? T(0) : (b >= T(3) ? g : mid);
 })
-REPMODE_EW(hardsigmoid, return canon(minimum(maximum(T(a + T(3)), T(0)), T(6)) / T(6));)
+REPMODE_EW(hardsigmoid, return canon(relu6_of_shift3(a) / T(6));)
 REPMODE_EW(hardsigmoid_backward, {
   const T v = canon(a * T(1.0 / 6.0));
   return (b > T(-3) && b < T(3)) ? v : T(0);
