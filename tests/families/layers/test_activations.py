@@ -191,23 +191,27 @@ def test_low_precision_is_the_float32_result_rounded_once(name, rng):
         assert_bitwise_equal(_canonical(got), _canonical(wide.to(dtype)), str(dtype))
 
 
-def test_in_place_forms_equal_the_functional_ones(rng):
+IN_PLACE = {
+    "hardswish": lambda t, inplace: F.hardswish(t, inplace=inplace),
+    "hardsigmoid": lambda t, inplace: F.hardsigmoid(t, inplace=inplace),
+    "threshold": lambda t, inplace: F.threshold(t, 0.1, 2.0, inplace=inplace),
+    "celu": lambda t, inplace: F.celu(t, 1.3, inplace=inplace),
+}
+
+
+@pytest.mark.parametrize("name", list(IN_PLACE))
+def test_in_place_forms_equal_the_functional_ones(name, rng):
     x = _input(rng)
+    f = IN_PLACE[name]
     with repmode.enabled():
-        for inplace, functional in ((F.hardswish, F.hardswish), (F.hardsigmoid, F.hardsigmoid),
-                                    (lambda t: F.threshold(t, 0.1, 2.0), lambda t: F.threshold(t, 0.1, 2.0)),
-                                    (lambda t: F.celu(t, 1.3), lambda t: F.celu(t, 1.3))):
-            want = functional(x)
-            y = x.clone()
-            kw = {"inplace": True}
-            if functional is F.hardswish or functional is F.hardsigmoid:
-                got = functional(y, **kw)
-            else:
-                got = {"threshold": lambda t: F.threshold(t, 0.1, 2.0, inplace=True),
-                       "celu": lambda t: F.celu(t, 1.3, inplace=True)}[
-                    "threshold" if inplace(torch.tensor([0.0])).item() == 2.0 else "celu"](y)
-            assert got is y
-            assert_bitwise_equal(_canonical(y), _canonical(want))
+        want = f(x, False)
+        y = x.clone()
+        got = f(y, True)
+        z = x.view(50, 100).t()  # a non-contiguous self
+        f(z, True)
+    assert got is y
+    assert_bitwise_equal(_canonical(y), _canonical(want))
+    assert_bitwise_equal(_canonical(z.t().reshape(-1)), _canonical(want), "non-contiguous self")
 
 
 def test_prelu_module_trains_with_the_weight_gradient_summed_in_the_canonical_order(rng):
