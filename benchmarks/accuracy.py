@@ -380,6 +380,48 @@ def _more_nn_cases():
     ]
 
 
+def _layers_cases():
+    """Issue 25 item 4 and 6: mobile activations, small layers and margin losses (forward + backward)."""
+    n = lambda full: _n(full, 20000, 1000000)  # noqa: E731
+    act = lambda lo, hi: lambda g, full: (lo + (hi - lo) * _u(g, n(full)), _g(g, n(full)))  # noqa: E731
+    one = lambda t: torch.tensor(1.0, dtype=t.dtype)  # noqa: E731
+    rows = lambda g, full: (_g(g, 256, 20), torch.randint(0, 20, (256,), generator=g))  # noqa: E731
+    labels = lambda g, full: (_g(g, 256, 20), torch.randint(-1, 20, (256, 20), generator=g))  # noqa: E731
+    return [
+        Case("hardswish", "fwd+bwd, uniform [-5, 5]", lambda x, go: _grad(F.hardswish, (x,), go), act(-5, 5)),
+        Case("hardsigmoid", "fwd+bwd, uniform [-5, 5]", lambda x, go: _grad(F.hardsigmoid, (x,), go), act(-5, 5)),
+        Case("glu", "fwd+bwd, uniform [-20, 20]", lambda x, go: _grad(lambda t: F.glu(t.view(-1, 2, 100), 1), (x,),
+                                                                      go.view(-1, 2, 100)[:, :1]),
+             act(-20, 20)),
+        Case("logsigmoid", "fwd+bwd, uniform [-30, 30]", lambda x, go: _grad(F.logsigmoid, (x,), go), act(-30, 30)),
+        Case("softshrink", "fwd+bwd", lambda x, go: _grad(F.softshrink, (x,), go), act(-3, 3)),
+        Case("cdist", "p 2, (256, 64) x (200, 64), fwd+bwd",
+             lambda a, b, go: _grad(lambda u, v: torch.cdist(u, v), (a, b), go),
+             lambda g, full: (_g(g, 256, 64), _g(g, 200, 64), _g(g, 256, 200))),
+        Case("cdist", "p 3, (64, 32) x (50, 32), fwd+bwd",
+             lambda a, b, go: _grad(lambda u, v: torch.cdist(u, v, p=3.0), (a, b), go),
+             lambda g, full: (_g(g, 64, 32), _g(g, 50, 32), _g(g, 64, 50))),
+        Case("pdist", "p 2, (128, 64), fwd+bwd", lambda x, go: _grad(F.pdist, (x,), go),
+             lambda g, full: (_g(g, 128, 64), _g(g, 128 * 127 // 2))),
+        Case("weight_norm", "(256, 64, 3, 3), dim 0, fwd+bwd",
+             lambda v, w, go: _grad(lambda a, b: torch._weight_norm(a, b, 0), (v, w), go),
+             lambda g, full: (_g(g, 256, 64, 3, 3), _g(g, 256, 1, 1, 1), _g(g, 256, 64, 3, 3))),
+        Case("bilinear", "(128, 64) x (128, 48), 32 out, fwd+bwd",
+             lambda a, b, w, go: _grad(lambda x1, x2, ww: F.bilinear(x1, x2, ww), (a, b, w), go),
+             lambda g, full: (_g(g, 128, 64), _g(g, 128, 48), 0.1 * _g(g, 32, 64, 48), _g(g, 128, 32))),
+        Case("multi_margin_loss", "(256, 20), p 2, fwd+bwd",
+             lambda x, t: _grad(lambda z: F.multi_margin_loss(z, t, p=2), (x,), one(x)), rows, ints=(1,)),
+        Case("multilabel_margin_loss", "(256, 20), fwd+bwd",
+             lambda x, t: _grad(lambda z: F.multilabel_margin_loss(z, t), (x,), one(x)), labels, ints=(1,)),
+        Case("soft_margin_loss", "mean, fwd+bwd",
+             lambda x, y: _grad(lambda z: F.soft_margin_loss(z, y), (x,), one(x)),
+             lambda g, full: (3 * _g(g, n(full)), torch.sign(_g(g, n(full))))),
+        Case("triplet_margin_loss", "(256, 64), fwd+bwd",
+             lambda a, p, q: _grad(F.triplet_margin_loss, (a, p, q), one(a)),
+             lambda g, full: (_g(g, 256, 64), _g(g, 256, 64), _g(g, 256, 64))),
+    ]
+
+
 # ---- float64 cases with exact references ----------------------------------------------------------
 
 def _frac_cumsum(x):
@@ -462,7 +504,7 @@ def _float64_cases():
 def cases() -> list[Case]:
     return (_elementwise_cases() + _reduction_cases() + _matmul_cases() + _conv_norm_cases() + _loss_cases()
             + _optimizer_cases() + _attention_cases() + _pool_cases() + _recurrent_cases() + _indexed_cases()
-            + _more_optimizer_cases() + _more_nn_cases() + _float64_cases())
+            + _more_optimizer_cases() + _more_nn_cases() + _layers_cases() + _float64_cases())
 
 
 # ---- measuring -------------------------------------------------------------------------------------

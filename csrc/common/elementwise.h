@@ -91,7 +91,15 @@ namespace repmode {
   X(xlog1py, 68)                                                                         \
   X(sinc, 69)                                                                            \
   X(hypot, 70)                                                                           \
-  X(ldexp, 71)                  /* a * 2^b, b an integer (exact, rounded once) */
+  X(ldexp, 71)                  /* a * 2^b, b an integer (exact, rounded once) */        \
+  X(hardswish, 72)                                                                       \
+  X(hardswish_backward, 73)     /* a = grad, b = input */                                \
+  X(hardsigmoid, 74)                                                                     \
+  X(hardsigmoid_backward, 75)   /* a = grad, b = input */                                \
+  X(softshrink, 76)             /* p0 = lambd */                                         \
+  X(log_sigmoid, 77)                                                                     \
+  X(log_sigmoid_backward, 78)   /* a = grad, b = input */                                \
+  X(glu, 79)                    /* a * sigmoid(b), a and b the halves */
 // clang-format on
 
 enum class EwOp : int {
@@ -405,6 +413,40 @@ REPMODE_EW(sinc, {
 })
 REPMODE_EW(hypot, return canon(hypot_of(a, b));)
 REPMODE_EW(ldexp, return canon(ldexp_of(a, b));)
+
+// ---- mobile activations: torch's own chains of single operations in T (docs/semantics.md,
+// "Activations and small layers"); log_sigmoid in double, rounded once ----
+// min(max(a + 3, 0), 6) without branches: a + 3 is never −0 (−3 + 3 = +0), and NaN passes through
+// both selections, so this is IEEE minimum(maximum(a + 3, 0), 6) exactly.
+template <typename T>
+REPMODE_HD T relu6_of_shift3(T a) {
+  const T s = a + T(3);
+  const T lo = s < T(0) ? T(0) : s;
+  return lo > T(6) ? T(6) : lo;
+}
+REPMODE_EW(hardswish, return canon(a * relu6_of_shift3(a) / T(6));)
+REPMODE_EW(hardswish_backward, {                 // written without branches, so the AVX2 copy vectorizes
+  const T mid = canon(a * (b / T(3) + T(0.5)));  // NaN input: NaN
+  const T g = canon(a);
+  return b <= T(-3) ? T(0) : (b >= T(3) ? g : mid);
+})
+REPMODE_EW(hardsigmoid, return canon(relu6_of_shift3(a) / T(6));)
+REPMODE_EW(hardsigmoid_backward, {
+  const T v = canon(a * T(1.0 / 6.0));
+  return (b > T(-3) && b < T(3)) ? v : T(0);
+})
+REPMODE_EW(softshrink, {
+  const T l = T(p.p0);
+  const T hi = canon(a - l), lo = canon(a + l);
+  const T r = a > l ? hi : lo;
+  return (a >= -l && a <= l) ? T(0) : r;
+})
+REPMODE_EW(log_sigmoid, {
+  const Wide x = a;
+  return narrow<T>(minimum(x, Wide(0)) - log1p_of(exp_of(-(x <= 0 ? 0.0 - x : x))));
+})
+REPMODE_EW(log_sigmoid_backward, return canon(a * T(sigmoid_of(T(-b))));)
+REPMODE_EW(glu, return canon(a * T(sigmoid_of(b)));)
 
 #undef REPMODE_EW
 

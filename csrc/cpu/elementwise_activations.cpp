@@ -18,7 +18,15 @@ namespace repmode::cpu {
   REPMODE_EW_CASE(mish, false) \
   REPMODE_EW_CASE(mish_backward, false) \
   REPMODE_EW_CASE(softplus, false) \
-  REPMODE_EW_CASE(softplus_backward, false)
+  REPMODE_EW_CASE(softplus_backward, false) \
+  REPMODE_EW_CASE(hardswish, true) \
+  REPMODE_EW_CASE(hardswish_backward, true) \
+  REPMODE_EW_CASE(hardsigmoid, true) \
+  REPMODE_EW_CASE(hardsigmoid_backward, true) \
+  REPMODE_EW_CASE(softshrink, true) \
+  REPMODE_EW_CASE(log_sigmoid, false) \
+  REPMODE_EW_CASE(log_sigmoid_backward, false) \
+  REPMODE_EW_CASE(glu, false)
 REPMODE_EW_GROUP(activations, CASES)
 #undef CASES
 // clang-format on

@@ -30,6 +30,7 @@ def _import_families() -> None:
     import torch.distributed as dist
 
     from . import (  # noqa: F401  (importing a family registers its overloads)
+        activations,
         attention,
         batch_norm,
         convolution,
@@ -42,8 +43,10 @@ def _import_families() -> None:
         indexing,
         integer,
         layer_norm,
+        layers,
         linalg,
         losses,
+        margin_losses,
         matmul,
         passthrough,
         pooling,

@@ -35,6 +35,7 @@ SUMMARY_PREFIX = order_summaries.SUMMARY_PREFIX
 # family (kernel module) -> its section of docs/semantics.md; a family spread over several
 # sections lists (overload-name prefix, section) pairs, the first matching prefix wins.
 SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
+    "activations": "Activations and small layers",
     "attention": "Attention",
     "batch_norm": "Batch and group normalization",
     "collectives": "Collectives (torch.distributed)",
@@ -59,7 +60,9 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "linalg": "Refused ops",
     "integer": "Integer arithmetic and arange",
     "layer_norm": "Layer and RMS normalization",
+    "layers": "Activations and small layers",
     "losses": (("aten.nll_loss2d", "More losses"), ("aten.", "Regression and binary losses, xlogy")),
+    "margin_losses": "More losses",
     "matmul": "Matrix products",
     "passthrough": "Exact passthrough",
     "pooling": "Pooling",

@@ -26,6 +26,8 @@ PINNED = {
         "FMAX": 55, "FMIN": 56, "HEAVISIDE": 57, "NEXTAFTER": 58, "FRAC": 59, "NAN_TO_NUM": 60, "ROUND_DECIMALS": 61,
         "FREXP_MANTISSA": 62, "FREXP_EXPONENT": 63, "LOGADDEXP": 64, "LOGADDEXP2": 65, "LOGIT": 66,
         "LOGIT_BACKWARD": 67, "XLOG1PY": 68, "SINC": 69, "HYPOT": 70, "LDEXP": 71,
+        "HARDSWISH": 72, "HARDSWISH_BACKWARD": 73, "HARDSIGMOID": 74, "HARDSIGMOID_BACKWARD": 75, "SOFTSHRINK": 76,
+        "LOG_SIGMOID": 77, "LOG_SIGMOID_BACKWARD": 78, "GLU": 79,
     },
     "RandomDist": {"UNIFORM": 0, "NORMAL": 1, "EXPONENTIAL": 3, "GEOMETRIC": 4, "LOG_NORMAL": 5, "CAUCHY": 6},
     "PoolKind": {"MAX": 0, "AVG": 1, "ADAPTIVE_AVG": 2, "ADAPTIVE_MAX": 3},
@@ -94,13 +96,15 @@ UNARY = {
     "SQRT": (torch.sqrt, POS), "RECIPROCAL": (torch.reciprocal, X), "SIGN": (torch.sign, X),
     "GELU": (F.gelu, X), "GELU_TANH": (lambda t: F.gelu(t, approximate="tanh"), X), "SILU": (F.silu, X),
     "MISH": (F.mish, X), "SOFTPLUS": (lambda t: F.softplus(t, beta=1.0, threshold=20.0), X),
-    "LEAKY_RELU": (lambda t: F.leaky_relu(t, 0.25), X),
+    "LEAKY_RELU": (lambda t: F.leaky_relu(t, 0.25), X), "HARDSWISH": (F.hardswish, X + [-3.5, 3.5]),
+    "HARDSIGMOID": (F.hardsigmoid, X + [-3.5, 3.5]), "SOFTSHRINK": (lambda t: F.softshrink(t, 0.6), X),
+    "LOG_SIGMOID": (F.logsigmoid, X),
     "FRAC": (torch.frac, X), "SINC": (torch.sinc, X), "LOGIT": (torch.logit, [0.1, 0.25, 0.4, 0.5, 0.75, 0.9]),
     "FREXP_MANTISSA": (lambda t: torch.frexp(t)[0], X),
     "FREXP_EXPONENT": (lambda t: torch.frexp(t)[1].to(torch.float64), X),
     "NAN_TO_NUM": (torch.nan_to_num, X), "ROUND_DECIMALS": (lambda t: torch.round(t, decimals=1), X),
 }
-PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0), "ROUND_DECIMALS": (10.0, 0.0)}
+PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0), "ROUND_DECIMALS": (10.0, 0.0), "SOFTSHRINK": (0.6, 0.0)}
 BINARY = {
     "ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": torch.mul, "DIV": torch.div,
     "POW": lambda a, b: torch.pow(a.abs(), b), "MINIMUM": torch.minimum, "MAXIMUM": torch.maximum,
@@ -108,6 +112,11 @@ BINARY = {
     "FMAX": torch.fmax, "FMIN": torch.fmin, "HEAVISIDE": torch.heaviside, "NEXTAFTER": torch.nextafter,
     "LOGADDEXP": torch.logaddexp, "LOGADDEXP2": torch.logaddexp2, "XLOG1PY": torch.special.xlog1py,
     "HYPOT": torch.hypot, "LDEXP": lambda a, b: torch.ldexp(a, b.round().to(torch.int64)),
+    "GLU": lambda a, b: F.glu(torch.cat([a, b])),
+    "HARDSWISH_BACKWARD": lambda g, x: torch.ops.aten.hardswish_backward(g, x),
+    # (torch's float64 kernel multiplies by the float32 constant RN32(1/6); repmode by RN64(1/6))
+    "HARDSIGMOID_BACKWARD": lambda g, x: torch.where((x > -3) & (x < 3), g * (1.0 / 6.0), 0.0),
+    "LOG_SIGMOID_BACKWARD": lambda g, x: g * torch.sigmoid(-x),
 }
 
 
@@ -126,6 +135,8 @@ def test_each_binary_code_computes_the_torch_function_of_its_name(name):
         b = [1.0, -2.0, 3.0, 0.0, -1.0, 5.0]
     if name == "XLOG1PY":
         b = [abs(v) for v in b]
+    if name.endswith("_BACKWARD"):  # (grad, input): inputs on both sides of ±3
+        b = [-3.5, -1.25, 2.0, 0.75, -0.5, 3.5]
     if name == "POW":
         a = [abs(v) for v in a]
     p0 = 1.0 if name in ("ADD", "SUB") else 0.0  # add/sub take alpha as p0
