@@ -12,8 +12,8 @@ import torch
 from .. import _ext
 from ..registry import register_kernel
 from ._common import (
-    C,
     FLOAT_WIDENED,
+    C,
     float_code,
     get_num_threads,
     named_arguments,
