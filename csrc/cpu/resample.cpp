@@ -165,15 +165,15 @@ void forward_lanes(const T* x, T* out, const ResampleGeom& g, const Tables<T>& t
         const int64_t nl = g.C - c0 < kLanes ? g.C - c0 : kLanes;
         for (int a = 0; a < kd; ++a) {
           for (int b = 0; b < kh; ++b) {
-            const T* rows[kResampleMaxTaps];
+            const T* rows[kResampleMaxTaps] = {};
             for (int e = 0; e < kw; ++e) rows[e] = xn + c0 + id[a] * g.xs[2] + ih[b] * g.xs[3] + iw[e] * g.xs[4];
             combine_rows(kw, rows, ww, sh[b], nl);
           }
-          const T* hrows[kResampleMaxTaps];
+          const T* hrows[kResampleMaxTaps] = {};
           for (int b = 0; b < kh; ++b) hrows[b] = sh[b];
           combine_rows(kh, hrows, wh, sd[a], nl);
         }
-        const T* drows[kResampleMaxTaps];
+        const T* drows[kResampleMaxTaps] = {};
         for (int a = 0; a < kd; ++a) drows[a] = sd[a];
         combine_rows(kd, drows, wd, res, nl);
         if (interp)
@@ -192,6 +192,56 @@ template <typename T, bool Lanes>
 REPMODE_INLINE void backward_block(const T* go, T* gi, int64_t nl, const ResampleGeom& g, const Tables<T>& tb) {
   const int64_t OD = g.O[0], OH = g.O[1], OW = g.O[2];
   const int kd = tb.d.K, kh = tb.h.K, kw = tb.w.K;
+  if (kd == 1 && kh == 1 && kw == 1) {
+    // nearest: every weight is 1, and fma(1, g, acc) == acc + g
+    for (int64_t od = 0; od < OD; ++od)
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const T* grow = go + od * g.os[2] + oh * g.os[3];
+        T* grow_in = gi + tb.d.idx[od] * g.xs[2] + tb.h.idx[oh] * g.xs[3];
+        const int64_t* iw = tb.w.idx.data();
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const T* gv = grow + ow * g.os[4];
+          T* dst = grow_in + iw[ow] * g.xs[4];
+          if (Lanes) {
+            for (int64_t j = 0; j < nl; ++j) dst[j] = dst[j] + gv[j];
+          } else {
+            *dst = *dst + *gv;
+          }
+        }
+      }
+    return;
+  }
+  if (!Lanes && kd == 1 && kw == 2) {
+    // the 1-d and 2-d interpolating case, scalar, with its tap loops unrolled (same sequence)
+    for (int64_t od = 0; od < OD; ++od) {
+      const T wdv = tb.d.w[od];
+      T* gd = gi + tb.d.idx[od] * g.xs[2];
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const T* grow = go + od * g.os[2] + oh * g.os[3];
+        T* rows[kResampleMaxTaps];
+        T wdh[kResampleMaxTaps];
+        for (int b = 0; b < kh; ++b) {
+          rows[b] = gd + tb.h.idx[oh * kh + b] * g.xs[3];
+          wdh[b] = wdv * tb.h.w[oh * kh + b];
+        }
+        const int64_t* iw = tb.w.idx.data();
+        const T* ww = tb.w.w.data();
+        const int64_t sx = g.xs[4], so = g.os[4];
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const T gv = grow[ow * so];
+          const int64_t o0 = iw[2 * ow] * sx, o1 = iw[2 * ow + 1] * sx;
+          const T w0 = ww[2 * ow], w1 = ww[2 * ow + 1];
+          for (int b = 0; b < kh; ++b) {
+            T* p0 = rows[b] + o0;
+            *p0 = resample_grad_add(*p0, wdh[b] * w0, gv);
+            T* p1 = rows[b] + o1;
+            *p1 = resample_grad_add(*p1, wdh[b] * w1, gv);
+          }
+        }
+      }
+    }
+    return;
+  }
   for (int64_t od = 0; od < OD; ++od)
     for (int64_t oh = 0; oh < OH; ++oh) {
       const T* grow = go + od * g.os[2] + oh * g.os[3];
@@ -219,8 +269,18 @@ REPMODE_INLINE void backward_block(const T* go, T* gi, int64_t nl, const Resampl
 }
 
 template <typename T>
-void zero_and_canon(T* gi, int64_t nl, const ResampleGeom& g, bool canonical) {
+void zero_and_canon(T* gi, int64_t nl, const ResampleGeom& g, bool canonical, bool lane_walk) {
   const int64_t D = g.I[0], H = g.I[1], W = g.I[2];
+  const int64_t lanes = lane_walk ? g.C : 1;  // elements per position in a dense block
+  if ((!lane_walk || nl == g.C) && g.xs[4] == lanes && g.xs[3] == W * lanes && (D == 1 || g.xs[2] == H * W * lanes)) {
+    const int64_t n = D * H * W * lanes;
+    if (canonical) {
+      for (int64_t i = 0; i < n; ++i) gi[i] = canon(gi[i]);
+    } else {
+      std::memset(gi, 0, sizeof(T) * static_cast<size_t>(n));
+    }
+    return;
+  }
   for (int64_t d = 0; d < D; ++d)
     for (int64_t h = 0; h < H; ++h)
       for (int64_t w = 0; w < W; ++w) {
@@ -238,9 +298,9 @@ void backward_planes(const T* go, T* gi, const ResampleGeom& g, const Tables<T>&
       const int64_t n = pl / g.C, c = pl % g.C;
       T* gp = gi + n * g.xs[0] + c * g.xs[1];
       const T* op = go + n * g.os[0] + c * g.os[1];
-      zero_and_canon(gp, 1, g, false);
+      zero_and_canon(gp, 1, g, false, false);
       backward_block<T, false>(op, gp, 1, g, tb);
-      zero_and_canon(gp, 1, g, true);
+      zero_and_canon(gp, 1, g, true, false);
     }
   });
 }
@@ -256,9 +316,9 @@ void backward_lanes(const T* go, T* gi, const ResampleGeom& g, const Tables<T>& 
       const int64_t nl = g.C - c0 < kLanes ? g.C - c0 : kLanes;
       T* gp = gi + n * g.xs[0] + c0;
       const T* op = go + n * g.os[0] + c0;
-      zero_and_canon(gp, nl, g, false);
+      zero_and_canon(gp, nl, g, false, true);
       backward_block<T, true>(op, gp, nl, g, tb);
-      zero_and_canon(gp, nl, g, true);
+      zero_and_canon(gp, nl, g, true, true);
     }
   });
 }
