@@ -161,6 +161,24 @@ void forward_lanes(const T* x, T* out, const ResampleGeom& g, const Tables<T>& t
       const T* ww = tb.w.w.data() + ow * kw;
       const T* xn = x + n * g.xs[0];
       T* o = out + n * g.os[0] + od * g.os[2] + oh * g.os[3] + ow * g.os[4];
+      if (kd == 1 && kh == 1 && kw == 1) {  // nearest: a copy of one input position's channels
+        std::memcpy(o, xn + id[0] * g.xs[2] + ih[0] * g.xs[3] + iw[0] * g.xs[4], sizeof(T) * size_t(g.C));
+        continue;
+      }
+      if (kd == 1 && kh == 2 && kw == 2) {  // bilinear: the nested formula fused over the channels
+        const T* base = xn + id[0] * g.xs[2];
+        const T* x00 = base + ih[0] * g.xs[3] + iw[0] * g.xs[4];
+        const T* x01 = base + ih[0] * g.xs[3] + iw[1] * g.xs[4];
+        const T* x10 = base + ih[1] * g.xs[3] + iw[0] * g.xs[4];
+        const T* x11 = base + ih[1] * g.xs[3] + iw[1] * g.xs[4];
+        const T w0 = ww[0], w1 = ww[1], h0 = wh[0], h1 = wh[1];
+        for (int64_t c = 0; c < g.C; ++c) {
+          const T r0 = repmode_fma(x00[c], w0, x01[c] * w1);
+          const T r1 = repmode_fma(x10[c], w0, x11[c] * w1);
+          o[c] = canon(repmode_fma(r0, h0, r1 * h1));
+        }
+        continue;
+      }
       for (int64_t c0 = 0; c0 < g.C; c0 += kLanes) {
         const int64_t nl = g.C - c0 < kLanes ? g.C - c0 : kLanes;
         for (int a = 0; a < kd; ++a) {
