@@ -17,6 +17,8 @@
 //     tap (jd, jh, jw) row-major: c = (w_d[jd] * w_h[jh]) * w_w[jw] (two roundings; identity axes
 //     and nearest taps have weight 1, so the product is exact there);
 //     g[idx_d[jd], idx_h[jh], idx_w[jw]] = fma(c, grad_output, g[...]). Written canon(g).
+// Antialiased modes (LINEAR_AA, CUBIC_AA): cnt[o] taps per output from resample_aa_taps (an axis of
+// unchanged size is not resampled), combined by resample_combine_aa: s = v[0] w[0]; then fmas.
 // Fast paths only change which planes (or channel lanes) a thread computes and, in the forward,
 // compute each r(d, h) once per plane instead of once per output (same value, same bits).
 #pragma once
@@ -35,7 +37,9 @@ namespace repmode {
   X(NEAREST,       kResampleNearest,      0) \
   X(NEAREST_EXACT, kResampleNearestExact, 1) \
   X(LINEAR,        kResampleLinear,       2) \
-  X(CUBIC,         kResampleCubic,        3)
+  X(CUBIC,         kResampleCubic,        3) \
+  X(LINEAR_AA,     kResampleLinearAa,     4) \
+  X(CUBIC_AA,      kResampleCubicAa,      5)
 // clang-format on
 
 enum ResampleMode : int {
@@ -50,7 +54,11 @@ REPMODE_HD int resample_tap_count(int mode) {
   return mode == kResampleLinear ? 2 : (mode == kResampleCubic ? 4 : 1);
 }
 
-REPMODE_HD bool resample_interpolates(int mode) { return mode == kResampleLinear || mode == kResampleCubic; }
+REPMODE_HD bool resample_is_aa(int mode) { return mode == kResampleLinearAa || mode == kResampleCubicAa; }
+
+REPMODE_HD bool resample_interpolates(int mode) {
+  return mode == kResampleLinear || mode == kResampleCubic || resample_is_aa(mode);
+}
 
 // floor(x) of a float as an integer (|x| < 2^62): exact.
 REPMODE_HD int64_t resample_floorf(float x) {
@@ -173,6 +181,61 @@ REPMODE_HD int resample_axis_taps(int mode, bool identity, int64_t o, int64_t I,
   return 4;
 }
 
+// ---- antialiased modes (_upsample_bilinear2d_aa, _upsample_bicubic2d_aa): torch's
+// _compute_indices_min_size_weights_aa. An axis whose output size equals its input size is not
+// resampled (torch skips that pass). Output o reads the taps xmin .. xmin + size - 1 with
+// normalised filter weights; the casts below are torch's (its double constants round to T).
+
+// The filters: linear max(0, 1 - |x|); cubic (a = -0.5) k1(|x|) for |x| < 1, k2(|x|) for |x| < 2.
+template <typename T>
+REPMODE_HD T resample_aa_filter(int mode, T x) {
+  const T a = x < T(0) ? -x : x;
+  if (mode == kResampleLinearAa) return a < T(1) ? T(1) - a : T(0);
+  const T A = T(-0.5);
+  if (a < T(1)) return resample_cubic1(a, A);
+  if (a < T(2)) return resample_cubic2(a, A);
+  return T(0);
+}
+
+// The filter's support and the most taps an output reads.
+template <typename T>
+REPMODE_HD T resample_aa_support(int mode, T scale) {
+  const double half = mode == kResampleLinearAa ? 1.0 : 2.0;  // interp_size * 0.5
+  return scale >= T(1) ? static_cast<T>(half * double(scale)) : static_cast<T>(half);
+}
+template <typename T>
+REPMODE_HD int64_t resample_aa_max_taps(int mode, T scale) {
+  const T support = resample_aa_support<T>(mode, scale);
+  int64_t c = static_cast<int64_t>(support);
+  if (static_cast<T>(c) < support) c += 1;  // ceil
+  return c * 2 + 1;
+}
+
+// The taps of output o: *xmin and the count (<= cap); w[0..count) normalised by their sum
+// (a sequential sum from +0.0; a zero sum leaves them as they are).
+template <typename T>
+REPMODE_HD int64_t resample_aa_taps(int mode, int64_t o, int64_t I, T scale, int64_t cap, int64_t* xmin, T* w) {
+  const T support = resample_aa_support<T>(mode, scale);
+  const T center = static_cast<T>(double(scale) * (static_cast<double>(o) + 0.5));
+  const T invscale = scale >= T(1) ? static_cast<T>(1.0 / double(scale)) : T(1);
+  int64_t lo = static_cast<int64_t>(static_cast<double>(center - support) + 0.5);
+  lo = lo > 0 ? lo : 0;
+  int64_t hi = static_cast<int64_t>(static_cast<double>(center + support) + 0.5);
+  hi = hi < I ? hi : I;
+  int64_t size = hi - lo;
+  size = size < 0 ? 0 : (size > cap ? cap : size);
+  T total = T(0);
+  for (int64_t j = 0; j < size; ++j) {
+    const T d = static_cast<T>(j + lo) - center;  // (j + xmin - center) in T
+    w[j] = resample_aa_filter<T>(mode, static_cast<T>((static_cast<double>(d) + 0.5) * double(invscale)));
+    total = total + w[j];
+  }
+  if (total != T(0))
+    for (int64_t j = 0; j < size; ++j) w[j] = w[j] / total;
+  *xmin = lo;
+  return size;
+}
+
 // The weighted sum of K tap values (see the header comment): v[1] w[1] first, then fmas of
 // taps 0, 2, 3. K = 1 returns v[0] unchanged.
 template <typename T>
@@ -181,6 +244,14 @@ REPMODE_HD T resample_combine(int K, const T* v, const T* w) {
   T s = v[1] * w[1];
   s = repmode_fma(v[0], w[0], s);
   for (int j = 2; j < K; ++j) s = repmode_fma(v[j], w[j], s);
+  return s;
+}
+
+// The antialiased modes' sum (torch's loop): s = v[0] w[0]; s = fma(v[j], w[j], s) for j >= 1.
+template <typename T>
+REPMODE_HD T resample_combine_aa(int64_t K, const T* v, const T* w) {
+  T s = v[0] * w[0];
+  for (int64_t j = 1; j < K; ++j) s = repmode_fma(v[j], w[j], s);
   return s;
 }
 

@@ -28,15 +28,41 @@ constexpr int64_t kLanes = 64;
 // The taps of every output index along one axis.
 template <typename T>
 struct AxisTaps {
-  int K = 1;
+  int K = 1;                 // taps per output (the most, for the antialiased modes)
+  bool aa = false;           // antialiased: cnt[o] taps, summed by resample_combine_aa
   std::vector<int64_t> idx;  // O * K
   std::vector<T> w;          // O * K
+  std::vector<int> cnt;      // O: taps of each output (K but for the antialiased modes)
 };
 
 template <typename T>
 AxisTaps<T> axis_taps(const ResampleGeom& g, int a) {
   AxisTaps<T> t;
   const int64_t O = g.O[a];
+  if (resample_is_aa(g.mode)) {
+    if (resample_identity_axis(g, a) || g.I[a] == O) {  // not resampled: selection of o
+      t.K = 1;
+      t.idx.resize(static_cast<size_t>(O));
+      t.w.assign(static_cast<size_t>(O), T(1));
+      t.cnt.assign(static_cast<size_t>(O), 1);
+      for (int64_t o = 0; o < O; ++o) t.idx[o] = o;
+      return t;
+    }
+    const T scale = resample_area_scale<T>(g.I[a], O, g.align_corners, g.scale[a]);
+    const int64_t K = resample_aa_max_taps<T>(g.mode, scale);
+    t.K = static_cast<int>(K);
+    t.aa = true;
+    t.idx.assign(static_cast<size_t>(O * K), 0);
+    t.w.assign(static_cast<size_t>(O * K), T(0));
+    t.cnt.assign(static_cast<size_t>(O), 0);
+    for (int64_t o = 0; o < O; ++o) {
+      int64_t xmin = 0;
+      const int64_t n = resample_aa_taps<T>(g.mode, o, g.I[a], scale, K, &xmin, t.w.data() + o * K);
+      for (int64_t j = 0; j < K; ++j) t.idx[o * K + j] = j < n ? xmin + j : xmin;
+      t.cnt[o] = static_cast<int>(n);
+    }
+    return t;
+  }
   int64_t id[kResampleMaxTaps];
   T w[kResampleMaxTaps];
   t.K = resample_taps_of<T>(g, a, 0, id, w);
@@ -49,6 +75,7 @@ AxisTaps<T> axis_taps(const ResampleGeom& g, int a) {
       t.w[o * t.K + j] = w[j];
     }
   }
+  t.cnt.assign(static_cast<size_t>(O), t.K);
   return t;
 }
 
@@ -68,6 +95,31 @@ REPMODE_INLINE void combine_rows(int K, const T* const* rows, const T* w, T* dst
     const T* rj = rows[j];
     for (int64_t i = 0; i < n; ++i) dst[i] = repmode_fma(rj[i], wj, dst[i]);
   }
+}
+
+// The antialiased sum over cnt rows: dst = rows[0] w[0], then fmas of the others in order.
+template <typename T>
+REPMODE_INLINE void combine_rows_aa(int cnt, const T* const* rows, const T* w, T* dst, int64_t n) {
+  const T w0 = cnt > 0 ? w[0] : T(0);
+  if (cnt <= 0) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = T(0);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) dst[i] = rows[0][i] * w0;
+  for (int j = 1; j < cnt; ++j) {
+    const T wj = w[j];
+    const T* rj = rows[j];
+    for (int64_t i = 0; i < n; ++i) dst[i] = repmode_fma(rj[i], wj, dst[i]);
+  }
+}
+
+// One output's combination of the rows of its taps (selection, fixed K, or antialiased).
+template <typename T>
+REPMODE_INLINE void combine_axis(const AxisTaps<T>& t, int64_t o, const T* const* rows, T* dst, int64_t n) {
+  if (t.aa)
+    combine_rows_aa(t.cnt[o], rows, t.w.data() + o * t.K, dst, n);
+  else
+    combine_rows(t.K, rows, t.w.data() + o * t.K, dst, n);
 }
 
 template <typename T>
@@ -91,6 +143,8 @@ void forward_planes(const T* x, T* out, const ResampleGeom& g, const Tables<T>& 
     std::vector<T> hbuf(static_cast<size_t>(D * OH * OW));  // s(d)[oh][ow]
     std::vector<T> obuf(static_cast<size_t>(OW));
     const int kw = tb.w.K, kh = tb.h.K, kd = tb.d.K;
+    std::vector<T> vbuf(static_cast<size_t>(kw > kResampleMaxTaps ? kw : kResampleMaxTaps));
+    std::vector<const T*> rows(static_cast<size_t>((kh > kd ? kh : kd) + kResampleMaxTaps));
     for (int64_t pl = p0; pl < p1; ++pl) {
       const int64_t n = pl / g.C, c = pl % g.C;
       const T* xp = x + n * g.xs[0] + c * g.xs[1];
@@ -108,30 +162,33 @@ void forward_planes(const T* x, T* out, const ResampleGeom& g, const Tables<T>& 
           } else if (kw == 2) {
             for (int64_t ow = 0; ow < OW; ++ow)
               r[ow] = repmode_fma(row[ix[2 * ow] * sx], ww[2 * ow], row[ix[2 * ow + 1] * sx] * ww[2 * ow + 1]);
+          } else if (tb.w.aa) {
+            for (int64_t ow = 0; ow < OW; ++ow) {
+              const int n = tb.w.cnt[ow];
+              for (int j = 0; j < n; ++j) vbuf[j] = row[ix[kw * ow + j] * sx];
+              r[ow] = n > 0 ? resample_combine_aa<T>(n, vbuf.data(), ww + kw * ow) : T(0);
+            }
           } else {
             for (int64_t ow = 0; ow < OW; ++ow) {
-              T v[kResampleMaxTaps];
-              for (int j = 0; j < kw; ++j) v[j] = row[ix[kw * ow + j] * sx];
-              r[ow] = resample_combine(kw, v, ww + kw * ow);
+              for (int j = 0; j < kw; ++j) vbuf[j] = row[ix[kw * ow + j] * sx];
+              r[ow] = resample_combine(kw, vbuf.data(), ww + kw * ow);
             }
           }
         }
       // H pass
       for (int64_t d = 0; d < D; ++d)
         for (int64_t oh = 0; oh < OH; ++oh) {
-          const T* rows[kResampleMaxTaps];
           for (int j = 0; j < kh; ++j) rows[j] = rbuf.data() + (d * H + tb.h.idx[oh * kh + j]) * OW;
-          combine_rows(kh, rows, tb.h.w.data() + oh * kh, hbuf.data() + (d * OH + oh) * OW, OW);
+          combine_axis(tb.h, oh, rows.data(), hbuf.data() + (d * OH + oh) * OW, OW);
         }
       // D pass, written at the output's strides
       for (int64_t od = 0; od < OD; ++od)
         for (int64_t oh = 0; oh < OH; ++oh) {
-          const T* rows[kResampleMaxTaps];
           for (int j = 0; j < kd; ++j) rows[j] = hbuf.data() + (tb.d.idx[od * kd + j] * OH + oh) * OW;
           T* orow = op + od * g.os[2] + oh * g.os[3];
           const bool dense = g.os[4] == 1;
           T* dst = dense ? orow : obuf.data();
-          combine_rows(kd, rows, tb.d.w.data() + od * kd, dst, OW);
+          combine_axis(tb.d, od, rows.data(), dst, OW);
           if (interp)
             for (int64_t ow = 0; ow < OW; ++ow) dst[ow] = canon(dst[ow]);
           if (!dense)
@@ -229,7 +286,7 @@ REPMODE_INLINE void backward_block(const T* go, T* gi, int64_t nl, const Resampl
       }
     return;
   }
-  if (!Lanes && kd == 1 && kw == 2) {
+  if (!Lanes && kd == 1 && kw == 2 && !tb.h.aa && !tb.w.aa) {
     // the 1-d and 2-d interpolating case, scalar, with its tap loops unrolled (same sequence)
     for (int64_t od = 0; od < OD; ++od) {
       const T wdv = tb.d.w[od];
@@ -265,13 +322,14 @@ REPMODE_INLINE void backward_block(const T* go, T* gi, int64_t nl, const Resampl
       const T* grow = go + od * g.os[2] + oh * g.os[3];
       for (int64_t ow = 0; ow < OW; ++ow) {
         const T* gv = grow + ow * g.os[4];
-        for (int a = 0; a < kd; ++a) {
+        const int nd = tb.d.cnt[od], nh = tb.h.cnt[oh], nw = tb.w.cnt[ow];
+        for (int a = 0; a < nd; ++a) {
           const T wdv = tb.d.w[od * kd + a];
           T* gd = gi + tb.d.idx[od * kd + a] * g.xs[2];
-          for (int b = 0; b < kh; ++b) {
+          for (int b = 0; b < nh; ++b) {
             const T wdh = wdv * tb.h.w[oh * kh + b];
             T* gh = gd + tb.h.idx[oh * kh + b] * g.xs[3];
-            for (int e = 0; e < kw; ++e) {
+            for (int e = 0; e < nw; ++e) {
               const T cw = wdh * tb.w.w[ow * kw + e];
               T* dst = gh + tb.w.idx[ow * kw + e] * g.xs[4];
               if (Lanes) {
@@ -341,13 +399,77 @@ void backward_lanes(const T* go, T* gi, const ResampleGeom& g, const Tables<T>& 
   });
 }
 
-bool lanes(const ResampleGeom& g) { return g.C >= 4 && g.xs[1] == 1 && g.os[1] == 1; }
+bool lanes(const ResampleGeom& g) { return !resample_is_aa(g.mode) && g.C >= 4 && g.xs[1] == 1 && g.os[1] == 1; }
 
 }  // namespace
 
 // ---------------------------------------------------------------- plain references
+namespace {
+
+// The antialiased modes' reference: the nested formula of one output from the tap tables.
+template <typename T>
+T axis_sum(const AxisTaps<T>& t, int64_t o, const T* v) {
+  if (!t.aa) return resample_combine(t.K, v, t.w.data() + o * t.K);
+  return t.cnt[o] > 0 ? resample_combine_aa<T>(t.cnt[o], v, t.w.data() + o * t.K) : T(0);
+}
+
+template <typename T>
+void aa_forward_reference(const T* x, T* out, const ResampleGeom& g) {
+  const Tables<T> tb = tables_of<T>(g);
+  std::vector<T> vw(static_cast<size_t>(tb.w.K)), vh(static_cast<size_t>(tb.h.K)), vd(static_cast<size_t>(tb.d.K));
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t c = 0; c < g.C; ++c)
+      for (int64_t od = 0; od < g.O[0]; ++od)
+        for (int64_t oh = 0; oh < g.O[1]; ++oh)
+          for (int64_t ow = 0; ow < g.O[2]; ++ow) {
+            const T* xp = x + n * g.xs[0] + c * g.xs[1];
+            for (int a = 0; a < tb.d.cnt[od]; ++a) {
+              for (int b = 0; b < tb.h.cnt[oh]; ++b) {
+                for (int e = 0; e < tb.w.cnt[ow]; ++e)
+                  vw[e] = xp[tb.d.idx[od * tb.d.K + a] * g.xs[2] + tb.h.idx[oh * tb.h.K + b] * g.xs[3] +
+                             tb.w.idx[ow * tb.w.K + e] * g.xs[4]];
+                vh[b] = axis_sum(tb.w, ow, vw.data());
+              }
+              vd[a] = axis_sum(tb.h, oh, vh.data());
+            }
+            out[n * g.os[0] + c * g.os[1] + od * g.os[2] + oh * g.os[3] + ow * g.os[4]] =
+                canon(axis_sum(tb.d, od, vd.data()));
+          }
+}
+
+template <typename T>
+void aa_backward_reference(const T* go, T* gi, const ResampleGeom& g) {
+  const Tables<T> tb = tables_of<T>(g);
+  for (int64_t n = 0; n < g.N; ++n)
+    for (int64_t c = 0; c < g.C; ++c) {
+      T* gp = gi + n * g.xs[0] + c * g.xs[1];
+      auto at = [&](int64_t d, int64_t h, int64_t w) -> T& { return gp[d * g.xs[2] + h * g.xs[3] + w * g.xs[4]]; };
+      for (int64_t d = 0; d < g.I[0]; ++d)
+        for (int64_t h = 0; h < g.I[1]; ++h)
+          for (int64_t w = 0; w < g.I[2]; ++w) at(d, h, w) = T(0.0);
+      for (int64_t od = 0; od < g.O[0]; ++od)
+        for (int64_t oh = 0; oh < g.O[1]; ++oh)
+          for (int64_t ow = 0; ow < g.O[2]; ++ow) {
+            const T v = go[n * g.os[0] + c * g.os[1] + od * g.os[2] + oh * g.os[3] + ow * g.os[4]];
+            for (int a = 0; a < tb.d.cnt[od]; ++a)
+              for (int b = 0; b < tb.h.cnt[oh]; ++b)
+                for (int e = 0; e < tb.w.cnt[ow]; ++e) {
+                  T& dst = at(tb.d.idx[od * tb.d.K + a], tb.h.idx[oh * tb.h.K + b], tb.w.idx[ow * tb.w.K + e]);
+                  const T cw = (tb.d.w[od * tb.d.K + a] * tb.h.w[oh * tb.h.K + b]) * tb.w.w[ow * tb.w.K + e];
+                  dst = resample_grad_add(dst, cw, v);
+                }
+          }
+      for (int64_t d = 0; d < g.I[0]; ++d)
+        for (int64_t h = 0; h < g.I[1]; ++h)
+          for (int64_t w = 0; w < g.I[2]; ++w) at(d, h, w) = canon(at(d, h, w));
+    }
+}
+
+}  // namespace
+
 template <typename T>
 void resample_forward_reference(const T* x, T* out, const ResampleGeom& g) {
+  if (resample_is_aa(g.mode)) return aa_forward_reference(x, out, g);
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t c = 0; c < g.C; ++c)
       for (int64_t od = 0; od < g.O[0]; ++od)
@@ -359,6 +481,7 @@ void resample_forward_reference(const T* x, T* out, const ResampleGeom& g) {
 
 template <typename T>
 void resample_backward_reference(const T* go, T* gi, const ResampleGeom& g) {
+  if (resample_is_aa(g.mode)) return aa_backward_reference(go, gi, g);
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t c = 0; c < g.C; ++c) {
       T* gp = gi + n * g.xs[0] + c * g.xs[1];
@@ -415,7 +538,7 @@ namespace {
 ResampleGeom make_geom(int mode, int nsp, const Ints& in_sizes, const Ints& out_sizes, bool align_corners,
                        const std::vector<double>& scales, const Ints& xs, const Ints& os) {
   if (in_sizes.size() != 5 || out_sizes.size() != 3 || scales.size() != 3 || xs.size() != 5 || os.size() != 5 ||
-      nsp < 1 || nsp > 3 || mode < 0 || mode > 3)
+      nsp < 1 || nsp > 3 || mode < 0 || mode > 5)
     throw std::invalid_argument("repmode._C resample: bad geometry");
   ResampleGeom g;
   g.mode = mode;

@@ -1,5 +1,5 @@
-"""Resampling: nearest (and nearest-exact) 1-d/2-d/3-d, linear 1-d, bilinear and bicubic 2-d,
-trilinear 3-d upsampling, forward and backward. Each op runs as a resampling of (N, C, D, H, W)
+"""Resampling: nearest (and nearest-exact) 1-d/2-d/3-d, linear 1-d, bilinear and bicubic 2-d
+(also antialiased), trilinear 3-d upsampling, forward and backward. Each op runs as a resampling of (N, C, D, H, W)
 planes (1-d and 2-d: identity axes in front). The ``.vec`` overloads (scale-factor forms, reached
 under ``torch.inference_mode``) are registered too: torch's Python decomposition of them is an
 elementwise formula of its own, so they compute the output size as torch's C++ does and run the
@@ -27,7 +27,8 @@ Tensor = torch.Tensor
 
 # Resampling modes defined in csrc/common/resample.h (REPMODE_RESAMPLE_MODES).
 _MODES = _ext.codes("ResampleMode")
-NEAREST, NEAREST_EXACT, LINEAR, CUBIC = (_MODES[n] for n in ("NEAREST", "NEAREST_EXACT", "LINEAR", "CUBIC"))
+NEAREST, NEAREST_EXACT, LINEAR, CUBIC, LINEAR_AA, CUBIC_AA = (
+    _MODES[n] for n in ("NEAREST", "NEAREST_EXACT", "LINEAR", "CUBIC", "LINEAR_AA", "CUBIC_AA"))
 
 # Tests set this to run every resampling op through the plain C++ reference loops instead.
 USE_REFERENCE = False
@@ -44,6 +45,8 @@ _OPS = {
     "upsample_bilinear2d": (LINEAR, 2, True),
     "upsample_bicubic2d": (CUBIC, 2, True),
     "upsample_trilinear3d": (LINEAR, 3, True),
+    "_upsample_bilinear2d_aa": (LINEAR_AA, 2, True),
+    "_upsample_bicubic2d_aa": (CUBIC_AA, 2, True),
 }
 _SCALE_NAMES = {1: ("scales",), 2: ("scales_h", "scales_w"), 3: ("scales_d", "scales_h", "scales_w")}
 
@@ -130,7 +133,8 @@ def _forward_vec(func, args, kwargs):
 @register_kernel([aten.upsample_nearest1d.vec, aten.upsample_nearest2d.vec, aten.upsample_nearest3d.vec,
                   aten._upsample_nearest_exact1d.vec, aten._upsample_nearest_exact2d.vec,
                   aten._upsample_nearest_exact3d.vec, aten.upsample_linear1d.vec, aten.upsample_bilinear2d.vec,
-                  aten.upsample_bicubic2d.vec, aten.upsample_trilinear3d.vec], FLOAT_WIDENED,
+                  aten.upsample_bicubic2d.vec, aten.upsample_trilinear3d.vec, aten._upsample_bilinear2d_aa.vec,
+                  aten._upsample_bicubic2d_aa.vec], FLOAT_WIDENED,
                  out=[aten.upsample_nearest2d.vec_out, aten.upsample_bilinear2d.vec_out])
 def upsample_vec(func, args, kwargs):
     return _forward_vec(func, args, kwargs)
@@ -140,11 +144,13 @@ def upsample_vec(func, args, kwargs):
                   aten._upsample_nearest_exact1d.default, aten._upsample_nearest_exact2d.default,
                   aten._upsample_nearest_exact3d.default, aten.upsample_linear1d.default,
                   aten.upsample_bilinear2d.default, aten.upsample_bicubic2d.default,
-                  aten.upsample_trilinear3d.default], FLOAT_WIDENED,
+                  aten.upsample_trilinear3d.default, aten._upsample_bilinear2d_aa.default,
+                  aten._upsample_bicubic2d_aa.default], FLOAT_WIDENED,
                  out=[aten.upsample_nearest1d.out, aten.upsample_nearest2d.out, aten.upsample_nearest3d.out,
                       aten._upsample_nearest_exact1d.out, aten._upsample_nearest_exact2d.out,
                       aten._upsample_nearest_exact3d.out, aten.upsample_linear1d.out, aten.upsample_bilinear2d.out,
-                      aten.upsample_bicubic2d.out, aten.upsample_trilinear3d.out])
+                      aten.upsample_bicubic2d.out, aten.upsample_trilinear3d.out, aten._upsample_bilinear2d_aa.out,
+                      aten._upsample_bicubic2d_aa.out])
 def upsample(func, args, kwargs):
     return _forward(func, args, kwargs)
 
@@ -175,7 +181,8 @@ def _backward(func, args, kwargs):
                   aten.upsample_nearest3d_backward.default, aten._upsample_nearest_exact1d_backward.default,
                   aten._upsample_nearest_exact2d_backward.default, aten._upsample_nearest_exact3d_backward.default,
                   aten.upsample_linear1d_backward.default, aten.upsample_bilinear2d_backward.default,
-                  aten.upsample_bicubic2d_backward.default, aten.upsample_trilinear3d_backward.default],
+                  aten.upsample_bicubic2d_backward.default, aten.upsample_trilinear3d_backward.default,
+                  aten._upsample_bilinear2d_aa_backward.default, aten._upsample_bicubic2d_aa_backward.default],
                  FLOAT_WIDENED,
                  out=[aten.upsample_nearest1d_backward.grad_input, aten.upsample_nearest2d_backward.grad_input,
                       aten.upsample_nearest3d_backward.grad_input,
@@ -183,7 +190,9 @@ def _backward(func, args, kwargs):
                       aten._upsample_nearest_exact2d_backward.grad_input,
                       aten._upsample_nearest_exact3d_backward.grad_input,
                       aten.upsample_linear1d_backward.grad_input, aten.upsample_bilinear2d_backward.grad_input,
-                      aten.upsample_bicubic2d_backward.grad_input, aten.upsample_trilinear3d_backward.grad_input])
+                      aten.upsample_bicubic2d_backward.grad_input, aten.upsample_trilinear3d_backward.grad_input,
+                      aten._upsample_bilinear2d_aa_backward.grad_input,
+                      aten._upsample_bicubic2d_aa_backward.grad_input])
 def upsample_backward(func, args, kwargs):
     return _backward(func, args, kwargs)
 
