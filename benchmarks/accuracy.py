@@ -267,6 +267,34 @@ def _pool_cases():
     ]
 
 
+def _resample_cases():
+    def x_go(shape, out):
+        return lambda g, full: (_g(g, *shape), _g(g, *out))
+
+    def grad(f):
+        return lambda x, go: _grad(f, (x,), go)
+
+    return [
+        Case("upsample_bilinear2d", "x2, fwd+bwd", grad(lambda t: F.interpolate(t, scale_factor=2, mode="bilinear")),
+             x_go((4, 8, 12, 12), (4, 8, 24, 24))),
+        Case("upsample_bilinear2d", "12x12 -> 17x9, align_corners, fwd+bwd",
+             grad(lambda t: F.interpolate(t, size=(17, 9), mode="bilinear", align_corners=True)),
+             x_go((4, 8, 12, 12), (4, 8, 17, 9))),
+        Case("upsample_bicubic2d", "x2, fwd+bwd", grad(lambda t: F.interpolate(t, scale_factor=2, mode="bicubic")),
+             x_go((4, 8, 12, 12), (4, 8, 24, 24))),
+        Case("upsample_trilinear3d", "x2, fwd+bwd",
+             grad(lambda t: F.interpolate(t, scale_factor=2, mode="trilinear")),
+             x_go((2, 4, 6, 6, 6), (2, 4, 12, 12, 12))),
+        # selection is exact; the backward adds 4 gradients per input
+        Case("upsample_nearest2d", "x2, fwd+bwd", grad(lambda t: F.interpolate(t, scale_factor=2, mode="nearest")),
+             x_go((4, 8, 12, 12), (4, 8, 24, 24))),
+        Case("reflection_pad2d", "pad 3, fwd+bwd", grad(lambda t: F.pad(t, (3, 3, 3, 3), mode="reflect")),
+             x_go((4, 8, 12, 12), (4, 8, 18, 18))),
+        Case("col2im", "F.fold 3x3 s1 p1, fwd+bwd", grad(lambda t: F.fold(t, (12, 12), 3, padding=1)),
+             x_go((4, 8 * 9, 144), (4, 8, 12, 12))),
+    ]
+
+
 def _module_grad(build, names, self_attention=False):
     """fn(x, *params, go): the module's output and the gradients of x and its parameters (named
     names, in that order), the module built in x's dtype and its parameters replaced by the inputs
@@ -503,8 +531,8 @@ def _float64_cases():
 
 def cases() -> list[Case]:
     return (_elementwise_cases() + _reduction_cases() + _matmul_cases() + _conv_norm_cases() + _loss_cases()
-            + _optimizer_cases() + _attention_cases() + _pool_cases() + _recurrent_cases() + _indexed_cases()
-            + _more_optimizer_cases() + _more_nn_cases() + _layers_cases() + _float64_cases())
+            + _optimizer_cases() + _attention_cases() + _pool_cases() + _resample_cases() + _recurrent_cases()
+            + _indexed_cases() + _more_optimizer_cases() + _more_nn_cases() + _layers_cases() + _float64_cases())
 
 
 # ---- measuring -------------------------------------------------------------------------------------

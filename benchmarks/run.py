@@ -172,6 +172,21 @@ def case_conv():
     return rows
 
 
+def case_upsample():
+    """Bilinear upsampling x2 of (16, 64, 64, 64) float32 (align_corners=False), forward and the
+    backward op (grad of the (16, 64, 128, 128) output)."""
+    aten = torch.ops.aten
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(16, 64, 64, 64, generator=g)
+    gy = torch.randn(16, 64, 128, 128, generator=g)
+    fwd = lambda: aten.upsample_bilinear2d(x, [128, 128], False, 2.0, 2.0)  # noqa: E731
+    bwd = lambda: aten.upsample_bilinear2d_backward(gy, [128, 128], [16, 64, 64, 64], False, 2.0, 2.0)  # noqa: E731
+    both = lambda: (fwd(), bwd())  # noqa: E731
+    gbytes = (x.numel() + gy.numel()) * 4 * 2 / 1e9  # each of the two ops reads one and writes the other
+    native, rep = compare(both, repeats=3)
+    return [_row("upsample_bilinear2d ×2 forward + backward (16,64,64,64)", native, rep, gbytes, "GB/s")]
+
+
 def _training_step_row(label, model, optimizer, x, y, clip_grad_norm=None, inner=5, amp=None):
     def step():
         optimizer.zero_grad()
@@ -310,6 +325,7 @@ CASES = {
     "random": case_random,
     "scatter_add16M": case_scatter_add,
     "conv": case_conv,
+    "upsample": case_upsample,
     "mlp": case_mlp_step,
     "cnn": case_cnn_step,
     "transformer": case_transformer_step,

@@ -18,6 +18,7 @@
 #include "../common/elementwise.h"
 #include "../common/pooling.h"
 #include "../common/random.h"
+#include "../common/resample.h"
 #include "../common/softmax_loss.h"
 
 namespace repmode::bindings {
@@ -32,7 +33,7 @@ inline std::string upper(std::string s) {
 // codes() -> {"EwOp": {"ADD": 0, ...}, "RandomDist": {...}, "PoolKind": {...}, "Reduction": {...},
 // "Dtype": {"float32": 0, "float64": 1}, "ConvGeom": ["N", "Ci", ...]} (the Python names).
 inline py::dict codes() {
-  py::dict d, ew, dist, pool, red, dtype;
+  py::dict d, ew, dist, pool, red, dtype, resample;
   py::list geom;
 #define REPMODE_X(name, code) ew[py::str(upper(#name))] = code;
   REPMODE_EW_OPS(REPMODE_X)
@@ -42,6 +43,9 @@ inline py::dict codes() {
 #undef REPMODE_X
 #define REPMODE_X(python_name, name, code) pool[#python_name] = code;
   REPMODE_POOL_KINDS(REPMODE_X)
+#undef REPMODE_X
+#define REPMODE_X(python_name, name, code) resample[#python_name] = code;
+  REPMODE_RESAMPLE_MODES(REPMODE_X)
 #undef REPMODE_X
 #define REPMODE_X(python_name, name, code) red[#python_name] = code;
   REPMODE_REDUCTIONS(REPMODE_X)
@@ -55,6 +59,7 @@ inline py::dict codes() {
   d["EwOp"] = ew;
   d["RandomDist"] = dist;
   d["PoolKind"] = pool;
+  d["ResampleMode"] = resample;
   d["Reduction"] = red;
   d["Dtype"] = dtype;
   d["ConvGeom"] = geom;

@@ -106,6 +106,18 @@ void pool_backward(int dtype, int kind, uintptr_t grad_output, uintptr_t index, 
                    const Ints& dil, bool count_include_pad, int64_t divisor_override, const Ints& xs, const Ints& os,
                    const Ints& is, int nthreads, bool reference);
 
+// --- resample (csrc/cpu/resample.cpp) ---
+// mode: a ResampleMode code (csrc/common/resample.h); nsp: resampled axes (the last nsp of D, H, W);
+// in_sizes (N, C, D, H, W), out_sizes (OD, OH, OW), scales per axis (<= 0: none), strides 5 each
+// (input/output for the forward; grad_input/grad_output for the backward). reference: plain loops.
+void resample_forward(int dtype, int mode, int nsp, uintptr_t x, uintptr_t out, const Ints& in_sizes,
+                      const Ints& out_sizes, bool align_corners, const std::vector<double>& scales, const Ints& xs,
+                      const Ints& os, int nthreads, bool reference);
+void resample_backward(int dtype, int mode, int nsp, uintptr_t grad_output, uintptr_t grad_input,
+                       const Ints& in_sizes, const Ints& out_sizes, bool align_corners,
+                       const std::vector<double>& scales, const Ints& gis, const Ints& gos, int nthreads,
+                       bool reference);
+
 // --- layer_norm (csrc/cpu/layer_norm.cpp) ---
 void layer_norm_forward(int dtype, uintptr_t x, int64_t M, int64_t N, uintptr_t w, uintptr_t b, double eps, uintptr_t y,
                         uintptr_t mean, uintptr_t rstd, int nthreads, bool reference);

@@ -317,3 +317,43 @@ def adaptive_max_pool_backward(func, args, kwargs):
     return _adaptive_max_backward(func, args, kwargs)
 
 
+
+
+# ---- fractional max pooling ------------------------------------------------------------------
+
+@widened()
+def _fractional(func, args, kwargs):
+    """Selection: torch's kernel draws nothing (the samples are an argument, drawn by the caller
+    from repmode's stream under the mode); each window comes from a fixed IEEE formula of its
+    sample in the compute dtype (float32 for widened bf16/fp16, as torch's CUDA kernel) and the
+    max keeps the first extreme with a NaN winning (the rule of max pooling above): no arithmetic
+    on values, so torch's own kernel gives the defined bits."""
+    b = named_arguments(func, args, kwargs)
+    x, samples = b["self"], b["random_samples"]
+    float_code(func, args, kwargs, x, samples)
+    if samples.dtype != x.dtype:
+        raise RuntimeError(f"{func}: expected random_samples of dtype {x.dtype}, got {samples.dtype}")
+    return func(x, b["kernel_size"], b["output_size"], samples)
+
+
+@register_kernel([aten.fractional_max_pool2d.default, aten.fractional_max_pool3d.default], FLOAT_WIDENED,
+                 out=[aten.fractional_max_pool2d.output, aten.fractional_max_pool3d.output])
+def fractional_max_pool(func, args, kwargs):
+    return _fractional(func, args, kwargs)
+
+
+@widened()
+def _fractional_backward(func, args, kwargs):
+    b = named_arguments(func, args, kwargs)
+    x = b["self"]
+    p = _pool(func, args, kwargs, ADAPTIVE_MAX, x, _nsp(func), output_size=list(b["output_size"]))
+    return _backward(func, args, kwargs, p, b["grad_output"], x, b["indices"])
+
+
+@register_kernel([aten.fractional_max_pool2d_backward.default, aten.fractional_max_pool3d_backward.default],
+                 FLOAT_WIDENED,
+                 out=[aten.fractional_max_pool2d_backward.grad_input,
+                      aten.fractional_max_pool3d_backward.grad_input])
+def fractional_max_pool_backward(func, args, kwargs):
+    """The max-pooling backward (grad_input[index_o] += grad_output_o in increasing output order)."""
+    return _fractional_backward(func, args, kwargs)

@@ -31,6 +31,7 @@ PINNED = {
     },
     "RandomDist": {"UNIFORM": 0, "NORMAL": 1, "EXPONENTIAL": 3, "GEOMETRIC": 4, "LOG_NORMAL": 5, "CAUCHY": 6},
     "PoolKind": {"MAX": 0, "AVG": 1, "ADAPTIVE_AVG": 2, "ADAPTIVE_MAX": 3},
+    "ResampleMode": {"NEAREST": 0, "NEAREST_EXACT": 1, "LINEAR": 2, "CUBIC": 3, "LINEAR_AA": 4, "CUBIC_AA": 5},
     "Reduction": {"NONE": 0, "MEAN": 1, "SUM": 2},
     "Dtype": {"float32": 0, "float64": 1},
     "ConvGeom": ["N", "Ci", "Co", "G", "in0", "in1", "in2", "out0", "out1", "out2", "k0", "k1", "k2",
@@ -38,7 +39,7 @@ PINNED = {
 }
 
 FAMILIES = {"runtime", "elementwise", "random", "reduction", "softmax_loss", "matmul", "convolution", "pooling",
-            "layer_norm", "batch_norm", "recurrent"}
+            "layer_norm", "batch_norm", "recurrent", "resample"}
 
 
 def test_exported_codes_equal_the_pinned_tables():
