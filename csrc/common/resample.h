@@ -50,9 +50,7 @@ enum ResampleMode : int {
 
 constexpr int kResampleMaxTaps = 4;
 
-REPMODE_HD int resample_tap_count(int mode) {
-  return mode == kResampleLinear ? 2 : (mode == kResampleCubic ? 4 : 1);
-}
+REPMODE_HD int resample_tap_count(int mode) { return mode == kResampleLinear ? 2 : (mode == kResampleCubic ? 4 : 1); }
 
 REPMODE_HD bool resample_is_aa(int mode) { return mode == kResampleLinearAa || mode == kResampleCubicAa; }
 
@@ -264,13 +262,13 @@ REPMODE_HD T resample_grad_add(T acc, T c, T g) {
 // Sizes, strides and arguments of one call.
 struct ResampleGeom {
   int mode = 0;
-  int nsp = 2;                                   // resampled axes: the last nsp of (D, H, W)
-  int64_t N = 1, C = 1, I[3] = {1, 1, 1};        // input (D, H, W)
-  int64_t O[3] = {1, 1, 1};                      // output (OD, OH, OW)
+  int nsp = 2;                             // resampled axes: the last nsp of (D, H, W)
+  int64_t N = 1, C = 1, I[3] = {1, 1, 1};  // input (D, H, W)
+  int64_t O[3] = {1, 1, 1};                // output (OD, OH, OW)
   bool align_corners = false;
-  double scale[3] = {0.0, 0.0, 0.0};             // per axis; <= 0: none
-  int64_t xs[5] = {0, 0, 0, 0, 0};               // input / grad_input strides (n, c, d, h, w)
-  int64_t os[5] = {0, 0, 0, 0, 0};               // output / grad_output strides
+  double scale[3] = {0.0, 0.0, 0.0};  // per axis; <= 0: none
+  int64_t xs[5] = {0, 0, 0, 0, 0};    // input / grad_input strides (n, c, d, h, w)
+  int64_t os[5] = {0, 0, 0, 0, 0};    // output / grad_output strides
 };
 
 REPMODE_HD bool resample_identity_axis(const ResampleGeom& g, int a) { return a < 3 - g.nsp; }

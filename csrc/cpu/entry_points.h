@@ -113,10 +113,9 @@ void pool_backward(int dtype, int kind, uintptr_t grad_output, uintptr_t index, 
 void resample_forward(int dtype, int mode, int nsp, uintptr_t x, uintptr_t out, const Ints& in_sizes,
                       const Ints& out_sizes, bool align_corners, const std::vector<double>& scales, const Ints& xs,
                       const Ints& os, int nthreads, bool reference);
-void resample_backward(int dtype, int mode, int nsp, uintptr_t grad_output, uintptr_t grad_input,
-                       const Ints& in_sizes, const Ints& out_sizes, bool align_corners,
-                       const std::vector<double>& scales, const Ints& gis, const Ints& gos, int nthreads,
-                       bool reference);
+void resample_backward(int dtype, int mode, int nsp, uintptr_t grad_output, uintptr_t grad_input, const Ints& in_sizes,
+                       const Ints& out_sizes, bool align_corners, const std::vector<double>& scales, const Ints& gis,
+                       const Ints& gos, int nthreads, bool reference);
 
 // --- layer_norm (csrc/cpu/layer_norm.cpp) ---
 void layer_norm_forward(int dtype, uintptr_t x, int64_t M, int64_t N, uintptr_t w, uintptr_t b, double eps, uintptr_t y,

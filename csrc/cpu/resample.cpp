@@ -574,10 +574,9 @@ void resample_forward(int dtype, int mode, int nsp, uintptr_t x, uintptr_t out, 
   });
 }
 
-void resample_backward(int dtype, int mode, int nsp, uintptr_t grad_output, uintptr_t grad_input,
-                       const Ints& in_sizes, const Ints& out_sizes, bool align_corners,
-                       const std::vector<double>& scales, const Ints& gis, const Ints& gos, int nthreads,
-                       bool reference) {
+void resample_backward(int dtype, int mode, int nsp, uintptr_t grad_output, uintptr_t grad_input, const Ints& in_sizes,
+                       const Ints& out_sizes, bool align_corners, const std::vector<double>& scales, const Ints& gis,
+                       const Ints& gos, int nthreads, bool reference) {
   const ResampleGeom g = make_geom(mode, nsp, in_sizes, out_sizes, align_corners, scales, gis, gos);
   by_dtype(dtype, [&](auto t) {
     using T = decltype(t);
