@@ -33,7 +33,7 @@ PINNED = {
 }
 
 FAMILIES = {"runtime", "elementwise", "random", "reduction", "softmax_loss", "matmul", "convolution", "pooling",
-            "layer_norm", "batch_norm", "recurrent"}
+            "layer_norm", "batch_norm", "recurrent", "indexing"}
 
 
 def test_exported_codes_equal_the_pinned_tables():
