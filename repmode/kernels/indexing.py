@@ -4,9 +4,11 @@ Accumulation (``scatter_add``, ``index_add``, ``index_put(accumulate=True)``, an
 ``embedding_dense_backward``, ``_unsafe_masked_index_put_accumulate``, ``unfold_backward``):
 each destination element receives its contributions in increasing source position (row-major
 order of the source), added one after the other to its starting value — never in an order set
-by threads or atomics. Evaluated by fold_segments: one stable sort by destination, then round k
-applies every destination's k-th contribution at once, so each element takes exactly one IEEE
-operation per contribution, as in the sequential definition. Reductions (``scatter_reduce``,
+by threads or atomics; a NaN sum is the canonical NaN. float32/float64 on the CPU run the
+definition's sequential pass, compiled (csrc/cpu/indexing.cpp); other dtypes and devices are
+evaluated by fold_segments: one stable sort by destination, then round k applies every
+destination's k-th contribution at once, so each element takes exactly one IEEE operation per
+contribution, as in the sequential definition (the same bits). Reductions (``scatter_reduce``,
 ``scatter(reduce=)``, ``index_reduce``) fold the same way (reduce_into); integer and bool
 reductions are associative and commutative and run natively.
 
