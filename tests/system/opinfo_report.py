@@ -32,8 +32,9 @@ EXPECTED_HEADER = """\
 # `python tests/system/opinfo_report.py --samples {samples} --write-expected tests/system/opinfo_expected.txt`
 # (torch {torch}). Every OpInfo not listed here passes: it matches native torch (assert_close's
 # float32 defaults, or no further than native from the op run in float64; exact for integers and
-# bool) forward and backward, with the same bits at 1 and 2 threads. tests/system/test_opinfo.py fails on any difference from this list: a new entry (a
-# regression), an entry that now passes ("remove it from the list") or one that stops elsewhere.
+# bool) forward and backward, with the same bits at 1 and 2 threads. tests/system/test_opinfo.py
+# fails on any difference from this list: a new entry (a regression), an entry that now passes
+# ("remove it from the list") or one that stops elsewhere.
 #
 # <OpInfo name[:variant]>  <category>  sample=<first sample that does not pass>  <phase>  <detail>
 # phase: forward, backward, forward@noncontiguous, backward@noncontiguous (the run on strided copies)

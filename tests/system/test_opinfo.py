@@ -3,8 +3,9 @@
 Every OpInfo of ``op_db`` that supports float32 on the CPU is run natively and in strict mode at 1 and
 2 threads, forward and backward (tests/support/opinfo_harness.py says how, and what each status
 means: a value beyond assert_close's tolerances of native passes only where repmode is no further
-than native from the op run in float64). tests/system/opinfo_expected.txt lists the OpInfos that do not pass, from the full run
-(``opinfo_report.py --write-expected``); each test here fails when its OpInfo's status differs:
+than native from the op run in float64). tests/system/opinfo_expected.txt lists the OpInfos that
+do not pass, from the full run (``opinfo_report.py --write-expected``); each test here fails when
+its OpInfo's status differs:
 
 * a new unsupported op, error, mismatch or thread variance (a regression, or a defect to record);
 * an OpInfo that now passes but is still listed ("remove it from the list": progress is recorded);
