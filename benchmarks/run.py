@@ -136,13 +136,20 @@ def case_unary_math():
 
 def case_scatter_add():
     """16M source elements added into 1M destinations (about 16 contributions each, random indices):
-    repmode adds them in increasing source position (rounds of distinct destinations)."""
+    repmode adds them in increasing source position (the compiled walk: threads own destination
+    ranges, each scanning the sources in order). index_add: 64K rows of 256 into 4K rows (16
+    contributions per destination element)."""
     n, m = 16 * 2**20, 2**20
     gen = torch.Generator().manual_seed(0)
     src, index = torch.randn(n, generator=gen), torch.randint(0, m, (n,), generator=gen)
     base = torch.zeros(m)
     native, rep = compare(lambda: base.scatter_add(0, index, src), repeats=3)
-    return [_row("scatter_add of 16M float32 into 1M (random indices)", native, rep)]
+    rows = [_row("scatter_add of 16M float32 into 1M (random indices)", native, rep)]
+    source, rows_index = torch.randn(2**16, 256, generator=gen), torch.randint(0, 2**12, (2**16,), generator=gen)
+    target = torch.zeros(2**12, 256)
+    native, rep = compare(lambda: target.index_add(0, rows_index, source), repeats=3)
+    rows.append(_row("index_add of 16M float32 (64K rows of 256) into 4K rows (random indices)", native, rep))
+    return rows
 
 
 def case_mlp_step():

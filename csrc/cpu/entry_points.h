@@ -153,4 +153,9 @@ void lstm_backward_step(int dtype, int64_t B, int64_t H, uintptr_t go, int64_t g
                         uintptr_t dc, uintptr_t ws, uintptr_t c_prev, int64_t c_rs, uintptr_t dgates, uintptr_t dc_out,
                         int nthreads);
 
+// --- indexing (csrc/cpu/indexing.cpp) ---
+// out[dest[j]] = out[dest[j]] + values[j] for j = 0 .. n-1, in that order (a NaN sum: the canonical
+// NaN); dest: n int64 ids into out's contiguous elements; values: n contiguous elements of out's dtype.
+void accumulate_in_order(int dtype, uintptr_t out, uintptr_t dest, uintptr_t values, int64_t n, int nthreads);
+
 }  // namespace repmode::cpu

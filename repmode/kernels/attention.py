@@ -90,7 +90,33 @@ def _pv(p: Tensor, v: Tensor) -> Tensor:
     return out.view(*p.shape[:-1], v.shape[-1])
 
 
-def _sdpa_args(func, args, kwargs):
+def _grouped(q: Tensor, k: Tensor) -> bool:
+    """Whether k has fewer heads than q, a divisor of q's (grouped-query attention, torch's
+    ``enable_gqa``: query head h reads key/value head h // (Hq / Hkv)), the other dims equal."""
+    return (q.dim() >= 3 and q.dim() == k.dim() and q.shape[:-3] == k.shape[:-3] and 0 < k.shape[-3] < q.shape[-3]
+            and q.shape[-3] % k.shape[-3] == 0)
+
+
+def _expand_heads(t: Tensor, heads: int) -> Tensor:
+    """t (..., Hkv, S, E) with every head repeated heads // Hkv times in place (repeat_interleave
+    along the head dim: an exact copy)."""
+    g = heads // t.shape[-3]
+    if g == 1:
+        return t
+    return t.unsqueeze(-3).expand(*t.shape[:-2], g, *t.shape[-2:]).reshape(*t.shape[:-3], heads, *t.shape[-2:])
+
+
+def _sum_heads(d: Tensor, like: Tensor) -> Tensor:
+    """The gradient of _expand_heads: d (..., Hq, S, E) summed over each group of Hq / Hkv heads
+    (repmode's sum over that dim: the canonical Sum order in increasing head order)."""
+    g = d.shape[-3] // like.shape[-3]
+    if g == 1:
+        return d
+    grouped = d.reshape(*like.shape[:-2], g, *like.shape[-2:])
+    return call_registered(aten.sum.dim_IntList, grouped, [-3], False)
+
+
+def _sdpa_args(func, args, kwargs, grouped=False):
     kwargs = kwargs or {}
     q, k, v = args[:3]
     dropout_p = args[3] if len(args) > 3 else kwargs.get("dropout_p", 0.0)
@@ -102,15 +128,18 @@ def _sdpa_args(func, args, kwargs):
         raise unsupported(func, args, kwargs, "dropout in the fused CPU attention op is not supported "
                                               "(torch's scaled_dot_product_attention takes its math path for "
                                               "dropout, which repmode covers)")
-    if q.dim() < 3 or q.shape[:-2] != k.shape[:-2] or k.shape[:-1] != v.shape[:-1] or q.shape[-1] != k.shape[-1]:
-        raise unsupported(func, args, kwargs, "query, key and value need the same batch and head dims "
-                                              "(grouped-query or broadcast heads are not supported)")
+    same_heads = q.dim() >= 3 and (q.shape[:-2] == k.shape[:-2] or (grouped and _grouped(q, k)))
+    if not same_heads or k.shape[:-1] != v.shape[:-1] or q.shape[-1] != k.shape[-1]:
+        raise unsupported(func, args, kwargs, "query, key and value need the same batch and head dims, or (fused "
+                                              "CPU op) key/value heads dividing the query heads (broadcast heads "
+                                              "are not supported)")
     return q, k, v, attn_mask, bool(is_causal), _default_scale(q.shape[-1]) if scale is None else float(scale)
 
 
 @register_composite(aten._scaled_dot_product_flash_attention_for_cpu.default, FLOAT_ONLY)
 def sdpa_flash_cpu(func, args, kwargs):
-    q, k, v, attn_mask, is_causal, scale = _sdpa_args(func, args, kwargs)
+    q, k, v, attn_mask, is_causal, scale = _sdpa_args(func, args, kwargs, grouped=True)
+    k, v = _expand_heads(k, q.shape[-3]), _expand_heads(v, q.shape[-3])
     s, p = _probabilities(q, k, attn_mask, is_causal, scale)
     out = _pv(p, v)
     lse = call_registered(aten.logsumexp.default, s, [-1], False)
@@ -123,10 +152,11 @@ def sdpa_flash_cpu_backward(func, args, kwargs):
     grad_out, q, k, v = args[:4]
     dropout_p, is_causal = args[6], args[7]
     fwd_kwargs = {"attn_mask": kwargs.get("attn_mask"), "scale": kwargs.get("scale")}
-    q, k, v, attn_mask, is_causal, scale = _sdpa_args(func, (q, k, v, dropout_p, is_causal), fwd_kwargs)
+    q, k, v, attn_mask, is_causal, scale = _sdpa_args(func, (q, k, v, dropout_p, is_causal), fwd_kwargs, grouped=True)
     _check_inputs(func, args, kwargs, grad_out)
-    grads, _ = _backward(grad_out, q, k, v, attn_mask, is_causal, scale)
-    return tuple(_heads_inner(g) for g in grads)
+    (dq, dk, dv), _ = _backward(grad_out, q, _expand_heads(k, q.shape[-3]), _expand_heads(v, q.shape[-3]),
+                                attn_mask, is_causal, scale)
+    return tuple(_heads_inner(g) for g in (dq, _sum_heads(dk, k), _sum_heads(dv, v)))
 
 
 def _backward(grad_out, q, k, v, attn_mask, is_causal, scale, noise=None):

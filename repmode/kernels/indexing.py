@@ -4,9 +4,11 @@ Accumulation (``scatter_add``, ``index_add``, ``index_put(accumulate=True)``, an
 ``embedding_dense_backward``, ``_unsafe_masked_index_put_accumulate``, ``unfold_backward``):
 each destination element receives its contributions in increasing source position (row-major
 order of the source), added one after the other to its starting value — never in an order set
-by threads or atomics. Evaluated by fold_segments: one stable sort by destination, then round k
-applies every destination's k-th contribution at once, so each element takes exactly one IEEE
-operation per contribution, as in the sequential definition. Reductions (``scatter_reduce``,
+by threads or atomics; a NaN sum is the canonical NaN. float32/float64 on the CPU run the
+definition's sequential pass, compiled (csrc/cpu/indexing.cpp); other dtypes and devices are
+evaluated by fold_segments: one stable sort by destination, then round k applies every
+destination's k-th contribution at once, so each element takes exactly one IEEE operation per
+contribution, as in the sequential definition (the same bits). Reductions (``scatter_reduce``,
 ``scatter(reduce=)``, ``index_reduce``) fold the same way (reduce_into); integer and bool
 reductions are associative and commutative and run natively.
 
@@ -32,10 +34,13 @@ from ..registry import overloads_named as _overloads
 from ..registry import register_composite, register_kernel
 from ._common import (
     ANY,
+    DTYPE_CODE,
     FLOAT_HALF_INT,
+    C,
     call_registered,
     check_device,
     check_float_half_int,
+    get_num_threads,
     param,
     params,
     run_native,
@@ -81,25 +86,46 @@ def fold_segments(flat: torch.Tensor, dest: torch.Tensor, values: torch.Tensor, 
 
 
 def add_in_order(flat: torch.Tensor, dest: torch.Tensor, values: torch.Tensor) -> None:
-    """flat[dest[j]] += values[j] for j = 0, 1, ... in that order (flat: a contiguous 1-D view)."""
+    """flat[dest[j]] += values[j] for j = 0, 1, ... in that order (flat: a contiguous 1-D view; a NaN
+    sum is the canonical NaN). float32/float64 on the CPU: the definition's own pass, compiled
+    (csrc/cpu/indexing.cpp); other dtypes and devices: fold_segments, the same sequence per
+    destination. ``dest`` must lie in [0, flat.numel()) (the callers check their indices)."""
+    if flat.is_cpu and flat.dtype in _COMPILED and dest.numel():
+        dest = dest.to(torch.int64).contiguous()
+        values = values.to(flat.dtype).contiguous()
+        C.accumulate_in_order(DTYPE_CODE[flat.dtype], flat.data_ptr(), dest.data_ptr(), values.data_ptr(),
+                              dest.numel(), get_num_threads())
+        return
     fold_segments(flat, dest, values, torch.add)
+    if flat.is_floating_point() and dest.numel():
+        _canonical_nans(flat, dest)
 
 
-def _dest_ids(shape, strides, dim: int, index: torch.Tensor) -> torch.Tensor:
+_COMPILED = (torch.float32, torch.float64)
+
+
+def _dest_ids(shape, strides, dim: int, index: torch.Tensor, full_shape=None) -> torch.Tensor:
     """Linear ids (with `strides`) of the destinations of index's elements: index's own
-    coordinates, the one along `dim` replaced by the index value."""
-    ids = index.to(torch.int64) * strides[dim]
-    for d in range(index.dim()):
+    coordinates, the one along `dim` replaced by the index value. ``full_shape``: the shape index
+    is broadcast to (index_add's source), the ids built at that size only by the last addition."""
+    full_shape = list(index.shape if full_shape is None else full_shape)
+    ids = index.to(torch.int64)
+    if len(full_shape) <= 1 and len(strides) == 1 and strides[0] == 1:  # 1-D destination: ids = index values
+        return ids.expand(full_shape).reshape(-1)
+    ids = ids * strides[dim]
+    for d in range(len(full_shape)):
         if d != dim:
-            coord = torch.arange(index.shape[d], device=index.device)
-            coord = coord.reshape([-1 if e == d else 1 for e in range(index.dim())])
+            coord = torch.arange(full_shape[d], device=index.device)
+            coord = coord.reshape([-1 if e == d else 1 for e in range(len(full_shape))])
             ids = ids + coord * strides[d]
-    return ids.reshape(-1)
+    return ids.expand(full_shape).reshape(-1)
 
 
 def _check_index(func, args, kwargs, size: int, index: torch.Tensor) -> None:
-    if index.numel() and (bool((index < 0).any()) or bool((index >= size).any())):
-        raise unsupported(func, args, kwargs, "index out of range")
+    if index.numel():
+        low, high = torch.aminmax(index)  # one pass
+        if bool(low < 0) or bool(high >= size):
+            raise unsupported(func, args, kwargs, "index out of range")
 
 
 @register_kernel([aten.scatter_add.default, aten.scatter_add_.default], FLOAT_HALF_INT, out=[aten.scatter_add.out])
@@ -132,8 +158,9 @@ def index_add(func, args, kwargs):
     out = self.contiguous().clone() if func is aten.index_add.default or not self.is_contiguous() else self
     strides = [s for s in torch.empty(out.shape).stride()] or [1]
     # every source element: its own coordinates, the one along dim replaced by index[j]
-    full_index = index.reshape([-1 if d == dim else 1 for d in range(source.dim())]).expand(source.shape)
-    add_in_order(out.view(-1), _dest_ids(out.shape, strides, dim, full_index), source.reshape(-1).to(out.dtype))
+    index = index.reshape([-1 if d == dim else 1 for d in range(source.dim())])
+    dest = _dest_ids(out.shape, strides, dim, index, source.shape)
+    add_in_order(out.view(-1), dest, source.reshape(-1).to(out.dtype))
     if func is aten.index_add_.default and out is not self:
         self.copy_(out)
         return self

@@ -6,14 +6,17 @@ rounded once to their dtype. CPU and CUDA tensors alike (kernels_for picks repmo
 from __future__ import annotations
 
 import functools
+import math
 
 import torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 
-from ..registry import register_kernel
+from ..registry import register_composite, register_kernel
 from ._common import (
     FLOAT_WIDENED,
     LOW_PRECISION,
     broadcast_shape,
+    call_registered,
     check_device,
     float_code,
     kernels_for,
@@ -209,3 +212,79 @@ def addr(func, args, kwargs):
     outer = elementwise(MUL, func, args, kwargs, v1.unsqueeze(1).expand(v1.shape[0], v2.shape[0]),
                         v2.unsqueeze(0).expand(v1.shape[0], v2.shape[0]))
     return add_scaled_product(func, args, kwargs, args[0], outer, beta, alpha)
+
+
+# ---- tensordot / inner contracting every dimension: always dot, whatever the layout ------------
+#
+# torch's composite tensordot (which inner calls) picks, for a contraction that leaves one element
+# (the non-contracted sizes multiply to 1), ``dot`` when both permuted operands are contiguous and
+# ``(a * b).sum()`` otherwise: the bits would follow the layout. In the mode the choice is fixed to
+# ``dot`` of the flattened operands (the GEMM order with M = N = 1; a copy where the layout is
+# strided). Other contractions keep torch's composite (permute, reshape, mm: layout-independent).
+# The composite runs at the Autograd key, before the mode sees any op, so the choice is made in a
+# kernel registered there for aten::tensordot: outside repmode it calls torch's own composite.
+
+def _tensordot(a: Tensor, b: Tensor, dims_a, dims_b, ops):
+    """torch's composite tensordot with the one-element contraction fixed to ``dot``; ``ops``:
+    (sum over one dim keeping it, mm, dot), the differentiable torch ops or repmode's kernels. None
+    where torch's composite should run itself (non-floating operands, or arguments it rejects)."""
+    sum_keep, mm_op, dot_op = ops
+    if not (a.is_floating_point() and b.is_floating_point() and a.dtype == b.dtype) or len(dims_a) != len(dims_b):
+        return None
+    dims_a = [d + a.dim() if d < 0 else d for d in dims_a]
+    dims_b = [d + b.dim() if d < 0 else d for d in dims_b]
+    if not (all(0 <= d < a.dim() for d in dims_a) and all(0 <= d < b.dim() for d in dims_b)) or \
+            len(set(dims_a)) != len(dims_a) or len(set(dims_b)) != len(dims_b):
+        return None
+    csize = 1
+    for da, db in zip(dims_a, dims_b):  # broadcast contracted dims are summed first, as torch does
+        if b.shape[db] == 1:
+            a = sum_keep(a, da)
+        elif a.shape[da] == 1:
+            b = sum_keep(b, db)
+        elif a.shape[da] != b.shape[db]:
+            return None  # torch's composite raises its own error
+        else:
+            csize *= a.shape[da]
+    keep_a = [i for i in range(a.dim()) if i not in dims_a]
+    keep_b = [i for i in range(b.dim()) if i not in dims_b]
+    sizes = [a.shape[i] for i in keep_a] + [b.shape[i] for i in keep_b]
+    size_a, size_b = math.prod(sizes[:len(keep_a)]), math.prod(sizes[len(keep_a):])
+    if size_a == 1 and size_b == 1:  # torch: dot if both permuted operands are contiguous, else mul + sum
+        return dot_op(a.permute(keep_a + dims_a).reshape(-1), b.permute(dims_b + keep_b).reshape(-1)).reshape(sizes)
+    return mm_op(a.permute(keep_a + dims_a).reshape(size_a, csize),
+                 b.permute(dims_b + keep_b).reshape(csize, size_b)).reshape(sizes)
+
+
+_AUTOGRAD_OPS = (lambda t, d: t.sum(d, keepdim=True), torch.mm, torch.dot)
+_KERNEL_OPS = (lambda t, d: call_registered(aten.sum.dim_IntList, t, [d], True),
+               lambda x, y: call_registered(aten.mm.default, x, y),
+               lambda x, y: call_registered(aten.dot.default, x, y))
+
+
+@register_composite(aten.tensordot.default, FLOAT_WIDENED)
+def tensordot(func, args, kwargs):
+    """Reached under inference_mode (the composite arrives un-decomposed); in grad mode and under
+    no_grad through _autograd_tensordot. Permute and reshape are exact data movement."""
+    out = _tensordot(*args, **(kwargs or {}), ops=_KERNEL_OPS)
+    if out is None:
+        raise unsupported(func, args, kwargs, "tensordot needs floating operands of one dtype and contracted "
+                          "dimensions that exist, are distinct and match in size")
+    return out
+
+
+def _repmode_active() -> bool:
+    return any(type(m).__module__ == "repmode.mode" for m in _get_current_dispatch_mode_stack())
+
+
+def _autograd_tensordot(a, b, dims_a, dims_b):
+    if _repmode_active():
+        out = _tensordot(a, b, dims_a, dims_b, ops=_AUTOGRAD_OPS)
+        if out is not None:
+            return out
+    return aten.tensordot.default.decompose(a, b, dims_a, dims_b)
+
+
+_TENSORDOT_LIB = torch.library.Library("aten", "IMPL")  # kept alive: the registrations live with it
+for _key in ("AutogradCPU", "AutogradCUDA"):
+    _TENSORDOT_LIB.impl("tensordot", _autograd_tensordot, _key)

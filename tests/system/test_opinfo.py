@@ -2,8 +2,10 @@
 
 Every OpInfo of ``op_db`` that supports float32 on the CPU is run natively and in strict mode at 1 and
 2 threads, forward and backward (tests/support/opinfo_harness.py says how, and what each status
-means). tests/system/opinfo_expected.txt lists the OpInfos that do not pass, from the full run
-(``opinfo_report.py --write-expected``); each test here fails when its OpInfo's status differs:
+means: a value beyond assert_close's tolerances of native passes only where repmode is no further
+than native from the op run in float64). tests/system/opinfo_expected.txt lists the OpInfos that
+do not pass, from the full run (``opinfo_report.py --write-expected``); each test here fails when
+its OpInfo's status differs:
 
 * a new unsupported op, error, mismatch or thread variance (a regression, or a defect to record);
 * an OpInfo that now passes but is still listed ("remove it from the list": progress is recorded);
@@ -112,8 +114,38 @@ def test_the_harness_reports_an_error_under_repmode_where_native_runs():
 def test_the_harness_reports_a_value_beyond_assert_close_tolerances_as_a_mismatch():
     r = _status(lambda x: x * (1.001 if _in_repmode() else 1.0))
     assert (r.category, r.sample, r.phase) == ("mismatch", 0, "forward"), r
+    assert "max error vs float64: repmode" in r.message and r.closer_than_native == 0, r  # native is exact
     close = _status(lambda x: x * (1 + 2.0 ** -23 if _in_repmode() else 1.0))  # within rtol 1.3e-6
     assert close.category == "pass", close
+
+
+def test_a_value_beyond_tolerance_but_closer_to_float64_than_native_passes():
+    # native float32 off by 1e-3 relative (its float64 run is exact); repmode's float32 is exact
+    def op(x):
+        lossy = x.dtype == torch.float32 and not _in_repmode()
+        return x * 2 + (1e-3 * x if lossy else 0)
+    r = _status(op)
+    assert (r.category, r.samples_run) == ("pass", 2) and r.closer_than_native == 4, r  # 2 forwards, 2 backwards
+
+
+def test_a_value_beyond_tolerance_and_further_from_float64_than_native_stays_a_mismatch():
+    # both off the float64 result; repmode by more than native
+    def op(x):
+        if x.dtype != torch.float32:
+            return x * 2
+        return x * 2 * (1 + (2e-3 if _in_repmode() else 1e-3))
+    r = _status(op)
+    assert (r.category, r.sample, r.phase) == ("mismatch", 0, "forward"), r
+    assert r.message.startswith("max error vs float64: repmode") and r.closer_than_native == 0, r
+
+
+def test_a_different_nan_pattern_is_a_mismatch_even_where_closer_to_float64():
+    # native float32 puts NaN where its float64 run (and repmode) is finite: not excused
+    def op(x):
+        y = x * 2
+        return torch.where(x > 0, float("nan"), y) if x.dtype == torch.float32 and not _in_repmode() else y
+    r = _status(op, supports_autograd=False)
+    assert (r.category, r.phase) == ("mismatch", "forward"), r
 
 
 def test_the_harness_reports_a_different_nan_pattern_as_a_mismatch():

@@ -326,3 +326,31 @@ def test_errors(rng):
     with torch.no_grad():
         assert torch.equal(out, enc(x, src_key_padding_mask=kpm))
     assert "aten._transformer_encoder_layer_fwd.default" in [r.overload for r in rm.report()]
+
+
+@pytest.mark.parametrize("kw", [{}, {"is_causal": True}])
+def test_grouped_query_attention_is_the_repeated_heads_and_their_gradients_summed_in_head_order(rng, kw):
+    # enable_gqa (Llama's grouped key/value heads): query head h reads key/value head h // 3; the
+    # key/value gradients are the repeated heads' gradients summed over each group (repmode's sum)
+    q = torch.randn(2, 6, 5, 8, generator=rng)
+    k, v = torch.randn(2, 2, 7, 8, generator=rng), torch.randn(2, 2, 7, 8, generator=rng)
+    g = torch.randn(2, 6, 5, 8, generator=rng)
+    with repmode.enabled():
+        got = _sdpa_grads(q, k, v, g, enable_gqa=True, **kw)
+        rep = _sdpa_grads(q, k.repeat_interleave(3, 1), v.repeat_interleave(3, 1), g, **kw)
+        want_dk = rep["dk"].view(2, 2, 3, 7, 8).sum(2)
+        want_dv = rep["dv"].view(2, 2, 3, 7, 8).sum(2)
+    for name in ("out", "dq"):
+        assert_bitwise_equal(got[name], rep[name], name)
+    assert_bitwise_equal(got["dk"], want_dk, "dk")
+    assert_bitwise_equal(got["dv"], want_dv, "dv")
+    native = _sdpa_grads(q, k, v, g, enable_gqa=True, **kw)
+    wide = _sdpa_grads(q.double(), k.double(), v.double(), g.double(), enable_gqa=True, **kw)
+    for name in native:  # the gradients' strides and values as native's (rule 6: within 2x its error)
+        assert got[name].stride() == native[name].stride(), name
+        err = (got[name].double() - wide[name]).abs().max()
+        assert err <= 2 * max((native[name].double() - wide[name]).abs().max(), 1e-7), name
+    with num_threads(1), repmode.enabled():
+        one = _sdpa_grads(q, k, v, g, enable_gqa=True, **kw)
+    for name in got:
+        assert_bitwise_equal(one[name], got[name], f"{name} at 1 thread")

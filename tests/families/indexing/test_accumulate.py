@@ -2,8 +2,9 @@
 position, added sequentially (checked bit for bit against a plain loop); invariant."""
 from __future__ import annotations
 
+import pytest
 import torch
-from support import assert_bitwise_equal, assert_invariant
+from support import assert_bitwise_equal, assert_invariant, num_threads
 
 import repmode
 
@@ -54,3 +55,63 @@ def test_invariant_to_threads_and_layout(rng):
         return {"scatter_add": torch.zeros(40, 30).scatter_add(0, index, x),
                 "index_add": torch.zeros(30, 129).index_add(0, rows, y)}
     assert_invariant(compute, torch.randn(300, 30, generator=rng), torch.randn(300, 129, generator=rng))
+
+
+def _fold_reference(flat, dest, values):
+    """The same order evaluated by rounds of distinct destinations (the path of other dtypes)."""
+    from repmode.kernels.indexing import _canonical_nans, fold_segments
+    fold_segments(flat, dest, values, torch.add)
+    _canonical_nans(flat, dest)
+
+
+def _loop(flat, dest, values):
+    """The definition as a plain loop: Python's float64 addition, rounded to float32 after each step
+    for float32 (that double rounding gives the correctly rounded float32 sum: 53 >= 2*24 + 2)."""
+    out = flat.tolist()
+    is32 = flat.dtype == torch.float32
+    for d, v in zip(dest.tolist(), values.tolist()):
+        s = out[d] + v
+        out[d] = float(torch.tensor(s, dtype=torch.float64).float()) if is32 else s
+    return torch.tensor(out, dtype=flat.dtype)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("n_out, n", [(1, 3000), (7, 5), (300, 20_000), (5000, 7001)])
+def test_the_compiled_pass_is_the_sequential_order_and_the_rounds_give_the_same_bits(rng, dtype, n_out, n):
+    from repmode.kernels.indexing import add_in_order
+    base = torch.randn(n_out, generator=rng, dtype=dtype)
+    dest = torch.randint(0, n_out, (n,), generator=rng)
+    values = (torch.randn(n, generator=rng, dtype=dtype) * 10) ** 3  # wide magnitudes: order matters
+    want = _loop(base, dest, values)
+    rounds = base.clone()
+    _fold_reference(rounds, dest, values)
+    assert_bitwise_equal(rounds, want, "rounds of distinct destinations")
+    for threads in (1, 2, 3):
+        got = base.clone()
+        with num_threads(threads):
+            add_in_order(got, dest, values)
+        assert_bitwise_equal(got, want, f"compiled pass, {threads} threads")
+
+
+def test_a_16m_scatter_add_equals_the_rounds_of_distinct_destinations(rng):
+    # the benchmark's shape (16M contributions, about 16 per destination) through both evaluations
+    n, m = 16 * 2**20, 2**20
+    src, index = torch.randn(n, generator=rng), torch.randint(0, m, (n,), generator=rng)
+    base = torch.randn(m, generator=rng)
+    with repmode.enabled():
+        got = base.scatter_add(0, index, src)
+    rounds = base.clone()
+    _fold_reference(rounds, index, src)
+    assert_bitwise_equal(got, rounds)
+
+
+def test_a_nan_sum_is_the_canonical_nan_and_untouched_elements_keep_their_bits():
+    base = torch.tensor([1.0, float("inf"), 3.0, 0.0])
+    base.view(torch.int32)[3] = 0x7FC12345  # a NaN with a payload that no addition reaches
+    src = torch.tensor([float("-inf"), float("inf"), 2.0])
+    index = torch.tensor([1, 1, 0])
+    with repmode.enabled():
+        got = base.scatter_add(0, index, src)
+        half = base.half().scatter_add(0, index, src.half())
+    assert got.view(torch.int32).tolist() == [0x40400000, 0x7FC00000, 0x40400000, 0x7FC12345]
+    assert half.view(torch.int16)[1].item() == 0x7E00

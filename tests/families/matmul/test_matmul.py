@@ -383,3 +383,47 @@ def test_addmm_scales_the_product_not_an_operand():
     exact = Fraction(t.item()) + Fraction(1, 4) * Fraction(5e-324) * Fraction(big)
     assert kept.item() == float(exact) != t.item()
     assert zero.item() == 0.0
+
+
+def _strided(t):
+    """The same values with every stride doubled (a view of a buffer twice the size)."""
+    buf = torch.zeros(*[2 * s for s in t.shape], dtype=t.dtype)
+    view = buf[tuple(slice(None, None, 2) for _ in t.shape)]
+    view.copy_(t)
+    return view
+
+
+def test_a_contraction_to_one_element_is_dot_whatever_the_layout():
+    # torch's composite tensordot (and inner) picks dot for contiguous operands and mul + sum for
+    # strided ones; in the mode it is always dot of the flattened operands, in every autograd mode
+    g = torch.Generator().manual_seed(24)
+    a, b = torch.randn(300, generator=g), torch.randn(300, generator=g)
+    A, B = torch.randn(3, 4, 5, generator=g), torch.randn(5, 4, 3, generator=g)
+    with repmode.enabled():
+        want = torch.dot(a, b)
+        want3 = torch.dot(A.permute(0, 1, 2).reshape(-1), B.permute(2, 1, 0).reshape(-1))
+        for x, y in [(a, b), (_strided(a), _strided(b)), (a, _strided(b))]:
+            for ctx in (torch.enable_grad, torch.no_grad, torch.inference_mode):
+                with ctx():
+                    assert_bitwise_equal(torch.inner(x, y), want)
+                    assert_bitwise_equal(torch.tensordot(x, y, 1), want)
+        for X in (A, _strided(A), A.transpose(0, 2).contiguous().transpose(0, 2)):
+            for ctx in (torch.enable_grad, torch.inference_mode):
+                with ctx():
+                    assert_bitwise_equal(torch.tensordot(X, B, ([0, 1, 2], [2, 1, 0])), want3)
+        x = _strided(a).requires_grad_()
+        torch.inner(x, b).backward()
+    assert_bitwise_equal(x.grad, b)
+
+
+def test_tensordot_outside_the_mode_is_torchs_own_composite():
+    g = torch.Generator().manual_seed(25)
+    a, b = torch.randn(300, generator=g), torch.randn(300, generator=g)
+    assert_bitwise_equal(torch.inner(a, b), torch.dot(a, b))
+    sa, sb = _strided(a), _strided(b)
+    assert_bitwise_equal(torch.inner(sa, sb), (sa * sb).sum())
+    A, B = torch.randn(3, 4, generator=g), torch.randn(4, 5, generator=g)
+    assert_bitwise_equal(torch.tensordot(A, B, 1), torch.mm(A, B))
+    with repmode.enabled():
+        out = torch.tensordot(A, B, 1)
+        assert_bitwise_equal(out, torch.mm(A, B))
