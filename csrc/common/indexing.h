@@ -28,4 +28,20 @@ REPMODE_HD void accumulate_in_order(T* out, const int64_t* dest, const T* values
   for (int64_t j = 0; j < n; ++j) accumulate_step(out, dest[j], values[j]);
 }
 
+// index_add of whole blocks, out viewed as (outer, size, inner) and src as (outer, n, inner):
+//   for o < outer, for i = 0 .. n-1:  out[o, idx[i], c] += src[o, i, c]   for c in [c0, c1)
+// Flattened, source position j = (o*n + i)*inner + c, so each destination element sees its
+// contributions in increasing j: the sequence of accumulate_in_order over the same ids. A walk over
+// a column range [c0, c1) is independent of the other ranges (threads split the columns).
+template <typename T>
+REPMODE_HD void accumulate_blocks_in_order(T* out, const int64_t* idx, const T* src, int64_t outer, int64_t size,
+                                           int64_t n, int64_t inner, int64_t c0, int64_t c1) {
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < n; ++i) {
+      T* row = out + (o * size + idx[i]) * inner;
+      const T* from = src + (o * n + i) * inner;
+      for (int64_t c = c0; c < c1; ++c) accumulate_step(row, c, from[c]);
+    }
+}
+
 }  // namespace repmode

@@ -157,5 +157,9 @@ void lstm_backward_step(int dtype, int64_t B, int64_t H, uintptr_t go, int64_t g
 // out[dest[j]] = out[dest[j]] + values[j] for j = 0 .. n-1, in that order (a NaN sum: the canonical
 // NaN); dest: n int64 ids into out's contiguous elements; values: n contiguous elements of out's dtype.
 void accumulate_in_order(int dtype, uintptr_t out, uintptr_t dest, uintptr_t values, int64_t n, int nthreads);
+// index_add of blocks: out (outer, size, inner) and src (outer, n, inner) contiguous, idx n int64 in
+// [0, size); out[o, idx[i], :] += src[o, i, :] for o, then i, in order (the sequence above).
+void accumulate_blocks_in_order(int dtype, uintptr_t out, uintptr_t idx, uintptr_t src, int64_t outer, int64_t size,
+                                int64_t n, int64_t inner, int nthreads);
 
 }  // namespace repmode::cpu

@@ -8,6 +8,7 @@
 #include "../common/indexing.h"
 #include "dispatch.h"
 #include "entry_points.h"
+#include "parallel.h"
 
 namespace repmode::cpu {
 
@@ -18,6 +19,19 @@ void accumulate_in_order(int dtype, uintptr_t out, uintptr_t dest, uintptr_t val
   by_dtype(dtype, [&](auto zero) {
     using T = decltype(zero);
     repmode::accumulate_in_order<T>(ptr<T>(out), ptr<const int64_t>(dest), ptr<const T>(values), n);
+  });
+}
+
+void accumulate_blocks_in_order(int dtype, uintptr_t out, uintptr_t idx, uintptr_t src, int64_t outer, int64_t size,
+                                int64_t n, int64_t inner, int nthreads) {
+  // Threads split the columns: each destination element stays with one thread, which adds its
+  // contributions in order; rows are contiguous, so every step is a vector of additions.
+  by_dtype(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    parallel_for(inner, nthreads, outer * n, [&](int64_t c0, int64_t c1) {
+      repmode::accumulate_blocks_in_order<T>(ptr<T>(out), ptr<const int64_t>(idx), ptr<const T>(src), outer, size, n,
+                                             inner, c0, c1);
+    });
   });
 }
 

@@ -28,6 +28,8 @@ docs/semantics.md: "Indexed accumulation", "Indexed reductions", "Indexing with 
 """
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..registry import overloads_named as _overloads
@@ -156,15 +158,30 @@ def index_add(func, args, kwargs):
     if alpha != 1:  # alpha * source first (repmode's mul), then the ordered additions
         source = call_registered(aten.mul.Tensor, source, alpha)
     out = self.contiguous().clone() if func is aten.index_add.default or not self.is_contiguous() else self
+    if out.is_cpu and out.dtype in _COMPILED and out.dim() and index.numel() and source.shape[:dim] == out.shape[:dim] \
+            and source.shape[dim + 1:] == out.shape[dim + 1:]:
+        # whole blocks along dim: the same sequence per destination, a block at a time (vectorized)
+        shape = out.shape
+        src = source.to(out.dtype).contiguous()
+        idx = index.reshape(-1).to(torch.int64).contiguous()
+        C.accumulate_blocks_in_order(DTYPE_CODE[out.dtype], out.data_ptr(), idx.data_ptr(), src.data_ptr(),
+                                     math.prod(shape[:dim]), shape[dim], idx.numel(), math.prod(shape[dim + 1:]),
+                                     get_num_threads())
+    else:
+        _index_add_elements(out, dim, index, source)
+    if func is aten.index_add_.default and out is not self:
+        self.copy_(out)
+        return self
+    return out
+
+
+def _index_add_elements(out, dim, index, source):
+    """index_add one source element at a time (the definition's ids; any dtype and device)."""
     strides = [s for s in torch.empty(out.shape).stride()] or [1]
     # every source element: its own coordinates, the one along dim replaced by index[j]
     index = index.reshape([-1 if d == dim else 1 for d in range(source.dim())])
     dest = _dest_ids(out.shape, strides, dim, index, source.shape)
     add_in_order(out.view(-1), dest, source.reshape(-1).to(out.dtype))
-    if func is aten.index_add_.default and out is not self:
-        self.copy_(out)
-        return self
-    return out
 
 
 # ---- scatter and gather ----------------------------------------------------------------------

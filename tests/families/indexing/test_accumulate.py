@@ -115,3 +115,32 @@ def test_a_nan_sum_is_the_canonical_nan_and_untouched_elements_keep_their_bits()
         half = base.half().scatter_add(0, index, src.half())
     assert got.view(torch.int32).tolist() == [0x40400000, 0x7FC00000, 0x40400000, 0x7FC12345]
     assert half.view(torch.int16)[1].item() == 0x7E00
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("shape,dim", [((7, 300), 0), ((3, 9, 40), 1), ((4, 5, 6), 2), ((50,), 0)])
+def test_index_add_of_blocks_equals_the_element_by_element_definition(dtype, shape, dim):
+    """The compiled block walk (threads split the columns) against the element-by-element ids of
+    the definition (repmode.kernels.indexing._index_add_elements), bit for bit: duplicate indices
+    with large and small values (so the order shows), inf - inf, NaN, at 1 and 2 threads."""
+    from repmode.kernels.indexing import _index_add_elements
+
+    g = torch.Generator().manual_seed(len(shape) * 10 + dim)
+    n = 3 * shape[dim] + 1
+    index = torch.randint(0, shape[dim], (n,), generator=g)
+    index[:4] = 0  # a destination with several contributions in a row
+    src_shape = list(shape)
+    src_shape[dim] = n
+    source = (torch.randn(src_shape, generator=g) * torch.tensor(1e8).pow(torch.rand(src_shape, generator=g))).to(dtype)
+    flat = source.view(-1)
+    flat[0], flat[1], flat[5] = float("inf"), float("-inf"), float("nan")
+    self = torch.randn(shape, generator=g).to(dtype)
+    want = self.clone()
+    _index_add_elements(want, dim, index, source)
+    for threads in (1, 2):
+        with num_threads(threads), repmode.enabled(strict=True):
+            got = torch.index_add(self, dim, index, source)
+        assert_bitwise_equal(got, want, f"{threads} threads")
+    assert torch.isnan(want).any()
+    assert (want.view(torch.int32 if dtype == torch.float32 else torch.int64)[torch.isnan(want)]
+            == (0x7FC00000 if dtype == torch.float32 else 0x7FF8000000000000)).all()  # canonical NaN
