@@ -71,6 +71,79 @@ def ddp_step_times(batch: int) -> tuple[float, float]:
     return timed_interleaved(step, repeats=5, inner=5)
 
 
+def fsdp_step_times(batch: int) -> tuple[float, float]:
+    """FSDP2 (fully_shard per Linear and at the root) on examples/train_fsdp.py's MLP."""
+    from torch.distributed.fsdp import fully_shard
+    from train_fsdp import make_model
+
+    torch.manual_seed(0)
+    model = make_model()
+    for layer in model:
+        if isinstance(layer, torch.nn.Linear):
+            fully_shard(layer)
+    fully_shard(model)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    generator = torch.Generator().manual_seed(dist.get_rank())
+    x, y = torch.rand(batch, 64, generator=generator), torch.randint(0, 10, (batch,), generator=generator)
+
+    def step():
+        optimizer.zero_grad()
+        torch.nn.functional.cross_entropy(model(x), y).backward()
+        optimizer.step()
+
+    return timed_interleaved(step, repeats=5, inner=3)
+
+
+def tree_vs_ddp(global_batch: int, micro: int, steps: int) -> dict:
+    """Under repmode, on train_mlp.py's model: a DDP step (each rank global_batch / world samples)
+    against a repmode.TreeGradients step over the same global batch (micro-batches of `micro`),
+    time per step and loopback bytes per step (all ranks together)."""
+    from train_mlp import make_model
+
+    world, rank = dist.get_world_size(), dist.get_rank()
+    generator = torch.Generator().manual_seed(0)
+    x, y = torch.rand(global_batch, 64, generator=generator), torch.randint(0, 10, (global_batch,), generator=generator)
+    with repmode.enabled():
+        torch.manual_seed(0)
+        model = make_model()
+        ddp = DistributedDataParallel(model)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+        share = slice(rank * global_batch // world, (rank + 1) * global_batch // world)
+
+        def ddp_step():
+            optimizer.zero_grad()
+            torch.nn.functional.cross_entropy(ddp(x[share]), y[share]).backward()
+            optimizer.step()
+
+        tree_model = make_model()
+        tree_optimizer = torch.optim.SGD(tree_model.parameters(), lr=0.01)
+        tree = repmode.TreeGradients(tree_model.parameters(), global_batch // micro)
+
+        def tree_step():
+            for i in tree.local_micro_batches():
+                tree.seed(0, i)
+                part = slice(i * micro, (i + 1) * micro)
+                (torch.nn.functional.cross_entropy(tree_model(x[part]), y[part]) / tree.micro_batches).backward()
+                tree.add()
+            tree.reduce()
+            tree_optimizer.step()
+            tree_optimizer.zero_grad()
+
+        result = {}
+        for label, fn in (("ddp", ddp_step), ("tree", tree_step)):
+            fn()
+            dist.barrier()
+            result[f"{label}_s"] = best_time(fn, 5, 3)
+            dist.barrier()
+            before = loopback_bytes()
+            for _ in range(steps):
+                fn()
+            dist.barrier()
+            after = loopback_bytes()
+            result[f"{label}_bytes"] = None if before is None else (after - before) / steps
+    return result
+
+
 def allreduce_measurements(numel: int, calls: int) -> dict:
     tensor = torch.rand(numel)
 
@@ -108,6 +181,8 @@ def main() -> None:
     result = {"world": dist.get_world_size(), "threads": args.threads, "batch": args.batch,
               "ddp_native_s": native, "ddp_repmode_s": rep, "numel": args.numel,
               **allreduce_measurements(args.numel, calls=10)}
+    result["fsdp_native_s"], result["fsdp_repmode_s"] = fsdp_step_times(args.batch)
+    result.update(tree_vs_ddp(global_batch=64, micro=8, steps=10))
     if dist.get_rank() == 0:
         print(json.dumps(result), flush=True)
     dist.destroy_process_group()

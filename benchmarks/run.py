@@ -312,6 +312,15 @@ def case_ddp_step(world: int = 2):
         rows.append((f"bytes sent per all_reduce of {mib:.0f} MiB, {world} ranks (loopback, all ranks together)",
                      f"{r['bytes_native'] / 2**20:.2f} MiB", f"{r['bytes_repmode'] / 2**20:.2f} MiB",
                      f"{r['bytes_repmode'] / r['bytes_native']:.2f}× volume"))
+    rows.append(_row(f"FSDP2 training step, {world} ranks over gloo (MLP of examples/train_fsdp.py, fully_shard per "
+                     f"Linear and root, batch {r['batch']} per rank)", r["fsdp_native_s"], r["fsdp_repmode_s"]))
+    rows.append(("repmode: DDP vs repmode.TreeGradients step, same global batch 64 (micro-batches of 8), "
+                 f"{world} ranks, MLP of train_mlp.py", f"{r['ddp_s'] * 1e3:.3f} ms", f"{r['tree_s'] * 1e3:.3f} ms",
+                 f"{r['tree_s'] / r['ddp_s']:.2f}× time"))
+    if r["ddp_bytes"] and r["tree_bytes"]:
+        rows.append((f"bytes sent per step, DDP vs TreeGradients ({world} ranks, loopback, all ranks together)",
+                     f"{r['ddp_bytes'] / 2**10:.1f} KiB", f"{r['tree_bytes'] / 2**10:.1f} KiB",
+                     f"{r['tree_bytes'] / r['ddp_bytes']:.2f}× volume"))
     return rows
 
 
