@@ -53,22 +53,25 @@ def timed_interleaved(fn, repeats: int, inner: int, rounds: int = 3) -> tuple[fl
     return native, rep
 
 
-def ddp_step_times(batch: int) -> tuple[float, float]:
-    from train_cnn import DigitsCNN, make_optimizer
-
-    torch.manual_seed(0)
-    model = DigitsCNN()
-    ddp = DistributedDataParallel(model)
-    optimizer = make_optimizer(model)
+def step_times(wrapped: torch.nn.Module, optimizer, batch: int, inner: int) -> tuple[float, float]:
+    """(native, repmode) seconds of one training step of `wrapped` on this rank's random batch."""
     generator = torch.Generator().manual_seed(dist.get_rank())
     x, y = torch.rand(batch, 64, generator=generator), torch.randint(0, 10, (batch,), generator=generator)
 
     def step():
         optimizer.zero_grad()
-        torch.nn.functional.cross_entropy(ddp(x), y).backward()
+        torch.nn.functional.cross_entropy(wrapped(x), y).backward()
         optimizer.step()
 
-    return timed_interleaved(step, repeats=5, inner=5)
+    return timed_interleaved(step, repeats=5, inner=inner)
+
+
+def ddp_step_times(batch: int) -> tuple[float, float]:
+    from train_cnn import DigitsCNN, make_optimizer
+
+    torch.manual_seed(0)
+    model = DigitsCNN()
+    return step_times(DistributedDataParallel(model), make_optimizer(model), batch, inner=5)
 
 
 def fsdp_step_times(batch: int) -> tuple[float, float]:
@@ -82,16 +85,7 @@ def fsdp_step_times(batch: int) -> tuple[float, float]:
         if isinstance(layer, torch.nn.Linear):
             fully_shard(layer)
     fully_shard(model)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    generator = torch.Generator().manual_seed(dist.get_rank())
-    x, y = torch.rand(batch, 64, generator=generator), torch.randint(0, 10, (batch,), generator=generator)
-
-    def step():
-        optimizer.zero_grad()
-        torch.nn.functional.cross_entropy(model(x), y).backward()
-        optimizer.step()
-
-    return timed_interleaved(step, repeats=5, inner=3)
+    return step_times(model, torch.optim.AdamW(model.parameters(), lr=1e-3), batch, inner=3)
 
 
 def tree_vs_ddp(global_batch: int, micro: int, steps: int) -> dict:
