@@ -437,9 +437,11 @@ void aa_forward_reference(const T* x, T* out, const ResampleGeom& g) {
           }
 }
 
-template <typename T>
-void aa_backward_reference(const T* go, T* gi, const ResampleGeom& g) {
-  const Tables<T> tb = tables_of<T>(g);
+// The plain backward walk, for every mode: each (n, c) plane of the input gradient starts at +0,
+// the outputs are visited in increasing flat order, each adding its contributions through
+// add(v, od, oh, ow, at) (at(d, h, w): the plane's element), and the plane ends with canon().
+template <typename T, class Add>
+void backward_reference_walk(const T* go, T* gi, const ResampleGeom& g, const Add& add) {
   for (int64_t n = 0; n < g.N; ++n)
     for (int64_t c = 0; c < g.C; ++c) {
       T* gp = gi + n * g.xs[0] + c * g.xs[1];
@@ -449,20 +451,26 @@ void aa_backward_reference(const T* go, T* gi, const ResampleGeom& g) {
           for (int64_t w = 0; w < g.I[2]; ++w) at(d, h, w) = T(0.0);
       for (int64_t od = 0; od < g.O[0]; ++od)
         for (int64_t oh = 0; oh < g.O[1]; ++oh)
-          for (int64_t ow = 0; ow < g.O[2]; ++ow) {
-            const T v = go[n * g.os[0] + c * g.os[1] + od * g.os[2] + oh * g.os[3] + ow * g.os[4]];
-            for (int a = 0; a < tb.d.cnt[od]; ++a)
-              for (int b = 0; b < tb.h.cnt[oh]; ++b)
-                for (int e = 0; e < tb.w.cnt[ow]; ++e) {
-                  T& dst = at(tb.d.idx[od * tb.d.K + a], tb.h.idx[oh * tb.h.K + b], tb.w.idx[ow * tb.w.K + e]);
-                  const T cw = (tb.d.w[od * tb.d.K + a] * tb.h.w[oh * tb.h.K + b]) * tb.w.w[ow * tb.w.K + e];
-                  dst = resample_grad_add(dst, cw, v);
-                }
-          }
+          for (int64_t ow = 0; ow < g.O[2]; ++ow)
+            add(go[n * g.os[0] + c * g.os[1] + od * g.os[2] + oh * g.os[3] + ow * g.os[4]], od, oh, ow, at);
       for (int64_t d = 0; d < g.I[0]; ++d)
         for (int64_t h = 0; h < g.I[1]; ++h)
           for (int64_t w = 0; w < g.I[2]; ++w) at(d, h, w) = canon(at(d, h, w));
     }
+}
+
+template <typename T>
+void aa_backward_reference(const T* go, T* gi, const ResampleGeom& g) {
+  const Tables<T> tb = tables_of<T>(g);
+  backward_reference_walk(go, gi, g, [&](T v, int64_t od, int64_t oh, int64_t ow, auto& at) {
+    for (int a = 0; a < tb.d.cnt[od]; ++a)
+      for (int b = 0; b < tb.h.cnt[oh]; ++b)
+        for (int e = 0; e < tb.w.cnt[ow]; ++e) {
+          T& dst = at(tb.d.idx[od * tb.d.K + a], tb.h.idx[oh * tb.h.K + b], tb.w.idx[ow * tb.w.K + e]);
+          const T cw = (tb.d.w[od * tb.d.K + a] * tb.h.w[oh * tb.h.K + b]) * tb.w.w[ow * tb.w.K + e];
+          dst = resample_grad_add(dst, cw, v);
+        }
+  });
 }
 
 }  // namespace
@@ -482,33 +490,19 @@ void resample_forward_reference(const T* x, T* out, const ResampleGeom& g) {
 template <typename T>
 void resample_backward_reference(const T* go, T* gi, const ResampleGeom& g) {
   if (resample_is_aa(g.mode)) return aa_backward_reference(go, gi, g);
-  for (int64_t n = 0; n < g.N; ++n)
-    for (int64_t c = 0; c < g.C; ++c) {
-      T* gp = gi + n * g.xs[0] + c * g.xs[1];
-      auto at = [&](int64_t d, int64_t h, int64_t w) -> T& { return gp[d * g.xs[2] + h * g.xs[3] + w * g.xs[4]]; };
-      for (int64_t d = 0; d < g.I[0]; ++d)
-        for (int64_t h = 0; h < g.I[1]; ++h)
-          for (int64_t w = 0; w < g.I[2]; ++w) at(d, h, w) = T(0.0);
-      for (int64_t od = 0; od < g.O[0]; ++od)
-        for (int64_t oh = 0; oh < g.O[1]; ++oh)
-          for (int64_t ow = 0; ow < g.O[2]; ++ow) {
-            const T v = go[n * g.os[0] + c * g.os[1] + od * g.os[2] + oh * g.os[3] + ow * g.os[4]];
-            int64_t id[kResampleMaxTaps], ih[kResampleMaxTaps], iw[kResampleMaxTaps];
-            T wd[kResampleMaxTaps], wh[kResampleMaxTaps], ww[kResampleMaxTaps];
-            const int kd = resample_taps_of<T>(g, 0, od, id, wd);
-            const int kh = resample_taps_of<T>(g, 1, oh, ih, wh);
-            const int kw = resample_taps_of<T>(g, 2, ow, iw, ww);
-            for (int a = 0; a < kd; ++a)
-              for (int b = 0; b < kh; ++b)
-                for (int e = 0; e < kw; ++e) {
-                  T& dst = at(id[a], ih[b], iw[e]);
-                  dst = resample_grad_add(dst, (wd[a] * wh[b]) * ww[e], v);
-                }
-          }
-      for (int64_t d = 0; d < g.I[0]; ++d)
-        for (int64_t h = 0; h < g.I[1]; ++h)
-          for (int64_t w = 0; w < g.I[2]; ++w) at(d, h, w) = canon(at(d, h, w));
-    }
+  backward_reference_walk(go, gi, g, [&](T v, int64_t od, int64_t oh, int64_t ow, auto& at) {
+    int64_t id[kResampleMaxTaps], ih[kResampleMaxTaps], iw[kResampleMaxTaps];
+    T wd[kResampleMaxTaps], wh[kResampleMaxTaps], ww[kResampleMaxTaps];
+    const int kd = resample_taps_of<T>(g, 0, od, id, wd);
+    const int kh = resample_taps_of<T>(g, 1, oh, ih, wh);
+    const int kw = resample_taps_of<T>(g, 2, ow, iw, ww);
+    for (int a = 0; a < kd; ++a)
+      for (int b = 0; b < kh; ++b)
+        for (int e = 0; e < kw; ++e) {
+          T& dst = at(id[a], ih[b], iw[e]);
+          dst = resample_grad_add(dst, (wd[a] * wh[b]) * ww[e], v);
+        }
+  });
 }
 
 template <typename T>

@@ -29,16 +29,7 @@ PINNED: dict[int, dict[str, str]] = {
         "training": "76b405d1e1a4d99c05b2f00480af02b7ff29396df9ed0b0e82e3ce8c4d97e403",
         "long_k": "84487bf7da191f8160452042357d3d127e08f3f0a7aa5d8824adfbe621187bee",
     },
-    4: {  # version 4 changed NaN payloads and a layout rule only: the same digests as 3
-        "random": "036fa9338e111c3e0346cbd01f47e8013d1f324596b834602d4c5ff0c0585195",
-        "matmul": "90dc46cfee612fc09ece1ce3ca7457501b5a8bf72dfc7c70631758ccf8627d4a",
-        "sums": "9d2792e0c98e65c077e9ba4549da8b2362dba6985a5ebff087ed28093429977e",
-        "softmax_ce": "8f54c7af55f4917f8a7e7b645836f33a57f6bb68dba0d5ce96110bb40a59f1e8",
-        "math": "16214e7fcca40ec18434eb1b3fbcd5c7b95457c00e941eab81be2cad42830a13",
-        "conv": "1a5b36a5d1d40245556741d64dfb2c8f5956142185fd1e270b44102e675556ba",
-        "norms": "b75ac8b32494411c1f064d2bfea0dadec5418f79ec5531fb24f5a657edc49c17",
-        "sorting": "6559d1ae9218b82a906ce76002250c81981d1d5df3e1b3f0d53b972186c2fd5b",
-        "training": "76b405d1e1a4d99c05b2f00480af02b7ff29396df9ed0b0e82e3ce8c4d97e403",
-        "long_k": "84487bf7da191f8160452042357d3d127e08f3f0a7aa5d8824adfbe621187bee",
-    },
 }
+# Version 4 changed NaN payloads of the accumulating writes and of bf16/fp16 trunc division, and
+# one contraction's layout rule; none of it reaches the self-check, whose digests stay version 3's.
+PINNED[4] = PINNED[3]

@@ -438,24 +438,27 @@ def _check_sample(op, sample, index, result):
             raise
     (out1, grads1), (out2, grads2) = runs[1], runs[2]
     result.backward_run += backward
-    why = _compare("forward output", out1, native_out, values)
-    why = why and _judge(op, sample, cotangents, "forward", why, out1, native_out, result)
-    if why:
-        raise _Stop("mismatch", "forward", one_line(why))
-    if op.name not in UNINITIALIZED:
-        why = _bitwise("forward output", out1, out2)
-        if why:
-            raise _Stop("variance", "forward", one_line(why))
+    ctx = (op, sample, values, result)
+    _check_result(ctx, "forward output", "forward", cotangents, out1, native_out,
+                  None if op.name in UNINITIALIZED else out2)
     if backward:
-        why = _compare("gradient", grads1, native_grads, values)
-        why = why and _judge(op, sample, cotangents, "backward", why, grads1, native_grads, result)
-        if why:
-            raise _Stop("mismatch", "backward", one_line(why))
-        why = _bitwise("gradient", grads1, grads2)
-        if why:
-            raise _Stop("variance", "backward", one_line(why))
+        _check_result(ctx, "gradient", "backward", cotangents, grads1, native_grads, grads2)
     _check_layout(op, sample, cotangents, backward, out2, grads2)
     _check_inplace(op, sample, values, result)
+
+
+def _check_result(ctx, label, phase, cotangents, got, native, other):
+    """``got`` (1 thread) against native torch's (assert_close, then the float64 judge: a mismatch),
+    then, unless ``other`` is None, against ``other`` (2 threads) bit for bit (a variance)."""
+    op, sample, values, result = ctx
+    why = _compare(label, got, native, values)
+    why = why and _judge(op, sample, cotangents, phase, why, got, native, result)
+    if why:
+        raise _Stop("mismatch", phase, one_line(why))
+    if other is not None:
+        why = _bitwise(label, got, other)
+        if why:
+            raise _Stop("variance", phase, one_line(why))
 
 
 def _check_layout(op, sample, cotangents, backward, out2, grads2):
@@ -512,14 +515,8 @@ def _check_inplace(op, sample, values, result):
     except Exception:  # noqa: BLE001 - e.g. a result dtype the input cannot hold
         return
     one, two = _inplace_run(op, sample, 1), _inplace_run(op, sample, 2)
-    why = _compare("in-place result", one, native, values)
-    why = why and _judge(op, sample, None, "inplace", why, one, native, result)
-    if why:
-        raise _Stop("mismatch", "inplace", one_line(why))
-    if op.name not in UNINITIALIZED:
-        why = _bitwise("in-place result", one, two)
-        if why:
-            raise _Stop("variance", "inplace", one_line(why))
+    _check_result((op, sample, values, result), "in-place result", "inplace", None, one, native,
+                  None if op.name in UNINITIALIZED else two)
 
 
 def samples(op, n: int):
