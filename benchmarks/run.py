@@ -226,6 +226,25 @@ def _example_step(module: str, label: str, clip_grad_norm=None, inner=5, amp=Non
     return [_training_step_row(label, model, example.make_optimizer(model), x, y, clip_grad_norm, inner, amp)]
 
 
+def case_models():
+    """The mid-size model group (issue 29): one AdamW step of each model of benchmarks/models.py,
+    native, the pass-through mode and repmode interleaved."""
+    from models import MODELS, build
+    rows = []
+    for name, (label, _) in MODELS.items():
+        _, _, step = build(name)
+        native = bare = rep = float("inf")
+        for _ in range(2):
+            native = min(native, best_time(step, 3))
+            with PassThroughMode():
+                bare = min(bare, best_time(step, 3))
+            with repmode.enabled():
+                rep = min(rep, best_time(step, 3))
+        row_name, n_text, r_text, ratio = _row(f"model step: {label}, AdamW", native, rep)
+        rows.append((row_name, n_text, r_text, f"{ratio} (pass-through mode alone: {bare / native:.2f}×)"))
+    return rows
+
+
 def case_cnn_step():
     return _example_step("train_cnn", "CNN training step (examples/train_cnn.py, batch 64, SGD momentum)")
 
@@ -349,6 +368,7 @@ CASES = {
     "lstm": case_lstm_step,
     "trace": case_trace,
     "ddp": case_ddp_step,
+    "models": case_models,
 }
 
 

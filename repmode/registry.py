@@ -122,6 +122,55 @@ def register_out_forms(out_overloads: Iterable) -> None:
         _add(op, reg.kind, out_variant(op, reg.impl), reg.family, dtypes=reg.dtypes)
 
 
+def register_inplace_forms(inplace_overloads: Iterable) -> None:
+    """Register in-place overloads (``aten.cumsum_.default``) whose functional overloads (the same
+    name without the trailing underscore, the same overload name) are registered already: the
+    functional result is computed, then written into ``self`` (same kind, family and dtypes)."""
+    for op in _as_list(inplace_overloads):
+        reg = REGISTRY[functional_of_inplace(op)]
+        _add(op, reg.kind, inplace_variant(op, reg.impl), reg.family, dtypes=reg.dtypes)
+
+
+def functional_of_inplace(op):
+    """``aten.X_.Y`` -> ``aten.X.Y``."""
+    name = op._schema.name.split("::")[1]
+    if not name.endswith("_"):
+        raise ValueError(f"{op} is not an in-place overload")
+    return getattr(getattr(getattr(torch.ops, op.namespace), name[:-1]), op._overloadname)
+
+
+def inplace_variant(op, impl: Callable) -> Callable:
+    """The in-place overload ``op`` from the functional ``impl``: the result is computed in full
+    (so inputs aliasing ``self`` are read before any write), then copied into ``self`` the way torch
+    writes an in-place result (its shape must be self's; the dtype cast must be allowed; bf16/fp16
+    rounded once)."""
+    functional = functional_of_inplace(op)
+
+    def run_inplace(func, args, kwargs):
+        self = args[0]
+        result = impl(functional, args, kwargs)
+        if result.shape != self.shape:
+            raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
+                               f"{list(result.shape)}")
+        if not torch.can_cast(result.dtype, self.dtype):
+            raise RuntimeError(f"result type {_dtype_name(result.dtype)} can't be cast to the desired output "
+                               f"type {_dtype_name(self.dtype)}")
+        if self.dtype in LOW_PRECISION and result.dtype != self.dtype and result.is_floating_point():
+            result = round_to(result, self.dtype)
+        self.copy_(result)
+        return self
+
+    run_inplace.__module__ = impl.__module__
+    run_inplace.__name__ = f"{getattr(impl, '__name__', 'impl')}_inplace_variant"
+    return run_inplace
+
+
+def _dtype_name(dtype) -> str:
+    # torch's message spells dtypes as ScalarType names (Float, Long, Bool)
+    return {torch.float32: "Float", torch.float64: "Double", torch.int64: "Long", torch.int32: "Int",
+            torch.bool: "Bool", torch.bfloat16: "BFloat16", torch.float16: "Half"}.get(dtype, str(dtype))
+
+
 def register_passthrough(overloads: Iterable, reason: str, family: str = "passthrough") -> None:
     """Run these overloads natively; ``reason`` says why their result is bit-exactly defined."""
     if not reason or not reason.strip():

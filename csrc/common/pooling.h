@@ -89,11 +89,11 @@ REPMODE_HD PoolSpan pool_span(int kind, int64_t o, int64_t O, int64_t I, int64_t
   return pool_span_adaptive(o, O, I);
 }
 
-// The divisor of an average window: divisor_override when > 0, else the product of the extents
-// (count_include_pad) or of the counts.
+// The divisor of an average window: divisor_override when given (nonzero; torch allows a negative
+// one), else the product of the extents (count_include_pad) or of the counts.
 REPMODE_HD int64_t pool_divisor(const PoolSpan& a, const PoolSpan& b, const PoolSpan& c, bool count_include_pad,
                                 int64_t divisor_override) {
-  if (divisor_override > 0) return divisor_override;
+  if (divisor_override != 0) return divisor_override;
   if (count_include_pad) return a.extent * b.extent * c.extent;
   return a.count * b.count * c.count;
 }

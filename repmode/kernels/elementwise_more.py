@@ -264,6 +264,44 @@ register_composite(aten.deg2rad_.default, FLOAT_WIDENED)(_angle(_DEG2RAD, True))
 register_composite(aten.rad2deg.default, FLOAT_WIDENED_INT, out=aten.rad2deg.out)(_angle(_RAD2DEG, False))
 register_composite(aten.rad2deg_.default, FLOAT_WIDENED)(_angle(_RAD2DEG, True))
 
+# angle of a real tensor: torch's definition, pi (rounded to the result dtype) where x < 0, else 0,
+# and NaN where x is NaN (the canonical NaN; integers first converted to the default dtype).
+@register_composite(aten.angle.default, FLOAT_WIDENED_INT, out=aten.angle.out)
+def angle(func, args, kwargs):
+    x = args[0]
+    if x.is_complex():
+        raise RuntimeError("repmode supports angle for real tensors only")
+    if _is_integral(x):
+        x = x.to(torch.get_default_dtype())  # exact conversion, as torch's result dtype
+    pi = torch.full_like(x, math.pi, memory_format=torch.contiguous_format)  # pi rounded once to x's dtype
+    res = call_registered(aten.where.ScalarOther, call_registered(aten.lt.Scalar, x, 0), pi, 0.0)
+    return call_registered(aten.where.ScalarSelf, call_registered(aten.isnan.default, x), math.nan, res)
+
+
+# allclose: isclose(self, other).all() with isclose's own decomposition (torch's order of single
+# IEEE operations: allowed = |other·rtol| + atol, actual = |self − other|, each rounded once).
+@register_composite(aten.allclose.default, FLOAT_WIDENED_INT)
+def allclose(func, args, kwargs):
+    a, b = args[0], args[1]
+    rtol, atol, equal_nan = (param(func, args, kwargs, n) for n in ("rtol", "atol", "equal_nan"))
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"{a.dtype} did not match {b.dtype}")
+    close = call_registered(aten.eq.Tensor, a, b)
+    if equal_nan and a.is_floating_point():
+        both = call_registered(aten.bitwise_and.Tensor, call_registered(aten.isnan.default, a),
+                               call_registered(aten.isnan.default, b))
+        close = call_registered(aten.bitwise_or.Tensor, close, both)
+    if rtol != 0 or atol != 0:
+        allowed = call_registered(aten.add.Scalar, call_registered(aten.abs.default,
+                                                                   call_registered(aten.mul.Scalar, b, rtol)), atol)
+        actual = call_registered(aten.abs.default, call_registered(aten.sub.Tensor, a, b))
+        finite = call_registered(aten.bitwise_and.Tensor, call_registered(aten.ne.Scalar, actual, math.inf),
+                                 call_registered(aten.eq.Tensor, actual, actual))
+        within = call_registered(aten.bitwise_and.Tensor, finite, call_registered(aten.le.Tensor, actual, allowed))
+        close = call_registered(aten.bitwise_or.Tensor, close, within)
+    return bool(call_registered(aten.all.default, close).item())
+
+
 register_passthrough([aten.signbit.default, aten.signbit.out],
                      reason="IEEE-754 sign-bit test: exact, bool result")
 

@@ -103,7 +103,9 @@ def _calls(base: str, overload: str):
         op = _op(base, "default")
         return per(op, lambda args, kwargs: (((t,), {}) for t in args[0]))
     if stem == "pow":
-        single = {"Scalar": "Tensor_Scalar", "ScalarList": "Tensor_Scalar", "List": "Tensor_Tensor"}.get(overload)
+        # pow's in-place overloads are named apart: pow_.Scalar / pow_.Tensor (the exponent's type)
+        single = ({"Scalar": "Scalar", "ScalarList": "Scalar", "List": "Tensor"} if suffix else
+                  {"Scalar": "Tensor_Scalar", "ScalarList": "Tensor_Scalar", "List": "Tensor_Tensor"}).get(overload)
         if overload == "ScalarAndTensor":
             op = _op("pow", "Scalar")
             return per(op, lambda args, kwargs: (((args[0], e), {}) for e in args[1]))
@@ -161,7 +163,8 @@ FOREACH_OVERLOADS = (
     "aten._foreach_mul_.Scalar", "aten._foreach_mul_.ScalarList", "aten._foreach_mul_.Tensor",
     "aten._foreach_neg.default", "aten._foreach_neg_.default", "aten._foreach_norm.Scalar",
     "aten._foreach_pow.List", "aten._foreach_pow.Scalar", "aten._foreach_pow.ScalarAndTensor",
-    "aten._foreach_pow.ScalarList", "aten._foreach_reciprocal.default", "aten._foreach_reciprocal_.default",
+    "aten._foreach_pow.ScalarList", "aten._foreach_pow_.List", "aten._foreach_pow_.Scalar",
+    "aten._foreach_pow_.ScalarList", "aten._foreach_reciprocal.default", "aten._foreach_reciprocal_.default",
     "aten._foreach_round.default", "aten._foreach_round_.default", "aten._foreach_rsqrt.default",
     "aten._foreach_rsqrt_.default", "aten._foreach_sigmoid.default", "aten._foreach_sigmoid_.default",
     "aten._foreach_sign.default", "aten._foreach_sign_.default", "aten._foreach_sin.default",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import torch
 
 from .. import _ext
-from ..registry import register_composite
+from ..registry import register_composite, register_inplace_forms
 from ._common import FLOAT_WIDENED, FLOAT_WIDENED_INT, arguments, call_registered, check_device, unsupported
 from ._common import call_registered as _call
 
@@ -106,6 +106,9 @@ def xlogy(func, args, kwargs):
     prod = _call(aten.mul.Tensor, x, _call(aten.log.default, y))
     zero = _call(aten.logical_and.default, _call(aten.eq.Scalar, x, 0), _call(aten.eq.Tensor, y, y))
     return _call(aten.where.ScalarSelf, zero, 0.0, prod)
+
+
+register_inplace_forms([aten.xlogy_.Tensor, aten.xlogy_.Scalar_Other])
 
 
 def _weighted(loss, weight):

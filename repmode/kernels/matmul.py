@@ -11,7 +11,7 @@ import math
 import torch
 from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 
-from ..registry import register_composite, register_kernel
+from ..registry import register_composite, register_inplace_forms, register_kernel
 from ._common import (
     FLOAT_WIDENED,
     LOW_PRECISION,
@@ -198,6 +198,25 @@ def baddbmm(func, args, kwargs):
                               alpha)
 
 
+@register_kernel(aten.addbmm.default, FLOAT_WIDENED, out=aten.addbmm.out)
+@low_precision_in_float32
+def addbmm(func, args, kwargs):
+    """``beta * self + alpha * sum_b batch1[b] @ batch2[b]``: one product over the joined k = B·K
+    (batch-major: b, then k), so the sum over the batch is the matrix-product order itself."""
+    beta, alpha = _scales(args, kwargs, 3)
+    b1, b2 = args[1], args[2]
+    if b1.dim() != 3 or b2.dim() != 3:
+        raise RuntimeError(f"batch1 must be a 3D tensor, batch2 must be a 3D tensor (got {b1.dim()}-D and "
+                           f"{b2.dim()}-D)")
+    if b1.shape[0] != b2.shape[0] or b1.shape[2] != b2.shape[1]:
+        raise RuntimeError(f"addbmm: size mismatch, batch1: {list(b1.shape)}, batch2: {list(b2.shape)}")
+    B, M, K = b1.shape
+    N = b2.shape[2]
+    a = b1.permute(1, 0, 2).reshape(M, B * K)  # exact copy where the layout needs one
+    b = b2.reshape(B * K, N)
+    return add_scaled_product(func, args, kwargs, args[0], mm_kernel(func, args, kwargs, a, b), beta, alpha)
+
+
 @register_kernel(aten.addr.default, FLOAT_WIDENED)
 @low_precision_in_float32
 def addr(func, args, kwargs):
@@ -288,3 +307,7 @@ def _autograd_tensordot(a, b, dims_a, dims_b):
 _TENSORDOT_LIB = torch.library.Library("aten", "IMPL")  # kept alive: the registrations live with it
 for _key in ("AutogradCPU", "AutogradCUDA"):
     _TENSORDOT_LIB.impl("tensordot", _autograd_tensordot, _key)
+
+
+# In-place forms: the functional result, written into self.
+register_inplace_forms([aten.addmv_.default, aten.addr_.default, aten.baddbmm_.default, aten.addbmm_.default])

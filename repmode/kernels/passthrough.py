@@ -70,6 +70,17 @@ register_passthrough(_overloads(
 ), reason="allocation or fill with one value (the value converted once, round to nearest even)")
 
 register_passthrough(_overloads(
+    "aten.empty_permuted.default", "aten._efficientzerotensor.default",
+), reason="allocation (uninitialised, or zeros): no arithmetic")
+
+register_passthrough(_overloads(
+    "aten.conj_physical.default", "aten.conj_physical_.default",
+), reason="conjugation: a copy (real tensors) or a sign flip of the imaginary parts, exact")
+
+register_passthrough(_overloads("aten.hash_tensor.default"),
+                     reason="XOR of the elements' bit patterns: exact integer logic, independent of order")
+
+register_passthrough(_overloads(
     "aten.equal.default", "aten.eq.Tensor", "aten.eq.Scalar", "aten.ne.Tensor", "aten.ne.Scalar", "aten.lt.Tensor",
     "aten.lt.Scalar",
     "aten.le.Tensor", "aten.le.Scalar", "aten.gt.Tensor", "aten.gt.Scalar", "aten.ge.Tensor", "aten.ge.Scalar",
@@ -79,6 +90,12 @@ register_passthrough(_overloads(
     "aten.bitwise_or.Tensor", "aten.bitwise_or_.Tensor", "aten.bitwise_xor.Tensor",
     "aten.isnan.default", "aten.is_same_size.default",
 ), reason="comparison or logic: exact by IEEE-754, bool result")
+
+register_passthrough(_overloads(
+    "aten.eq_.Tensor", "aten.eq_.Scalar", "aten.ne_.Tensor", "aten.ne_.Scalar", "aten.lt_.Tensor", "aten.lt_.Scalar",
+    "aten.le_.Tensor", "aten.le_.Scalar", "aten.gt_.Tensor", "aten.gt_.Scalar", "aten.ge_.Tensor", "aten.ge_.Scalar",
+    "aten.logical_xor_.default",
+), reason="comparison or logic in place: exact by IEEE-754, the 0/1 result written into self's dtype exactly")
 
 register_passthrough(_overloads(
     "aten.any.default", "aten.any.dim", "aten.any.dims", "aten.all.default", "aten.all.dim", "aten.all.dims",

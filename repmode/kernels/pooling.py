@@ -108,8 +108,6 @@ class _Pool:
                                    f"but got pad={p} and kernel_size={k}")
             if divisor_override is not None and divisor_override == 0:
                 raise RuntimeError(f"{func}: divisor must be not zero")
-            if divisor_override is not None and divisor_override < 0:
-                raise unsupported(func, args, kwargs, "a negative divisor_override is not supported")
             self.divisor = int(divisor_override or 0)
             out = [_out_len(i, ki, si, pi, di, bool(ceil_mode)) for i, ki, si, pi, di in zip(spatial, k, s, p, d)]
             if min(out) < 1:

@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from ..registry import register_kernel
+from ..registry import register_inplace_forms, register_kernel
 from ._common import (
     DTYPE_CODE,
     FLOAT_WIDENED,
@@ -334,3 +334,6 @@ def cumsum(func, args, kwargs):
 @widened(dtype_index=2)
 def cumprod(func, args, kwargs):
     return _cumulative(func, args, kwargs, product=True)
+
+
+register_inplace_forms([aten.cumsum_.default, aten.cumprod_.default])

@@ -304,8 +304,8 @@ def test_errors():
     with repmode.enabled():
         with pytest.raises(repmode.UnsupportedOpError, match="dtype torch.int64"):
             F.max_pool2d(torch.ones(1, 1, 4, 4, dtype=torch.int64), 2)
-        with pytest.raises(repmode.UnsupportedOpError, match="negative divisor_override"):
-            F.avg_pool2d(torch.ones(1, 1, 4, 4), 2, divisor_override=-2)
+        with pytest.raises(RuntimeError, match="divisor must be not zero"):
+            F.avg_pool2d(torch.ones(1, 1, 4, 4), 2, divisor_override=0)
         with pytest.raises(RuntimeError, match="pad should be"):
             F.max_pool2d(torch.ones(1, 1, 4, 4), 2, padding=2)
         with pytest.raises(RuntimeError, match="too small"):
