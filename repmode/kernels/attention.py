@@ -14,7 +14,7 @@ import torch
 
 from ..errors import UnsupportedOpError
 from ..registry import register_composite
-from ._common import FLOAT_ONLY, call_registered, check_device, unsupported
+from ._common import FLOAT_ONLY, FLOAT_WIDENED, LOW_PRECISION, call_registered, check_device, round_to, unsupported
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -136,7 +136,31 @@ def _sdpa_args(func, args, kwargs, grouped=False):
     return q, k, v, attn_mask, bool(is_causal), _default_scale(q.shape[-1]) if scale is None else float(scale)
 
 
-@register_composite(aten._scaled_dot_product_flash_attention_for_cpu.default, FLOAT_ONLY)
+def _low_precision_in_float32(float32_results=()):
+    """bf16/fp16 attention (what torch.autocast gives the fused CPU op): q, k, v (and every other
+    bf16/fp16 tensor argument, the float attn_mask included) widened exactly to float32, the
+    float32 order, each result rounded once to the inputs' dtype — except the results at
+    ``float32_results`` (the forward's logsumexp), which torch returns in float32 too."""
+    def wrap(impl):
+        def run(func, args, kwargs):
+            low = args[0].dtype
+            if low not in LOW_PRECISION:
+                return impl(func, args, kwargs)
+            for t in args[:4]:
+                if isinstance(t, Tensor) and t.is_floating_point() and t.dtype not in (low, torch.float32):
+                    raise unsupported(func, args, kwargs, f"mixed dtypes ({low} and {t.dtype}) are not supported")
+
+            def widen(t):
+                return t.to(torch.float32) if isinstance(t, Tensor) and t.dtype in LOW_PRECISION else t
+            wide = impl(func, tuple(widen(a) for a in args), {k: widen(v) for k, v in (kwargs or {}).items()})
+            return tuple(r if i in float32_results or r is None else round_to(r, low) for i, r in enumerate(wide))
+        run.__name__, run.__module__, run.__doc__ = impl.__name__, impl.__module__, impl.__doc__
+        return run
+    return wrap
+
+
+@register_composite(aten._scaled_dot_product_flash_attention_for_cpu.default, FLOAT_WIDENED)
+@_low_precision_in_float32(float32_results=(1,))
 def sdpa_flash_cpu(func, args, kwargs):
     q, k, v, attn_mask, is_causal, scale = _sdpa_args(func, args, kwargs, grouped=True)
     k, v = _expand_heads(k, q.shape[-3]), _expand_heads(v, q.shape[-3])
@@ -146,7 +170,8 @@ def sdpa_flash_cpu(func, args, kwargs):
     return out, lse
 
 
-@register_composite(aten._scaled_dot_product_flash_attention_for_cpu_backward.default, FLOAT_ONLY)
+@register_composite(aten._scaled_dot_product_flash_attention_for_cpu_backward.default, FLOAT_WIDENED)
+@_low_precision_in_float32()
 def sdpa_flash_cpu_backward(func, args, kwargs):
     kwargs = kwargs or {}
     grad_out, q, k, v = args[:4]

@@ -312,7 +312,7 @@ def test_errors(rng):
     with repmode.enabled(), pytest.raises(repmode.UnsupportedOpError, match="dropout"):
         aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.5)
     with repmode.enabled(), pytest.raises(repmode.UnsupportedOpError, match="dtype"):
-        aten._scaled_dot_product_flash_attention_for_cpu(q.bfloat16(), k.bfloat16(), v.bfloat16())
+        aten._scaled_dot_product_flash_attention_for_cpu(q.to(torch.int32), k.to(torch.int32), v.to(torch.int32))
     enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 4, 32, batch_first=True), 2).eval()
     kpm = torch.zeros(2, 5, dtype=torch.bool)
     kpm[0, 3:] = True
