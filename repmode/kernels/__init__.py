@@ -55,6 +55,7 @@ def _import_families() -> None:
         recurrent,
         reduction,
         resample,
+        segment_reduce,
         softmax_loss,
         sorting,
         training_utils,
