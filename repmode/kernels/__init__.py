@@ -45,6 +45,7 @@ def _import_families() -> None:
         layer_norm,
         layers,
         linalg,
+        linear_cross_entropy,
         losses,
         margin_losses,
         matmul,

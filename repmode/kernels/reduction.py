@@ -221,7 +221,7 @@ def _extreme(func, args, kwargs, x, dims, keepdim, is_max, want_values, want_ind
     return tuple(results) if len(results) > 1 else results[0]
 
 
-@register_kernel([aten.amax.default, aten.amin.default], FLOAT_WIDENED_INT)
+@register_kernel([aten.amax.default, aten.amin.default], FLOAT_WIDENED_INT, out=[aten.amax.out, aten.amin.out])
 @widened()
 def amax_amin(func, args, kwargs):
     is_max = func is aten.amax.default

@@ -74,6 +74,7 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "softmax_loss": (("aten._log_softmax", "log_softmax"), ("aten._softmax", "softmax"),
                      ("aten._safe_softmax", "softmax"), ("aten.nll_loss", "nll_loss (and cross_entropy)")),
     "histogram": "Histograms and bincount",
+    "linear_cross_entropy": "Linear cross entropy (`F.linear_cross_entropy` with `options=`)",
     "segment_reduce": "Segment reductions (`segment_reduce`)",
     "sorting": "Sorting and selection",
     "training_utils": "Training utilities",
