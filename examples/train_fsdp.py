@@ -4,15 +4,19 @@ prints the same digests, run after run, at any thread count.
     torchrun --nproc_per_node=2 examples/train_fsdp.py --threads 1
     torchrun --nproc_per_node=2 examples/train_fsdp.py --threads 2
     torchrun --nproc_per_node=2 examples/train_fsdp.py --no-reshard --accumulate 2
+    torchrun --nproc_per_node=2 examples/train_fsdp.py --ddp      # the same training with DDP instead
 
 The training loop is the ordinary FSDP2 one: each Linear is sharded, then the root. Inside
 ``repmode.enabled()`` the parameters are DTensors whose ops run on their local shards through
 repmode; FSDP2's packing ops are exact copies, and its gradient reduce-scatter is repmode's (a sum
 over ranks in rank order, docs/distributed.md). ``--native`` runs the same script without repmode.
+``--ddp`` wraps the model in DistributedDataParallel instead of sharding it: with two ranks (or any
+power of two) it prints FSDP2's digests (docs/distributed.md, "FSDP2 and DDP").
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 
 import torch
 from torch import nn
@@ -35,18 +39,22 @@ def main() -> None:
     parser.add_argument("--accumulate", type=int, default=1, help="micro-steps per optimizer step")
     parser.add_argument("--no-reshard", action="store_true", help="reshard_after_forward=False")
     parser.add_argument("--bf16", action="store_true", help="MixedPrecisionPolicy: bf16 parameters, fp32 reduce")
+    parser.add_argument("--ddp", action="store_true", help="DistributedDataParallel instead of fully_shard")
     args, rank, world, (x_train, y_train, x_test, y_test), mode = start(parser)
     x_train, y_train = shard(x_train, rank, world), shard(y_train, rank, world)
     with mode:
         model = make_model()  # the same seed on every rank: the same initial parameters
-        options = dict(reshard_after_forward=not args.no_reshard)
-        if args.bf16:
-            options["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-        for layer in model:
-            if isinstance(layer, nn.Linear):
-                fully_shard(layer, **options)
-        fully_shard(model, **options)
-        initial = repmode.digest(full_state(model))
+        if args.ddp:
+            model = nn.parallel.DistributedDataParallel(model)
+        else:
+            options = dict(reshard_after_forward=not args.no_reshard)
+            if args.bf16:
+                options["mp_policy"] = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+            for layer in model:
+                if isinstance(layer, nn.Linear):
+                    fully_shard(layer, **options)
+            fully_shard(model, **options)
+        initial = repmode.digest(full_state(model.module if args.ddp else model))  # by the same names
         optimizer = torch.optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-2)
         batches = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x_train, y_train),
                                               batch_size=args.batch_size, shuffle=True, drop_last=True,
@@ -55,9 +63,14 @@ def main() -> None:
         for _ in range(args.epochs):
             for i, (xb, yb) in enumerate(batches):
                 last_micro = (i + 1) % args.accumulate == 0
-                model.set_requires_gradient_sync(last_micro)  # accumulate locally, reduce once
-                loss = nn.functional.cross_entropy(model(xb), yb) / args.accumulate
-                loss.backward()
+                if args.ddp:  # accumulate locally, reduce once
+                    sync = contextlib.nullcontext() if last_micro else model.no_sync()
+                else:
+                    model.set_requires_gradient_sync(last_micro)
+                    sync = contextlib.nullcontext()
+                with sync:
+                    loss = nn.functional.cross_entropy(model(xb), yb) / args.accumulate
+                    loss.backward()
                 if last_micro:
                     optimizer.step()
                     optimizer.zero_grad()

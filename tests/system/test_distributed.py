@@ -2,6 +2,7 @@
 example, and strict mode on every collective op torch defines."""
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -85,6 +86,7 @@ def test_ddp_example_gives_the_same_digests_on_every_rank_and_thread_count():
         assert one[(0, what)] == one[(1, what)], f"{what} differ between ranks"
 
 
+@functools.lru_cache(maxsize=None)  # the DDP comparison reuses the FSDP run of the thread-count test
 def fsdp_digests(threads: int, *options: str) -> dict[tuple[int, str], str]:
     proc = torchrun(2, "examples/train_fsdp.py", "--epochs", "1", "--threads", str(threads), *options,
                     threads=threads)
@@ -107,6 +109,16 @@ def test_fsdp2_example_runs_strict_with_the_same_digests_on_every_rank_and_threa
     assert all(run == runs[0] for run in runs), f"threads {thread_counts}: {runs}"
     for what in ("initial parameters", "trained parameters", "test logits"):
         assert runs[0][(0, what)] == runs[0][(1, what)], f"{what} differ between ranks"
+
+
+def test_fsdp2_gives_ddps_bits_for_two_ranks():
+    """The same model, data and optimizer wrapped in DDP instead of fully_shard: DDP scales each
+    rank's gradient by 1/2 and sums in rank order, FSDP2 divides it by 2 and reduce-scatters in rank
+    order; for a power-of-two world size the two scalings are the same exact operation, so the
+    trained parameters and test logits are the same bits (docs/distributed.md)."""
+    fsdp, ddp = fsdp_digests(2), fsdp_digests(2, "--ddp")
+    for what in ("initial parameters", "trained parameters", "test logits"):
+        assert fsdp[(0, what)] == ddp[(0, what)], f"{what}: FSDP2 {fsdp[(0, what)]} vs DDP {ddp[(0, what)]}"
 
 
 def test_tensor_parallel_example_runs_strict_with_the_same_digests_on_every_rank_and_thread_count():
