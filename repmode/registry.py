@@ -272,7 +272,7 @@ def functional_of(op):
 
 
 LOW_PRECISION = (torch.bfloat16, torch.float16)
-_CANONICAL_LOW_NAN = {torch.bfloat16: 0x7FC0, torch.float16: 0x7E00}  # as int16 bit patterns
+CANONICAL_LOW_NAN = {torch.bfloat16: 0x7FC0, torch.float16: 0x7E00}  # as int16 bit patterns
 
 
 def round_to(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -280,7 +280,7 @@ def round_to(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     canonical pattern: torch's conversion keeps a NaN's own bits in a pattern that differs between
     its CPU paths (0xFFFF for bf16 here) and GPUs."""
     y = x.to(dtype)
-    nan = _CANONICAL_LOW_NAN.get(dtype)
+    nan = CANONICAL_LOW_NAN.get(dtype)
     if nan is not None and y.is_floating_point():
         is_nan = torch.isnan(y)
         if bool(is_nan.any()):

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import torch
 
+from ..registry import CANONICAL_LOW_NAN, LOW_PRECISION, register_kernel, register_passthrough, run_native
 from ..registry import overloads_named as _overloads
-from ..registry import register_passthrough
+from ._common import ANY
 
 aten = torch.ops.aten
 
@@ -55,7 +56,7 @@ register_passthrough(_overloads(
           "elements are distinct)")
 
 register_passthrough(_overloads(
-    "aten.clone.default", "aten.copy_.default", "aten._to_copy.default", "aten.contiguous.default",
+    "aten.clone.default", "aten.contiguous.default",
     "aten.cat.default", "aten.cat.out", "aten.stack.default", "aten.stack.out", "aten._local_scalar_dense.default",
     "aten.lift_fresh.default",
     "aten.lift_fresh_copy.default", "aten.resize_.default", "aten.set_.source_Tensor",
@@ -217,3 +218,28 @@ register_passthrough(_overloads(
     "aten.__irshift__.Scalar", "aten.__irshift__.Tensor",
 ), reason="bitwise logic or shift on integers and bool: exact two's-complement bit operations (torch defines "
           "shifts by the width or more: 0, or the sign for a right shift)")
+
+
+# Conversions: torch's IEEE-754 conversion (round to nearest even), then, where it narrows a
+# floating tensor to bf16/fp16, every NaN written as the canonical pattern: torch's conversion keeps
+# bits of the NaN in a pattern that differs between its CPU paths (0xFFFF for bf16 here) and GPUs.
+def _narrowed_nans_canonical(dst: torch.Tensor, src) -> None:
+    if dst.dtype in LOW_PRECISION and isinstance(src, torch.Tensor) and src.is_floating_point() \
+            and src.dtype != dst.dtype:
+        is_nan = torch.isnan(dst)
+        if bool(is_nan.any()):
+            dst.view(torch.int16).masked_fill_(is_nan, CANONICAL_LOW_NAN[dst.dtype])
+
+
+@register_kernel(aten._to_copy.default, ANY)
+def to_copy(func, args, kwargs):
+    out = run_native(func, args, kwargs)
+    _narrowed_nans_canonical(out, args[0])
+    return out
+
+
+@register_kernel(aten.copy_.default, ANY)
+def copy_(func, args, kwargs):
+    out = run_native(func, args, kwargs)
+    _narrowed_nans_canonical(args[0], args[1])
+    return out
