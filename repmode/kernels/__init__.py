@@ -59,6 +59,7 @@ def _import_families() -> None:
         sorting,
         training_utils,
     )
+    from . import moe  # noqa: F401  (issue 25: _grouped_mm)
 
     if dist.is_available():  # torch builds without distributed support have no c10d ops
         from . import collectives  # noqa: F401

@@ -76,6 +76,7 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "histogram": "Histograms and bincount",
     "sorting": "Sorting and selection",
     "training_utils": "Training utilities",
+    "moe": "Mixture of Experts (`_grouped_mm`)",
 }
 
 # How the dtype tags print, in this order.
