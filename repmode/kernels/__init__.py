@@ -34,6 +34,7 @@ def _import_families() -> None:
         attention,
         batch_norm,
         convolution,
+        ctc,
         elementwise,
         elementwise_more,
         embedding,
@@ -48,6 +49,7 @@ def _import_families() -> None:
         losses,
         margin_losses,
         matmul,
+        moe,
         padding,
         passthrough,
         pooling,
@@ -59,7 +61,6 @@ def _import_families() -> None:
         sorting,
         training_utils,
     )
-    from . import moe  # noqa: F401  (issue 25: _grouped_mm)
 
     if dist.is_available():  # torch builds without distributed support have no c10d ops
         from . import collectives  # noqa: F401

@@ -77,6 +77,7 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "sorting": "Sorting and selection",
     "training_utils": "Training utilities",
     "moe": "Mixture of Experts (`_grouped_mm`)",
+    "ctc": "CTC loss",
 }
 
 # How the dtype tags print, in this order.
