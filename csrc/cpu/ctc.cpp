@@ -48,9 +48,9 @@ void ctc_forward(const CtcArgs& a, const T* lp, int64_t S_max, T* nll, T* log_al
 }
 
 template <typename T>
-void ctc_backward(const CtcArgs& a, const T* lp, const T* grad_out, int64_t go_stride, bool zero_infinity, T* grad,
-                  int nthreads) {
-  parallel_for(a.B, nthreads, 2 * ctc_work(a) * a.C, [&](int64_t b0, int64_t b1) {
+void ctc_backward(const CtcArgs& a, const T* lp, const T* grad_out, int64_t S_max, int64_t go_stride,
+                  bool zero_infinity, T* grad, int nthreads) {
+  parallel_for(a.B, nthreads, 2 * ctc_work(a) * S_max, [&](int64_t b0, int64_t b1) {
     std::vector<double> alpha, beta, lg(size_t(a.C));
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t Tb = a.input_lengths[b], L = a.target_lengths[b], S = 2 * L + 1;
@@ -117,12 +117,13 @@ void ctc_loss_forward(int dtype, int64_t T, int64_t B, int64_t C, uintptr_t lp, 
 void ctc_loss_backward(int dtype, int64_t T, int64_t B, int64_t C, uintptr_t lp, int64_t lp_ts, int64_t lp_bs,
                        int64_t lp_cs, uintptr_t targets, uintptr_t tg_offsets, int64_t tg_stride,
                        uintptr_t input_lengths, uintptr_t target_lengths, int64_t blank, uintptr_t grad_out,
-                       int64_t go_stride, bool zero_infinity, uintptr_t grad, int nthreads) {
+                       int64_t S_max, int64_t go_stride, bool zero_infinity, uintptr_t grad, int nthreads) {
   const CtcArgs a =
       ctc_args(T, B, C, lp_ts, lp_bs, lp_cs, targets, tg_offsets, tg_stride, input_lengths, target_lengths, blank);
   by_dtype(dtype, [&](auto v) {
     using V = decltype(v);
-    ctc_backward<V>(a, ptr<const V>(lp), ptr<const V>(grad_out), go_stride, zero_infinity, ptr<V>(grad), nthreads);
+    ctc_backward<V>(a, ptr<const V>(lp), ptr<const V>(grad_out), S_max, go_stride, zero_infinity, ptr<V>(grad),
+                    nthreads);
   });
 }
 

@@ -2,13 +2,14 @@
 ``ctc_loss`` itself is a composite whose reductions, ``zero_infinity`` masking and division by
 the target lengths run on registered elementwise ops and reductions). The alpha/beta recursions run
 in float64 with repmode's exp/log in the order of docs/semantics.md "CTC loss" (csrc/common/ctc.h);
-the C++ kernel (csrc/cpu/ctc.cpp) puts batch elements on threads and never splits one."""
+the C++ kernel (csrc/cpu/ctc.cpp) puts batch elements on threads and never splits one; its CUDA twin
+(csrc/cuda/ctc.cu) runs one GPU thread per batch element with the same per-sequence code."""
 from __future__ import annotations
 
 import torch
 
 from ..registry import register_kernel
-from ._common import DTYPE_CODE, FLOAT_ONLY, FLOATS, C, arguments, launch_arg, unsupported
+from ._common import DTYPE_CODE, FLOAT_ONLY, FLOATS, arguments, check_device, kernels_for, launch_arg, unsupported
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -25,9 +26,7 @@ def _lengths(values, what: str) -> torch.Tensor:
 def _prepare(func, args, kwargs, log_probs, targets, input_lengths, target_lengths, blank):
     """Checked, int64 copies of the integer arguments and the per-sequence target offsets (torch's
     checks, plus the label range, which torch's CPU kernel does not check before reading)."""
-    if not (log_probs.is_cpu and targets.is_cpu):
-        raise unsupported(func, args, kwargs, "CTC loss has CPU kernels only so far; move the tensors to the CPU "
-                                              "(.cpu()) to run it reproducibly")
+    device = check_device(func, args, kwargs, log_probs, targets)
     if log_probs.dtype not in FLOATS:
         raise unsupported(func, args, kwargs, f"dtype {log_probs.dtype} is not supported (float32 and float64 are, "
                                               "as in torch's CPU kernel)")
@@ -74,7 +73,9 @@ def _prepare(func, args, kwargs, log_probs, targets, input_lengths, target_lengt
     if used.numel() and (bool((used < 0).any()) or bool((used >= Cn).any())):
         raise RuntimeError(f"ctc_loss: target labels must be in [0, {Cn}), got values in "
                            f"[{int(used.min())}, {int(used.max())}]")
-    return tg, offsets.contiguous(), stride, il, tl, max_len
+    # the kernel reads offsets and lengths on the device of log_probs (exact copies)
+    offsets, il, tl = (t.contiguous().to(device) for t in (offsets, il, tl))
+    return tg, offsets, stride, il, tl, max_len
 
 
 def _common_args(log_probs, tg, offsets, stride, il, tl, blank):
@@ -92,8 +93,8 @@ def ctc_loss_forward(func, args, kwargs):
     S = 2 * max_len + 1
     nll = log_probs.new_empty((B,))
     log_alpha = log_probs.new_empty((B, T, S))
-    C.ctc_loss_forward(*_common_args(log_probs, tg, offsets, stride, il, tl, blank), S, nll.data_ptr(),
-                       log_alpha.data_ptr(), launch_arg(log_probs))
+    kernels_for(log_probs).ctc_loss_forward(*_common_args(log_probs, tg, offsets, stride, il, tl, blank), S,
+                                            nll.data_ptr(), log_alpha.data_ptr(), launch_arg(log_probs))
     return nll, log_alpha
 
 
@@ -101,8 +102,8 @@ def ctc_loss_forward(func, args, kwargs):
 def ctc_loss_backward(func, args, kwargs):
     (grad, log_probs, targets, input_lengths, target_lengths, _nll, _log_alpha, blank,
      zero_infinity) = arguments(func, args, kwargs)
-    tg, offsets, stride, il, tl, _ = _prepare(func, args, kwargs, log_probs, targets, input_lengths,
-                                              target_lengths, blank)
+    tg, offsets, stride, il, tl, max_len = _prepare(func, args, kwargs, log_probs, targets, input_lengths,
+                                                    target_lengths, blank)
     T, B, Cn = log_probs.shape
     if grad.dtype != log_probs.dtype or grad.dim() != 1 or grad.shape[0] != B:
         raise unsupported(func, args, kwargs, f"the incoming gradient must be ({B},) of {log_probs.dtype}, got "
@@ -110,6 +111,7 @@ def ctc_loss_backward(func, args, kwargs):
     out = log_probs.new_empty((T, B, Cn))
     # alpha is recomputed in float64 from the inputs (the log_alpha output holds it rounded to the
     # input dtype), so the gradient does not depend on who computed the forward
-    C.ctc_loss_backward(*_common_args(log_probs, tg, offsets, stride, il, tl, blank), grad.data_ptr(),
-                        grad.stride(0), bool(zero_infinity), out.data_ptr(), launch_arg(log_probs))
+    kernels_for(log_probs).ctc_loss_backward(*_common_args(log_probs, tg, offsets, stride, il, tl, blank),
+                                             grad.data_ptr(), 2 * max_len + 1, grad.stride(0), bool(zero_infinity),
+                                             out.data_ptr(), launch_arg(log_probs))
     return out

@@ -139,3 +139,16 @@ def test_errors_name_the_problem():
             torch._grouped_mm(a, w, offs=_offs([3, 2, 7, 12]))
         with pytest.raises(RuntimeError, match="Float32"):
             torch._grouped_mm(a.double(), w.double(), offs=_offs())
+
+
+def test_offsets_from_histc_counts_by_cumsum_with_an_integer_dtype_are_exact():
+    """Hugging Face's grouped_mm experts: histc of the sorted expert ids (float counts), then
+    cumsum(dtype=int32): a cast and an exact integer running sum, the same as native torch."""
+    ids = torch.tensor([0, 0, 1, 3, 3, 3, 5, 5], dtype=torch.float32)
+    counts = torch.histc(ids, bins=6, min=0, max=5)
+    want = torch.cumsum(counts, 0, dtype=torch.int32)
+    with repmode.enabled():
+        got = torch.cumsum(counts, 0, dtype=torch.int32)
+        got64 = torch.cumsum(torch.tensor([1.5, -2.5, 7.0]), 0, dtype=torch.int64)
+    assert got.dtype == torch.int32 and torch.equal(got, want)
+    assert torch.equal(got64, torch.cumsum(torch.tensor([1.5, -2.5, 7.0]), 0, dtype=torch.int64))
