@@ -129,3 +129,19 @@ def test_hugging_face_moe_models_run_forward_and_backward_in_strict_mode(kind):
     assert _hf_step(kind, "eager")[0] == grouped[0]
     assert _hf_step(kind, "batched_mm")[0] == grouped[0]
     assert grouped[2] == grouped[2] and grouped[2] > 0
+
+
+def test_tiny_moe_layer_in_bfloat16_runs_strict_with_the_same_bits_at_1_and_2_threads():
+    """bf16 weights and activations: _grouped_mm widens exactly, computes the float32 order and
+    rounds once; the routing runs on the bf16 rules of the other families."""
+    results = []
+    for threads in (1, 2):
+        torch.manual_seed(0)
+        m = TinyMoE().to(torch.bfloat16)
+        x = torch.randn(4, 5, 8, generator=torch.Generator().manual_seed(4)).bfloat16()
+        with num_threads(threads), repmode.enabled():
+            out, load = m(x)
+            (out.float().square().sum() + load.sum()).backward()
+        assert out.dtype == torch.bfloat16 and m.up.grad.dtype == torch.bfloat16
+        results.append(repmode.digest([out, m.up.grad, m.down.grad, m.router.weight.grad]))
+    assert results[0] == results[1]
