@@ -450,6 +450,30 @@ def _layers_cases():
     ]
 
 
+def _ctc_case(g, full):
+    T, B, C, S = 60, 8, 12, 15
+    lp = torch.randn(T, B, C, generator=g, dtype=torch.float64).log_softmax(2)
+    targets = torch.randint(1, C, (B, S), generator=g)
+    il = torch.randint(T // 2, T + 1, (B,), generator=g)
+    tl = torch.randint(1, S + 1, (B,), generator=g)
+    return lp, targets, il, tl
+
+
+def _sequences_cases():
+    """Issue 25 item 6a: CTC loss, per sequence and summed (forward + backward)."""
+    def ctc(reduction):
+        def fn(lp, targets, il, tl):
+            return _grad(lambda z: F.ctc_loss(z, targets, il, tl, reduction=reduction), (lp,),
+                         torch.ones(lp.shape[1], dtype=lp.dtype) if reduction == "none" else torch.tensor(1.0,
+                                                                                                       dtype=lp.dtype))
+        return fn
+
+    return [
+        Case("ctc_loss", "(60, 8, 12), targets <= 15, none, fwd+bwd", ctc("none"), _ctc_case, ints=(1, 2, 3)),
+        Case("ctc_loss", "(60, 8, 12), targets <= 15, sum, fwd+bwd", ctc("sum"), _ctc_case, ints=(1, 2, 3)),
+    ]
+
+
 # ---- float64 cases with exact references ----------------------------------------------------------
 
 def _frac_cumsum(x):
@@ -532,7 +556,8 @@ def _float64_cases():
 def cases() -> list[Case]:
     return (_elementwise_cases() + _reduction_cases() + _matmul_cases() + _conv_norm_cases() + _loss_cases()
             + _optimizer_cases() + _attention_cases() + _pool_cases() + _resample_cases() + _recurrent_cases()
-            + _indexed_cases() + _more_optimizer_cases() + _more_nn_cases() + _layers_cases() + _float64_cases())
+            + _indexed_cases() + _more_optimizer_cases() + _more_nn_cases() + _layers_cases() + _sequences_cases()
+            + _float64_cases())
 
 
 # ---- measuring -------------------------------------------------------------------------------------

@@ -162,4 +162,19 @@ void accumulate_in_order(int dtype, uintptr_t out, uintptr_t dest, uintptr_t val
 void accumulate_blocks_in_order(int dtype, uintptr_t out, uintptr_t idx, uintptr_t src, int64_t outer, int64_t size,
                                 int64_t n, int64_t inner, int nthreads);
 
+// --- ctc (csrc/cpu/ctc.cpp) ---
+// log_probs (T, B, C) with strides (lp_ts, lp_bs, lp_cs); targets int64, sequence b's labels at
+// targets[tg_offsets[b] + k * tg_stride]; input/target lengths: B int64 each (checked by the caller).
+// Forward writes nll (B) and log_alpha (B, T, S_max) contiguous (-inf where no alpha is defined);
+// backward writes grad (T, B, C) contiguous, recomputing alpha and beta in float64 (S_max = 2 * max
+// target length + 1, as in the forward).
+void ctc_loss_forward(int dtype, int64_t T, int64_t B, int64_t C, uintptr_t lp, int64_t lp_ts, int64_t lp_bs,
+                      int64_t lp_cs, uintptr_t targets, uintptr_t tg_offsets, int64_t tg_stride,
+                      uintptr_t input_lengths, uintptr_t target_lengths, int64_t blank, int64_t S_max, uintptr_t nll,
+                      uintptr_t log_alpha, int nthreads);
+void ctc_loss_backward(int dtype, int64_t T, int64_t B, int64_t C, uintptr_t lp, int64_t lp_ts, int64_t lp_bs,
+                       int64_t lp_cs, uintptr_t targets, uintptr_t tg_offsets, int64_t tg_stride,
+                       uintptr_t input_lengths, uintptr_t target_lengths, int64_t blank, uintptr_t grad_out,
+                       int64_t S_max, int64_t go_stride, bool zero_infinity, uintptr_t grad, int nthreads);
+
 }  // namespace repmode::cpu

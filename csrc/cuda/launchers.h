@@ -105,4 +105,14 @@ void lstm_backward_step(int dtype, int64_t B, int64_t H, uintptr_t go, int64_t g
                         uintptr_t dc, uintptr_t ws, uintptr_t c_prev, int64_t c_rs, uintptr_t dgates, uintptr_t dc_out,
                         uintptr_t stream);
 
+// --- CTC loss (csrc/cuda/ctc.cu) ---
+void ctc_loss_forward(int dtype, int64_t T, int64_t B, int64_t C, uintptr_t lp, int64_t lp_ts, int64_t lp_bs,
+                      int64_t lp_cs, uintptr_t targets, uintptr_t tg_offsets, int64_t tg_stride,
+                      uintptr_t input_lengths, uintptr_t target_lengths, int64_t blank, int64_t S_max, uintptr_t nll,
+                      uintptr_t log_alpha, uintptr_t stream);
+void ctc_loss_backward(int dtype, int64_t T, int64_t B, int64_t C, uintptr_t lp, int64_t lp_ts, int64_t lp_bs,
+                       int64_t lp_cs, uintptr_t targets, uintptr_t tg_offsets, int64_t tg_stride,
+                       uintptr_t input_lengths, uintptr_t target_lengths, int64_t blank, uintptr_t grad_out,
+                       int64_t S_max, int64_t go_stride, bool zero_infinity, uintptr_t grad, uintptr_t stream);
+
 }  // namespace repmode::cuda

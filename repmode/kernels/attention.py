@@ -13,7 +13,7 @@ import math
 import torch
 
 from ..errors import UnsupportedOpError
-from ..registry import register_composite
+from ..registry import register_composite, register_passthrough
 from ._common import FLOAT_ONLY, FLOAT_WIDENED, LOW_PRECISION, call_registered, check_device, round_to, unsupported
 
 aten = torch.ops.aten
@@ -26,8 +26,8 @@ def _check_inputs(func, args, kwargs, *tensors):
     for t in tensors:
         if isinstance(t, Tensor) and t.is_nested:
             raise UnsupportedOpError(
-                f"repmode does not support {func} on nested tensors (nn.TransformerEncoder builds them in eval "
-                "when given a src_key_padding_mask: pass enable_nested_tensor=False)")
+                f"repmode does not support {func} on nested tensors (pass padded tensors with a key-padding "
+                "mask; nn.TransformerEncoder's own nested fast path is supported)")
     check_device(func, args, kwargs, *tensors)
     dtype = tensors[0].dtype
     if dtype not in (torch.float32, torch.float64):
@@ -366,6 +366,8 @@ def transformer_encoder_layer_fwd(func, args, kwargs):
              "ffn_bias_1", "ffn_weight_2", "ffn_bias_2", "mask", "mask_type")
     a = dict({"mask": None, "mask_type": None}, **dict(zip(names, args)), **(kwargs or {}))
     src = a["src"]
+    if isinstance(src, Tensor) and src.is_nested:
+        return _encoder_layer_on_nested(func, args, kwargs, a)
     _check_inputs(func, args, kwargs, src)
     D = a["embed_dim"]
 
@@ -393,3 +395,35 @@ def transformer_encoder_layer_fwd(func, args, kwargs):
         x = norm(call_registered(aten.add.Tensor, x, ff(x)), 2)
     return x
 
+
+
+# ---- nn.TransformerEncoder's nested fast path (eval, src_key_padding_mask) ---------------------
+# docs/semantics.md "TransformerEncoder with a key-padding mask": the encoder packs the valid
+# tokens into a nested tensor (exact data movement), each layer runs as the padded slow path with
+# the key-padding mask on the padded form of that nested tensor (padding +0), and the valid rows
+# are packed again; the encoder finally pads with +0 as torch's fast path does.
+
+def _encoder_layer_on_nested(func, args, kwargs, a):
+    src = a["src"]
+    if a["mask"] is not None:
+        raise unsupported(func, args, kwargs, "a nested src with a mask (torch's layer refuses it too)")
+    if src.dim() != 3:
+        raise unsupported(func, args, kwargs, f"a nested src of {src.dim()} dims (3 are supported)")
+    lengths = [int(t.shape[0]) for t in src.unbind()]           # exact data movement
+    dense = torch.nested.to_padded_tensor(src, 0.0)             # (B, max length, E), +0 padding
+    _check_inputs(func, args, kwargs, dense)
+    padding = torch.arange(dense.shape[1])[None, :] >= torch.tensor(lengths)[:, None]   # True: no token
+    dense_args = dict(a, src=dense, mask=padding, mask_type=1)
+    out = transformer_encoder_layer_fwd(func, (), dense_args)
+    return torch._nested_tensor_from_mask(out, padding.logical_not(), mask_check=False)
+
+
+register_passthrough([aten._nested_tensor_from_mask_left_aligned.default],
+                     reason="whether each row of a bool mask is a run of True followed by False: a predicate on "
+                            "the mask's values", family="attention")
+register_passthrough([aten._nested_tensor_from_mask.default],
+                     reason="copies each row's leading tokens (mask True) into a nested tensor: exact data movement",
+                     family="attention")
+register_passthrough([aten.to_padded_tensor.default],
+                     reason="copies a nested tensor's rows into a dense tensor filled with the padding value: exact "
+                            "data movement", family="attention")

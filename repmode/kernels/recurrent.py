@@ -409,3 +409,19 @@ register_passthrough([aten._cudnn_init_dropout_state.default],
                             "repmode's _cudnn_rnn never reads it, its masks come from repmode's stream, so its bits "
                             "reach no result; native so that cuDNN run outside the block later finds a valid state",
                      family="recurrent")
+
+# Packed sequences (docs/semantics.md "Packed sequences"). nn.utils.rnn.pack_padded_sequence reaches
+# _pack_padded_sequence; nn.LSTM/GRU/RNN on a PackedSequence reach lstm.data / gru.data /
+# rnn_tanh.data / rnn_relu.data, composites of torch's decomposed cells (linear, sigmoid, tanh, mul,
+# add, narrow, cat), each cell step over the batch_sizes[t] leading rows only.
+register_passthrough([aten._pack_padded_sequence.default],
+                     reason="packs a padded batch: copies the rows of each time step whose sequence is still "
+                            "running into one (sum(lengths), *) tensor, and counts them (batch_sizes): exact data "
+                            "movement", family="recurrent")
+register_passthrough([aten._pack_padded_sequence_backward.default],
+                     reason="the gradient of packing: each packed row copied back to its (t, b) position of a "
+                            "zero-filled padded tensor, every position written at most once: exact data movement",
+                     family="recurrent")
+register_passthrough([aten._pad_packed_sequence.default],
+                     reason="unpacks: copies each packed row to its (t, b) position of a tensor filled with "
+                            "padding_value, and returns the lengths: exact data movement", family="recurrent")

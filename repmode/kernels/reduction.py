@@ -315,6 +315,11 @@ def _cumulative(func, args, kwargs, product: bool):
     integral = lambda d: not d.is_floating_point and not d.is_complex  # noqa: E731
     if integral(x.dtype) and (dtype is None or integral(dtype)):
         return run_native(func, args, kwargs)  # integer running sums/products are exact
+    if dtype is not None and integral(dtype):
+        # a float input with an integer dtype= (Hugging Face's MoE offsets: cumsum of histc counts,
+        # dtype=int32): torch converts first (a cast, exact data movement as for .to()), then runs
+        # the integer running sum/product, which is exact
+        return (aten.cumprod.default if product else aten.cumsum.default)(x.to(dtype), dim, dtype=dtype)
     code, x = _float_input(func, args, kwargs, x, dtype)
     xc = x.contiguous()
     outer, n, inner = split_at_dim(xc, dim)

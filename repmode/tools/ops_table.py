@@ -78,6 +78,8 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "segment_reduce": "Segment reductions (`segment_reduce`)",
     "sorting": "Sorting and selection",
     "training_utils": "Training utilities",
+    "moe": "Mixture of Experts (`_grouped_mm`)",
+    "ctc": "CTC loss",
 }
 
 # How the dtype tags print, in this order.

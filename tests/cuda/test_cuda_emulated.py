@@ -36,6 +36,7 @@ SUBSET = [
     "tests/cuda/test_cuda_reduce.py::test_sum_many_rows_layouts",
     "tests/cuda/test_cuda_softmax_loss.py::test_softmax",
     "tests/cuda/test_cuda_softmax_loss.py::test_nll_loss_forward",
+    "tests/cuda/test_cuda_ctc.py::test_ctc_forward_and_backward[False-False-False-dtype0]",
 ]
 SUBSET_FILTER: list[str] = []
 

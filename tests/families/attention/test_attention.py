@@ -313,19 +313,8 @@ def test_errors(rng):
         aten._scaled_dot_product_flash_attention_for_cpu(q, k, v, 0.5)
     with repmode.enabled(), pytest.raises(repmode.UnsupportedOpError, match="dtype"):
         aten._scaled_dot_product_flash_attention_for_cpu(q.to(torch.int32), k.to(torch.int32), v.to(torch.int32))
-    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(16, 4, 32, batch_first=True), 2).eval()
-    kpm = torch.zeros(2, 5, dtype=torch.bool)
-    kpm[0, 3:] = True
-    x = torch.randn(2, 5, 16)
-    with repmode.enabled(), torch.no_grad(), pytest.raises(repmode.UnsupportedOpError, match="nested"):
-        enc(x, src_key_padding_mask=kpm)
-    # non-strict: the nested fast path runs natively and is reported (describing its nested
-    # inputs used to raise torch's "NestedTensorImpl doesn't support sizes" instead)
-    with pytest.warns(repmode.UnsupportedOpWarning), repmode.enabled(strict=False) as rm, torch.no_grad():
-        out = enc(x, src_key_padding_mask=kpm)
-    with torch.no_grad():
-        assert torch.equal(out, enc(x, src_key_padding_mask=kpm))
-    assert "aten._transformer_encoder_layer_fwd.default" in [r.overload for r in rm.report()]
+    # nn.TransformerEncoder's nested fast path (eval, src_key_padding_mask) is supported:
+    # tests/families/attention/test_encoder_nested_fast_path.py
 
 
 @pytest.mark.parametrize("kw", [{}, {"is_causal": True}])
