@@ -39,6 +39,7 @@ def _import_families() -> None:
         embedding,
         foreach,
         fused_optim,
+        grid_sample,
         histogram,
         indexing,
         integer,

@@ -1,0 +1,262 @@
+// The canonical formulas of grid sampling (docs/semantics.md, "Grid sampling"): grid_sampler_2d,
+// grid_sampler_3d and their backward ops.
+//
+// Modes and paddings are torch's own integer arguments (interpolation_mode: 0 bilinear, 1 nearest,
+// 2 bicubic; padding_mode: 0 zeros, 1 border, 2 reflection), passed through unchanged.
+//
+// Per output position, a grid value g along an axis of input size S becomes a source coordinate:
+//   * 2-d (torch's CPU grid_sampler_2d formulas, its multiply-adds as fmas):
+//       align_corners: (g + 1) * sf, sf = T(S - 1) / 2; else fma(g + 1, sf, -0.5), sf = T(S) / 2;
+//       border: clip to [0, S - 1] (NaN -> 0); reflection: reflect (below), then clip.
+//       reflect: a = |x - low| (low = 0 with align_corners, else -0.5), span2 = 2 (S - 1) or 2 S,
+//       f = trunc(a / span2), e = fma(-f, span2, a), r = min(e, span2 - e) + low (align_corners
+//       with S = 1: 0).
+//   * 3-d (torch's scalar formulas): align_corners: ((g + 1) / 2) * T(S - 1); else
+//       fma(g + 1, T(S), -1) / 2; border clips; reflection: with min = low and span = span2 / 2,
+//       a = |x - min|, e = fmod(a, span) (exact), flips = floor(a / span); r = e + min if flips
+//       is even, else (span - e) + min; then clip.
+// Bilinear: x0 = floor(x), y0 = floor(y) (z0); 2-d weights w = x - x0, e = 1 - w, n = y - y0,
+// s = 1 - n; corners nw (s e), ne (s w), sw (n e), se (n w); out = fma(v_se, se, fma(v_sw, sw,
+// fma(v_ne, ne, v_nw * nw))) with v = 0 outside the input (zeros padding).
+// 3-d weights per axis lo = (x0 + 1) - x, hi = x - x0; corner (dz, dy, dx) weight (wx wy) wz;
+// out = +0 then fma(v, w, out) over the in-bounds corners in (z, y, x) row-major order.
+// Nearest: round half to even (x86 roundps / nearbyint) of the source coordinate.
+// Bicubic (2-d only): x = unnormalize(g) (no padding), x0 = floor(x), t = x - x0; resample.h's cubic
+// kernels; taps x0 - 1 + i, read through the padding of their (integral) coordinates.
+// The backward sums every contribution in a fixed order: see grid_sample.cpp's header comment.
+#pragma once
+
+#include <cstdint>
+
+#include "defs.h"
+#include "math.h"
+#include "resample.h"
+
+namespace repmode {
+
+enum GridSampleInterp : int { kGridBilinear = 0, kGridNearest = 1, kGridBicubic = 2 };
+enum GridSamplePadding : int { kGridZeros = 0, kGridBorder = 1, kGridReflection = 2 };
+
+// An index that is out of bounds for every axis (torch converts NaN and huge coordinates to the
+// "integer indefinite" value, which its bounds checks reject; +1 must stay out of bounds too).
+constexpr int64_t kGridOutside = -(int64_t(1) << 40);
+
+template <typename T>
+struct GridLimits;
+template <>
+struct GridLimits<float> {
+  static constexpr float round_magic = 8388608.0f;  // 2^23
+  static constexpr float int_limit = 2147483648.0f;  // torch converts floats to int32
+};
+template <>
+struct GridLimits<double> {
+  static constexpr double round_magic = 4503599627370496.0;  // 2^52
+  static constexpr double int_limit = 9223372036854775808.0;
+};
+
+// floor(x) in T (x finite or not): exact.
+template <typename T>
+REPMODE_HD T grid_floor(T x) {
+  if (!(x < GridLimits<T>::round_magic && x > -GridLimits<T>::round_magic)) return x;  // integral, inf or NaN
+  const T t = static_cast<T>(static_cast<int64_t>(x));
+  return t > x ? t - T(1) : t;
+}
+
+// trunc(x) in T: exact.
+template <typename T>
+REPMODE_HD T grid_trunc(T x) {
+  if (!(x < GridLimits<T>::round_magic && x > -GridLimits<T>::round_magic)) return x;
+  return static_cast<T>(static_cast<int64_t>(x));
+}
+
+// Round half to even (nearbyint): the magic-number sum in round-to-nearest-even.
+template <typename T>
+REPMODE_HD T grid_round_even(T x) {
+  const T a = x < T(0) ? -x : x;
+  if (!(a < GridLimits<T>::round_magic)) return x;
+  const T r = (a + GridLimits<T>::round_magic) - GridLimits<T>::round_magic;
+  return x < T(0) || (x == T(0) && 1 / x < 0) ? -r : r;
+}
+
+// An integral-valued coordinate as an index: kGridOutside for NaN and values beyond the integer
+// range torch converts to.
+template <typename T>
+REPMODE_HD int64_t grid_index(T v) {
+  if (!(v < GridLimits<T>::int_limit && v >= -GridLimits<T>::int_limit)) return kGridOutside;
+  return static_cast<int64_t>(v);
+}
+
+// torch's clamps to [0, S - 1]: 2-d (vector min/max) sends NaN to 0, 3-d (std::min/std::max)
+// sends NaN to S - 1.
+template <typename T>
+REPMODE_HD T grid_clip(T x, T max_val, bool three_d) {
+  if (x != x) return three_d ? max_val : T(0);
+  const T lo = x > T(0) ? x : T(0);
+  return lo < max_val ? lo : max_val;
+}
+
+// Exact fmod(a, span) for a >= 0, span > 0 (the remainder is representable; an fma with the
+// truncated quotient gives it exactly, a quotient off by one is corrected exactly).
+template <typename T>
+REPMODE_HD T grid_fmod(T a, T span) {
+  if (a != a) return a;
+  const T q = grid_trunc(a / span);
+  T r = repmode_fma(-q, span, a);
+  if (r < T(0)) r = r + span;
+  if (r >= span) r = r - span;
+  return r;
+}
+
+// The per-axis coordinate transform of one call.
+template <typename T>
+struct GridAxis {
+  int64_t size = 1;
+  int padding = kGridZeros;
+  bool align_corners = false;
+  bool three_d = false;
+  T max_val = 0, sf = 0, low = 0, span2 = 0;
+  bool empty = false;
+};
+
+template <typename T>
+REPMODE_HD GridAxis<T> grid_axis(int64_t size, int padding, bool align_corners, bool three_d) {
+  GridAxis<T> a;
+  a.size = size;
+  a.padding = padding;
+  a.align_corners = align_corners;
+  a.three_d = three_d;
+  a.max_val = static_cast<T>(size - 1);
+  a.sf = align_corners ? static_cast<T>(size - 1) / T(2) : static_cast<T>(size) / T(2);
+  a.low = align_corners ? T(0) : T(-0.5);
+  a.span2 = align_corners ? static_cast<T>(size - 1) * T(2) : static_cast<T>(size) * T(2);
+  a.empty = align_corners ? size <= 1 : size <= 0;
+  return a;
+}
+
+template <typename T>
+REPMODE_HD T grid_unnormalize(const GridAxis<T>& a, T g) {
+  if (a.three_d) {
+    if (a.align_corners) return ((g + T(1)) / T(2)) * static_cast<T>(a.size - 1);
+    return repmode_fma(g + T(1), static_cast<T>(a.size), T(-1)) / T(2);
+  }
+  if (a.align_corners) return (g + T(1)) * a.sf;
+  return repmode_fma(g + T(1), a.sf, T(-0.5));
+}
+
+// Reflection; *grad (when given) gets +1 or -1, the derivative's sign.
+template <typename T>
+REPMODE_HD T grid_reflect(const GridAxis<T>& a, T x, T* grad) {
+  if (a.empty) {
+    if (grad) *grad = T(0);
+    return T(0);
+  }
+  const T d = x - a.low;
+  const bool neg = d < T(0);
+  const T ad = neg ? -d : d;
+  if (a.three_d) {
+    const T span = a.span2 / T(2);
+    const T extra = grid_fmod(ad, span);
+    const T fl = grid_floor(ad / span);
+    // torch: static_cast<int>(floor(a / span)) % 2; parity of the integral value
+    const bool even = !(fl == fl) || grid_floor(fl / T(2)) * T(2) == fl;
+    if (grad) *grad = (even != neg) ? T(1) : T(-1);
+    return even ? extra + a.low : (span - extra) + a.low;
+  }
+  const T flips = grid_trunc(ad / a.span2);
+  const T extra = repmode_fma(-flips, a.span2, ad);
+  const T reflected = a.span2 - extra;
+  const bool more = extra > reflected;
+  if (grad) *grad = (more != neg) ? T(-1) : T(1);
+  // torch's minimum(extra, reflected): NaN if either is NaN
+  T r;
+  if (extra != extra || reflected != reflected)
+    r = extra + reflected;
+  else
+    r = more ? reflected : extra;
+  return r + a.low;
+}
+
+// Padding applied to an unnormalized coordinate; *gmult (when given) gets d coordinate / d g:
+// 2-d: zeros sf; border sf or +0 (clipped); reflection (sign * sf) or +0. 3-d: sf, border
+// sf * clip, reflection (sf * sign) * clip (clip 1 inside, 0 at or beyond the borders).
+template <typename T>
+REPMODE_HD T grid_pad(const GridAxis<T>& a, T x, T* gmult) {
+  if (a.padding == kGridZeros) {
+    if (gmult) *gmult = a.sf;
+    return x;
+  }
+  T sign = T(1);
+  if (a.padding == kGridReflection) x = grid_reflect(a, x, gmult ? &sign : nullptr);
+  const T c = grid_clip(x, a.max_val, a.three_d);
+  if (gmult) {
+    const bool inside = c > T(0) && c < a.max_val;
+    if (a.three_d)
+      *gmult = (a.sf * sign) * (inside ? T(1) : T(0));
+    else
+      *gmult = inside ? sign * a.sf : T(0);
+  }
+  return c;
+}
+
+// Source coordinate of grid value g, and (gmult, when given) d coordinate / d g.
+template <typename T>
+REPMODE_HD T grid_source(const GridAxis<T>& a, T g, T* gmult) {
+  return grid_pad(a, grid_unnormalize(a, g), gmult);
+}
+
+// Bicubic taps read integral coordinates through the padding (torch's compute_coordinates).
+template <typename T>
+REPMODE_HD int64_t grid_tap_index(const GridAxis<T>& a, T coord) {
+  const T c = grid_pad(a, coord, static_cast<T*>(nullptr));
+  const int64_t i = grid_index(grid_trunc(c));
+  return (i >= 0 && i < a.size) ? i : kGridOutside;
+}
+
+// Cubic coefficients (A = -0.75) of t, and their derivatives (torch's Horner forms, as fmas).
+template <typename T>
+REPMODE_HD void grid_cubic_coeffs(T t, T* c) {
+  const T A = T(-0.75);
+  c[0] = resample_cubic2(t + T(1), A);
+  c[1] = resample_cubic1(t, A);
+  c[2] = resample_cubic1(T(1) - t, A);
+  c[3] = resample_cubic2(T(2) - t, A);
+}
+template <typename T>
+REPMODE_HD void grid_cubic_coeffs_grad(T t, T* c) {
+  // A = -0.75: -3A = 2.25, -10A = 7.5, -8A = 6, -3(A + 2) = -3.75, -2(A + 3) = -4.5,
+  // 3(A + 2) = 3.75, 3A = -2.25, 8A = -6 (all exact)
+  T x = T(-1) - t;
+  c[0] = repmode_fma(repmode_fma(T(2.25), x, T(7.5)), x, T(6));
+  x = T(0) - t;
+  c[1] = repmode_fma(T(-3.75), x, T(-4.5)) * x;
+  x = T(1) - t;
+  c[2] = repmode_fma(T(3.75), x, T(-4.5)) * x;
+  x = T(2) - t;
+  c[3] = repmode_fma(repmode_fma(T(-2.25), x, T(7.5)), x, T(-6));
+}
+
+REPMODE_HD bool grid_inside(int64_t i, int64_t S) { return i >= 0 && i < S; }
+
+// Sizes, strides and arguments of one call. 2-d calls have D = OD = 1 and zero d strides.
+struct GridSampleGeom {
+  int nsp = 2;
+  int interp = kGridBilinear;
+  int padding = kGridZeros;
+  bool align_corners = false;
+  int64_t N = 1, C = 1, D = 1, H = 1, W = 1;  // input
+  int64_t OD = 1, OH = 1, OW = 1;             // output positions (grid (N, OD, OH, OW, nsp))
+  int64_t xs[5] = {0, 0, 0, 0, 0};            // input / grad_input strides (n, c, d, h, w)
+  int64_t gs[5] = {0, 0, 0, 0, 0};            // grid / grad_grid strides (n, od, oh, ow, coordinate)
+  int64_t os[5] = {0, 0, 0, 0, 0};            // output / grad_output strides (n, c, od, oh, ow)
+};
+
+// The sampling of one output position: up to 16 taps (index offsets into an input plane, weights),
+// and for the grid gradient the derivative factors.
+template <typename T>
+struct GridTaps {
+  int count = 0;
+  int64_t off[16];  // element offset in the (d, h, w) plane at the input's strides; < 0: outside
+  T w[16];
+};
+
+}  // namespace repmode
