@@ -11,18 +11,19 @@
 //       reflect: a = |x - low| (low = 0 with align_corners, else -0.5), span2 = 2 (S - 1) or 2 S,
 //       f = trunc(a / span2), e = fma(-f, span2, a), r = min(e, span2 - e) + low (align_corners
 //       with S = 1: 0).
-//   * 3-d (torch's scalar formulas): align_corners: ((g + 1) / 2) * T(S - 1); else
-//       fma(g + 1, T(S), -1) / 2; border clips; reflection: with min = low and span = span2 / 2,
+//   * 3-d (torch's scalar formulas, no fma): align_corners: ((g + 1) / 2) * T(S - 1); else
+//       ((g + 1) * T(S) - 1) / 2; border clips; reflection: with min = low and span = span2 / 2,
 //       a = |x - min|, e = fmod(a, span) (exact), flips = floor(a / span); r = e + min if flips
 //       is even, else (span - e) + min; then clip.
 // Bilinear: x0 = floor(x), y0 = floor(y) (z0); 2-d weights w = x - x0, e = 1 - w, n = y - y0,
 // s = 1 - n; corners nw (s e), ne (s w), sw (n e), se (n w); out = fma(v_se, se, fma(v_sw, sw,
 // fma(v_ne, ne, v_nw * nw))) with v = 0 outside the input (zeros padding).
 // 3-d weights per axis lo = (x0 + 1) - x, hi = x - x0; corner (dz, dy, dx) weight (wx wy) wz;
-// out = +0 then fma(v, w, out) over the in-bounds corners in (z, y, x) row-major order.
+// out = +0 then out + v w (two roundings) over the in-bounds corners in (z, y, x) row-major order.
 // Nearest: round half to even (x86 roundps / nearbyint) of the source coordinate.
-// Bicubic (2-d only): x = unnormalize(g) (no padding), x0 = floor(x), t = x - x0; resample.h's cubic
-// kernels; taps x0 - 1 + i, read through the padding of their (integral) coordinates.
+// Bicubic (2-d only): x = unnormalize(g) (no padding), x0 = floor(x), t = x - x0; coefficients
+// grid_cubic_coeffs; taps x0 - 1 + i, read through the padding of their (integral) coordinates;
+// row j: r_j = (fma(c_x0, v0, c_x1 v1) + c_x2 v2) + c_x3 v3; out = fma chain over j from c_y0 r_0.
 // The backward sums every contribution in a fixed order: see grid_sample.cpp's header comment.
 #pragma once
 
@@ -135,9 +136,9 @@ REPMODE_HD GridAxis<T> grid_axis(int64_t size, int padding, bool align_corners, 
 
 template <typename T>
 REPMODE_HD T grid_unnormalize(const GridAxis<T>& a, T g) {
-  if (a.three_d) {
+  if (a.three_d) {  // torch's scalar code: no fused operation
     if (a.align_corners) return ((g + T(1)) / T(2)) * static_cast<T>(a.size - 1);
-    return repmode_fma(g + T(1), static_cast<T>(a.size), T(-1)) / T(2);
+    return ((g + T(1)) * static_cast<T>(a.size) - T(1)) / T(2);
   }
   if (a.align_corners) return (g + T(1)) * a.sf;
   return repmode_fma(g + T(1), a.sf, T(-0.5));
@@ -212,14 +213,21 @@ REPMODE_HD int64_t grid_tap_index(const GridAxis<T>& a, T coord) {
   return (i >= 0 && i < a.size) ? i : kGridOutside;
 }
 
-// Cubic coefficients (A = -0.75) of t, and their derivatives (torch's Horner forms, as fmas).
+// Cubic coefficients (A = -0.75) of t, as torch's AVX-512 build evaluates them (measured): the
+// outer two ((A x - 5A) x + 8A) x - 4A with every operation rounded, the inner two
+// fma(fma(A + 2, x, -(A + 3)) x, x, 1) (resample.h's resample_cubic1).
+template <typename T>
+REPMODE_HD T grid_cubic_outer(T x) {
+  const T A = T(-0.75);
+  return ((A * x - T(5) * A) * x + T(8) * A) * x - T(4) * A;
+}
 template <typename T>
 REPMODE_HD void grid_cubic_coeffs(T t, T* c) {
   const T A = T(-0.75);
-  c[0] = resample_cubic2(t + T(1), A);
+  c[0] = grid_cubic_outer(t + T(1));
   c[1] = resample_cubic1(t, A);
   c[2] = resample_cubic1(T(1) - t, A);
-  c[3] = resample_cubic2(T(2) - t, A);
+  c[3] = grid_cubic_outer(T(2) - t);
 }
 template <typename T>
 REPMODE_HD void grid_cubic_coeffs_grad(T t, T* c) {

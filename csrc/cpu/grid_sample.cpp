@@ -169,10 +169,9 @@ REPMODE_INLINE T combine(const GridSampleGeom& g, const Taps<T>& t, const T* pla
     T r[4];
     for (int j = 0; j < 4; ++j) {
       const int64_t* o = t.off + j * 4;
-      T s = t.cx[0] * tap_value(plane, o[0]);
-      s = repmode_fma(t.cx[1], tap_value(plane, o[1]), s);
-      s = repmode_fma(t.cx[2], tap_value(plane, o[2]), s);
-      r[j] = repmode_fma(t.cx[3], tap_value(plane, o[3]), s);
+      T s = repmode_fma(t.cx[0], tap_value(plane, o[0]), t.cx[1] * tap_value(plane, o[1]));
+      s = s + t.cx[2] * tap_value(plane, o[2]);
+      r[j] = s + t.cx[3] * tap_value(plane, o[3]);
     }
     T s = t.cy[0] * r[0];
     s = repmode_fma(t.cy[1], r[1], s);
@@ -187,7 +186,7 @@ REPMODE_INLINE T combine(const GridSampleGeom& g, const Taps<T>& t, const T* pla
   }
   T s = T(0);
   for (int q = 0; q < 8; ++q)
-    if (t.off[q] >= 0) s = repmode_fma(plane[t.off[q]], t.w[q], s);
+    if (t.off[q] >= 0) s = s + plane[t.off[q]] * t.w[q];
   return canon(s);
 }
 
@@ -240,9 +239,9 @@ REPMODE_INLINE void backward_channel(const GridSampleGeom& g, const Taps<T>& t, 
       const T px = (v * t.wy[dy]) * t.wz[dz];
       const T py = (v * t.wx[dx]) * t.wz[dz];
       const T pz = (v * t.wx[dx]) * t.wy[dy];
-      acc.gx = repmode_fma(dx ? px : -px, go, acc.gx);
-      acc.gy = repmode_fma(dy ? py : -py, go, acc.gy);
-      acc.gz = repmode_fma(dz ? pz : -pz, go, acc.gz);
+      acc.gx = dx ? acc.gx + px * go : acc.gx - px * go;
+      acc.gy = dy ? acc.gy + py * go : acc.gy - py * go;
+      acc.gz = dz ? acc.gz + pz * go : acc.gz - pz * go;
     }
   }
 }
