@@ -213,8 +213,10 @@ REPMODE_HD int64_t grid_tap_index(const GridAxis<T>& a, T coord) {
   return (i >= 0 && i < a.size) ? i : kGridOutside;
 }
 
-// Cubic coefficients (A = -0.75) of t, as torch's AVX-512 build evaluates them (measured): the
-// outer two ((A x - 5A) x + 8A) x - 4A with every operation rounded, the inner two
+// Cubic coefficients (A = -0.75) of t, as torch 2.13's AVX-512 build evaluates them in its forward
+// and in its backward when both gradients are computed (measured; its grid-only backward fuses
+// differently, so torch's own bits there depend on which gradients are asked for): the outer two
+// ((A x - 5A) x + 8A) x - 4A with every operation rounded, the inner two
 // fma(fma(A + 2, x, -(A + 3)) x, x, 1) (resample.h's resample_cubic1).
 template <typename T>
 REPMODE_HD T grid_cubic_outer(T x) {
@@ -229,18 +231,19 @@ REPMODE_HD void grid_cubic_coeffs(T t, T* c) {
   c[2] = resample_cubic1(T(1) - t, A);
   c[3] = grid_cubic_outer(T(2) - t);
 }
+// Their derivatives (negated, torch's polynomials), every operation rounded:
+// A = -0.75: -3A = 2.25, -10A = 7.5, -8A = 6, -3(A + 2) = -3.75, -2(A + 3) = -4.5, 3(A + 2) = 3.75,
+// 3A = -2.25, 8A = -6 (all exact).
 template <typename T>
 REPMODE_HD void grid_cubic_coeffs_grad(T t, T* c) {
-  // A = -0.75: -3A = 2.25, -10A = 7.5, -8A = 6, -3(A + 2) = -3.75, -2(A + 3) = -4.5,
-  // 3(A + 2) = 3.75, 3A = -2.25, 8A = -6 (all exact)
   T x = T(-1) - t;
-  c[0] = repmode_fma(repmode_fma(T(2.25), x, T(7.5)), x, T(6));
+  c[0] = (T(2.25) * x + T(7.5)) * x + T(6);
   x = T(0) - t;
-  c[1] = repmode_fma(T(-3.75), x, T(-4.5)) * x;
+  c[1] = (T(-3.75) * x - T(4.5)) * x;
   x = T(1) - t;
-  c[2] = repmode_fma(T(3.75), x, T(-4.5)) * x;
+  c[2] = (T(3.75) * x - T(4.5)) * x;
   x = T(2) - t;
-  c[3] = repmode_fma(repmode_fma(T(-2.25), x, T(7.5)), x, T(-6));
+  c[3] = (T(-2.25) * x + T(7.5)) * x - T(6);
 }
 
 REPMODE_HD bool grid_inside(int64_t i, int64_t S) { return i >= 0 && i < S; }
