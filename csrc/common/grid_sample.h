@@ -261,13 +261,236 @@ struct GridSampleGeom {
   int64_t os[5] = {0, 0, 0, 0, 0};            // output / grad_output strides (n, c, od, oh, ow)
 };
 
-// The sampling of one output position: up to 16 taps (index offsets into an input plane, weights),
-// and for the grid gradient the derivative factors.
+// ---- one output position: its taps, its value, its backward contributions (every walk, CPU
+// or GPU, computes each value and each contribution with these functions) ----
+
+template <typename T>
+struct GridAxes {
+  GridAxis<T> x, y, z;
+};
+
+template <typename T>
+REPMODE_HD GridAxes<T> grid_axes_of(const GridSampleGeom& g) {
+  const bool three = g.nsp == 3;
+  return GridAxes<T>{grid_axis<T>(g.W, g.padding, g.align_corners, three),
+                 grid_axis<T>(g.H, g.padding, g.align_corners, three),
+                 grid_axis<T>(g.D, g.padding, g.align_corners, three)};
+}
+
+// The taps of one output position: up to 16 (offset into an input plane at strides xs, weight);
+// off < 0: outside the input. 2-d bilinear: nw, ne, sw, se; 3-d bilinear: (z, y, x) row-major;
+// nearest: one; bicubic: 16, y row j outer, x tap i inner (the forward's nesting).
 template <typename T>
 struct GridTaps {
   int count = 0;
-  int64_t off[16];  // element offset in the (d, h, w) plane at the input's strides; < 0: outside
+  int64_t off[16];
   T w[16];
+  // 2-d bilinear: distances n, s, w, e (grid gradient); 3-d: per-axis (lo, hi) weights
+  T dn = 0, ds = 0, dw = 0, de = 0;
+  T wx[2] = {0, 0}, wy[2] = {0, 0}, wz[2] = {0, 0};
+  // bicubic: coefficients and their derivatives
+  T cx[4] = {}, cy[4] = {}, cxg[4] = {}, cyg[4] = {};
+  T gmx = 0, gmy = 0, gmz = 0;
 };
+
+template <typename T>
+REPMODE_HD int64_t grid_plane_offset(const GridSampleGeom& g, int64_t z, int64_t y, int64_t x) {
+  if (!grid_inside(x, g.W) || !grid_inside(y, g.H) || !grid_inside(z, g.D)) return -1;
+  return z * g.xs[2] + y * g.xs[3] + x * g.xs[4];
+}
+
+template <typename T>
+REPMODE_HD void grid_taps_at(const GridSampleGeom& g, const GridAxes<T>& ax, const T* gp, bool want_grad, GridTaps<T>& t) {
+  const T gx = gp[0];
+  const T gy = gp[g.gs[4]];
+  T* gmx = want_grad ? &t.gmx : nullptr;
+  T* gmy = want_grad ? &t.gmy : nullptr;
+  if (g.interp == kGridBicubic) {
+    const T x = grid_unnormalize(ax.x, gx), y = grid_unnormalize(ax.y, gy);
+    const T fx = grid_floor(x), fy = grid_floor(y);
+    const T tx = x - fx, ty = y - fy;
+    grid_cubic_coeffs(tx, t.cx);
+    grid_cubic_coeffs(ty, t.cy);
+    if (want_grad) {
+      grid_cubic_coeffs_grad(tx, t.cxg);
+      grid_cubic_coeffs_grad(ty, t.cyg);
+      t.gmx = ax.x.sf;
+      t.gmy = ax.y.sf;
+    }
+    int64_t xi[4], yi[4];
+    for (int i = 0; i < 4; ++i) {
+      xi[i] = grid_tap_index(ax.x, fx + T(-1 + i));
+      yi[i] = grid_tap_index(ax.y, fy + T(-1 + i));
+    }
+    for (int j = 0; j < 4; ++j)
+      for (int i = 0; i < 4; ++i)
+        t.off[j * 4 + i] = (xi[i] < 0 || yi[j] < 0) ? -1 : yi[j] * g.xs[3] + xi[i] * g.xs[4];
+    t.count = 16;
+    return;
+  }
+  const T x = grid_source(ax.x, gx, gmx);
+  const T y = grid_source(ax.y, gy, gmy);
+  if (g.nsp == 2) {
+    if (g.interp == kGridNearest) {
+      const int64_t i = grid_index(grid_round_even(x)), j = grid_index(grid_round_even(y));
+      t.off[0] = grid_plane_offset<T>(g, 0, j, i);
+      t.w[0] = T(1);
+      t.count = 1;
+      return;
+    }
+    const T fx = grid_floor(x), fy = grid_floor(y);
+    const T w = x - fx, e = T(1) - w, n = y - fy, s = T(1) - n;
+    const int64_t i = grid_index(fx), j = grid_index(fy);
+    t.dn = n;
+    t.ds = s;
+    t.dw = w;
+    t.de = e;
+    t.off[0] = grid_plane_offset<T>(g, 0, j, i);
+    t.off[1] = grid_plane_offset<T>(g, 0, j, i + 1);
+    t.off[2] = grid_plane_offset<T>(g, 0, j + 1, i);
+    t.off[3] = grid_plane_offset<T>(g, 0, j + 1, i + 1);
+    t.w[0] = s * e;
+    t.w[1] = s * w;
+    t.w[2] = n * e;
+    t.w[3] = n * w;
+    t.count = 4;
+    return;
+  }
+  const T gz = gp[2 * g.gs[4]];
+  const T z = grid_source(ax.z, gz, want_grad ? &t.gmz : nullptr);
+  if (g.interp == kGridNearest) {
+    const int64_t i = grid_index(grid_round_even(x)), j = grid_index(grid_round_even(y)),
+                  k = grid_index(grid_round_even(z));
+    t.off[0] = grid_plane_offset<T>(g, k, j, i);
+    t.w[0] = T(1);
+    t.count = 1;
+    return;
+  }
+  const T fx = grid_floor(x), fy = grid_floor(y), fz = grid_floor(z);
+  // per axis: lo = (x0 + 1) - x, hi = x - x0 (torch's 3-d form)
+  t.wx[0] = (fx + T(1)) - x;
+  t.wx[1] = x - fx;
+  t.wy[0] = (fy + T(1)) - y;
+  t.wy[1] = y - fy;
+  t.wz[0] = (fz + T(1)) - z;
+  t.wz[1] = z - fz;
+  const int64_t i = grid_index(fx), j = grid_index(fy), k = grid_index(fz);
+  for (int dz = 0; dz < 2; ++dz)
+    for (int dy = 0; dy < 2; ++dy)
+      for (int dx = 0; dx < 2; ++dx) {
+        const int q = dz * 4 + dy * 2 + dx;
+        t.off[q] = grid_plane_offset<T>(g, k + dz, j + dy, i + dx);
+        t.w[q] = (t.wx[dx] * t.wy[dy]) * t.wz[dz];
+      }
+  t.count = 8;
+}
+
+template <typename T>
+REPMODE_HD T grid_tap_value(const T* plane, int64_t off) {
+  return off >= 0 ? plane[off] : T(0);
+}
+
+// One output of one channel plane from its taps.
+template <typename T>
+REPMODE_HD T grid_combine(const GridSampleGeom& g, const GridTaps<T>& t, const T* plane) {
+  if (g.interp == kGridNearest) return grid_tap_value(plane, t.off[0]);
+  if (g.interp == kGridBicubic) {
+    T r[4];
+    for (int j = 0; j < 4; ++j) {
+      const int64_t* o = t.off + j * 4;
+      T s = repmode_fma(t.cx[0], grid_tap_value(plane, o[0]), t.cx[1] * grid_tap_value(plane, o[1]));
+      s = s + t.cx[2] * grid_tap_value(plane, o[2]);
+      r[j] = s + t.cx[3] * grid_tap_value(plane, o[3]);
+    }
+    T s = t.cy[0] * r[0];
+    s = repmode_fma(t.cy[1], r[1], s);
+    s = repmode_fma(t.cy[2], r[2], s);
+    return canon(repmode_fma(t.cy[3], r[3], s));
+  }
+  if (g.nsp == 2) {
+    T s = grid_tap_value(plane, t.off[0]) * t.w[0];
+    s = repmode_fma(grid_tap_value(plane, t.off[1]), t.w[1], s);
+    s = repmode_fma(grid_tap_value(plane, t.off[2]), t.w[2], s);
+    return canon(repmode_fma(grid_tap_value(plane, t.off[3]), t.w[3], s));
+  }
+  T s = T(0);
+  for (int q = 0; q < 8; ++q)
+    if (t.off[q] >= 0) s = s + plane[t.off[q]] * t.w[q];
+  return canon(s);
+}
+
+// The grid-gradient accumulators of one position.
+template <typename T>
+struct GridGrad {
+  T gx = 0, gy = 0, gz = 0;
+};
+
+// One channel's contributions: grad_input plane gi (may be null) and the grid gradient.
+template <typename T>
+REPMODE_HD void grid_backward_channel(const GridSampleGeom& g, const GridTaps<T>& t, const T* plane, T* gi, T go,
+                                     bool want_grid, GridGrad<T>& acc) {
+  if (g.interp == kGridNearest) {
+    if (gi && t.off[0] >= 0) gi[t.off[0]] = gi[t.off[0]] + go;
+    return;
+  }
+  if (g.interp == kGridBicubic) {
+    for (int i = 0; i < 4; ++i)
+      for (int j = 0; j < 4; ++j) {
+        const int64_t o = t.off[j * 4 + i];
+        if (gi && o >= 0) gi[o] = gi[o] + (go * t.cx[i]) * t.cy[j];
+        if (want_grid) {
+          const T v = grid_tap_value(plane, o);
+          acc.gx = repmode_fma(-((v * go) * t.cxg[i]), t.cy[j], acc.gx);
+          acc.gy = repmode_fma(-((v * go) * t.cyg[j]), t.cx[i], acc.gy);
+        }
+      }
+    return;
+  }
+  if (g.nsp == 2) {
+    if (gi)
+      for (int q = 0; q < 4; ++q)
+        if (t.off[q] >= 0) gi[t.off[q]] = gi[t.off[q]] + t.w[q] * go;
+    if (want_grid) {
+      const T nw = grid_tap_value(plane, t.off[0]), ne = grid_tap_value(plane, t.off[1]);
+      const T sw = grid_tap_value(plane, t.off[2]), se = grid_tap_value(plane, t.off[3]);
+      acc.gx = repmode_fma(repmode_fma(se - sw, t.dn, (ne - nw) * t.ds), go, acc.gx);
+      acc.gy = repmode_fma(repmode_fma(se - ne, t.dw, (sw - nw) * t.de), go, acc.gy);
+    }
+    return;
+  }
+  for (int q = 0; q < 8; ++q) {
+    const int64_t o = t.off[q];
+    if (o < 0) continue;
+    if (gi) gi[o] = gi[o] + t.w[q] * go;
+    if (want_grid) {
+      const int dz = q >> 2, dy = (q >> 1) & 1, dx = q & 1;
+      const T v = plane[o];
+      const T px = (v * t.wy[dy]) * t.wz[dz];
+      const T py = (v * t.wx[dx]) * t.wz[dz];
+      const T pz = (v * t.wx[dx]) * t.wy[dy];
+      acc.gx = dx ? acc.gx + px * go : acc.gx - px * go;
+      acc.gy = dy ? acc.gy + py * go : acc.gy - py * go;
+      acc.gz = dz ? acc.gz + pz * go : acc.gz - pz * go;
+    }
+  }
+}
+
+template <typename T>
+REPMODE_HD void grid_write_grad(const GridSampleGeom& g, const GridTaps<T>& t, const GridGrad<T>& acc, T* gg) {
+  if (g.interp == kGridNearest) {
+    gg[0] = T(0);
+    gg[g.gs[4]] = T(0);
+    if (g.nsp == 3) gg[2 * g.gs[4]] = T(0);
+    return;
+  }
+  if (g.nsp == 3) {
+    gg[0] = canon(t.gmx * acc.gx);
+    gg[g.gs[4]] = canon(t.gmy * acc.gy);
+    gg[2 * g.gs[4]] = canon(t.gmz * acc.gz);
+    return;
+  }
+  gg[0] = canon(acc.gx * t.gmx);
+  gg[g.gs[4]] = canon(acc.gy * t.gmy);
+}
 
 }  // namespace repmode
