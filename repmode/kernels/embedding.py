@@ -135,6 +135,32 @@ def _bag_check(func, args, kwargs, weight, indices, offsets, mode, psw, include_
     return bags
 
 
+def _bag_max(weight, kept_idx, kept_bags, counts, bags):
+    """torch's sequential rule, per bag and column: the first element, then each strictly greater
+    one. Equivalently: a NaN first element stays; otherwise the first position holding the largest
+    non-NaN value (equal values, ±0 included, keep the first). Computed with comparisons and
+    selections only (exact): the largest non-NaN value per bag (scatter amax of the values with NaN
+    as -inf; only compared with ==), then the first position equal to it (scatter amin of
+    positions)."""
+    vals = weight.index_select(0, kept_idx)  # (K, D), selection
+    k, dim = vals.shape
+    nan = vals != vals
+    masked = torch.where(nan, torch.tensor(float("-inf"), dtype=vals.dtype), vals)
+    bag_rows = kept_bags.unsqueeze(1).expand(k, dim)
+    top = torch.full((bags, dim), float("-inf"), dtype=vals.dtype).scatter_reduce(0, bag_rows, masked, "amax")
+    pos = torch.arange(k).unsqueeze(1).expand(k, dim)
+    hit = (masked == top.index_select(0, kept_bags)) & ~nan
+    first = torch.full((bags, dim), k, dtype=torch.int64).scatter_reduce(0, bag_rows, torch.where(hit, pos, k), "amin")
+    starts = torch.cumsum(counts, 0) - counts  # each bag's first kept position
+    nonempty = counts > 0
+    lead = torch.zeros((bags, dim), dtype=torch.bool)
+    lead[nonempty] = nan[starts[nonempty]]  # a NaN first element wins its column
+    first = torch.where(lead | (first == k), starts.unsqueeze(1).expand(bags, dim).clamp(max=max(k - 1, 0)), first)
+    out = torch.where(nonempty.unsqueeze(1), vals.gather(0, first), torch.zeros((), dtype=vals.dtype))
+    max_indices = torch.where(nonempty.unsqueeze(1), kept_idx[first], torch.zeros((), dtype=torch.int64))
+    return out, max_indices
+
+
 @widened()
 def _embedding_bag(func, args, kwargs):
     b = named_arguments(func, args, kwargs)
@@ -164,17 +190,7 @@ def _embedding_bag(func, args, kwargs):
     elif mode == 2:
         max_indices = torch.zeros((bags, dim), dtype=torch.int64)
         if kept_idx.numel():
-            # rank of each kept position within its bag; round r visits the r-th element of every bag
-            starts = torch.cumsum(counts, 0) - counts
-            rank = torch.arange(kept_bags.numel()) - starts[kept_bags]
-            for r in range(int(rank.max()) + 1):
-                sel = rank == r
-                bg, ix = kept_bags[sel], kept_idx[sel]
-                cand, cur = weight.index_select(0, ix), out[bg]
-                # torch's rule: the first element, then any strictly greater one (ties: first index)
-                take = (cand > cur) if r else torch.ones_like(cand, dtype=torch.bool)
-                out[bg] = torch.where(take, cand, cur)
-                max_indices[bg] = torch.where(take, ix.unsqueeze(1), max_indices[bg])
+            out, max_indices = _bag_max(weight, kept_idx, kept_bags, counts, bags)
     offset2bag = bag.clamp(max=max(bags - 1, 0)).to(itype)
     if mode == 0:
         size = bags + 1 if (ilo and func is aten._embedding_bag_forward_only.default) else bags
