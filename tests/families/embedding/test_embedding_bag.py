@@ -99,6 +99,20 @@ def test_max_keeps_the_first_of_equal_maxima_and_routes_the_gradient_there():
     assert w.grad.tolist() == [[0.0, 20.0], [10.0, 0.0], [0.0, 0.0]]
 
 
+def test_max_follows_torchs_rule_for_nan_and_signed_zeros_bit_for_bit():
+    # torch's loop: the first element, then each strictly greater one; so a NaN first element stays,
+    # a later NaN is skipped, and of +0/-0 the first one is kept
+    nan = float("nan")
+    w = torch.tensor([[nan, 1.0, 0.0, -0.0], [2.0, nan, -0.0, 0.0], [1.0, 3.0, 0.0, -1.0], [nan, nan, nan, nan]])
+    idx = torch.tensor([0, 1, 2, 1, 0, 2, 3, 3, 0])
+    off = torch.tensor([0, 3, 6, 8])
+    with repmode.enabled():
+        got = aten._embedding_bag(w, idx, off, False, 2)
+    want = aten._embedding_bag(w, idx, off, False, 2)
+    assert_bitwise_equal(got[0], want[0], "values")
+    assert torch.equal(got[3], want[3]), "max indices"
+
+
 def test_the_sum_is_taken_in_position_order():
     # 1 + 2^-24 + 2^-24 in order is 1 (each tiny term rounds away); another order would give 1 + 2^-23
     w = torch.tensor([[1.0], [2.0 ** -24]])
