@@ -95,8 +95,9 @@ def _forward(func, args, kwargs):
     return out
 
 
-@register_kernel([aten.grid_sampler_2d.default, aten.grid_sampler_3d.default], FLOAT_WIDENED,
-                 out=[aten.grid_sampler_2d.out, aten.grid_sampler_3d.out])
+@register_kernel([aten.grid_sampler_2d.default, aten.grid_sampler_3d.default,
+                  aten._grid_sampler_2d_cpu_fallback.default], FLOAT_WIDENED,
+                 out=[aten.grid_sampler_2d.out, aten.grid_sampler_3d.out, aten._grid_sampler_2d_cpu_fallback.out])
 def grid_sampler(func, args, kwargs):
     return _forward(func, args, kwargs)
 
@@ -106,7 +107,7 @@ def _backward(func, args, kwargs):
     b = named_arguments(func, args, kwargs)
     go, x, grid = b["grad_output"], b["input"], b["grid"]
     interp, padding, ac = int(b["interpolation_mode"]), int(b["padding_mode"]), bool(b["align_corners"])
-    mask = list(b["output_mask"])
+    mask = list(b["output_mask"]) if "output_mask" in b else [True, True]  # the cpu_fallback form: both
     code = _check(func, args, kwargs, x, grid, interp, padding)
     nsp = _nsp(func)
     expected = list(x.shape[:2]) + list(grid.shape[1:-1])
@@ -132,7 +133,8 @@ def _backward(func, args, kwargs):
     return gi, gg
 
 
-@register_kernel([aten.grid_sampler_2d_backward.default, aten.grid_sampler_3d_backward.default], FLOAT_WIDENED)
+@register_kernel([aten.grid_sampler_2d_backward.default, aten.grid_sampler_3d_backward.default,
+                  aten._grid_sampler_2d_cpu_fallback_backward.default], FLOAT_WIDENED)
 def grid_sampler_backward(func, args, kwargs):
     return _backward(func, args, kwargs)
 

@@ -180,6 +180,17 @@ def test_low_precision_is_the_float32_result_rounded_once(dtype, mode):
         assert_bitwise_equal(a, b.to(dtype), what)
 
 
+def test_the_cpu_fallback_ops_are_the_same_kernels():
+    case = ("bicubic", "reflection", False, (2, 3, 5, 7), (4, 6))
+    x, grid, g = _inputs(case[3], case[4], torch.float32, seed=7)
+    with repmode.enabled():
+        out = aten.grid_sampler_2d(x, grid, 2, 2, False)
+        fb = aten._grid_sampler_2d_cpu_fallback(x, grid, 2, 2, False)
+        gi, gg = aten.grid_sampler_2d_backward(g, x, grid, 2, 2, False, [True, True])
+        fgi, fgg = aten._grid_sampler_2d_cpu_fallback_backward(g, x, grid, 2, 2, False)
+    assert_bitwise_equal((fb, fgi, fgg), (out, gi, gg), "fallback forms")
+
+
 def test_nan_grid_values_give_the_canonical_nan_or_torchs_zero():
     x = torch.randn(1, 2, 4, 4)
     grid = torch.zeros(1, 1, 2, 2)
