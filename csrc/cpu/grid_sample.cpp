@@ -43,20 +43,35 @@ void forward_fast(const T* x, const T* grid, T* out, const GridSampleGeom& g, in
   const int64_t rows = g.N * g.OD * g.OH;
   rows_parallel(rows, nthreads, g.OW * g.C * 8, [&](int64_t r0, int64_t r1) {
     std::vector<GridTaps<T>> taps(static_cast<size_t>(g.OW));
+    const bool bilinear2 = g.interp == kGridBilinear && g.nsp == 2;
+    // 2-d bilinear: the row's 4 offsets and weights per position packed densely (the same values)
+    std::vector<int64_t> offs(bilinear2 ? static_cast<size_t>(4 * g.OW) : 0);
+    std::vector<T> ws(bilinear2 ? static_cast<size_t>(4 * g.OW) : 0);
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t n = r / (g.OD * g.OH), od = (r / g.OH) % g.OD, oh = r % g.OH;
       const T* grow = grid + n * g.gs[0] + od * g.gs[1] + oh * g.gs[2];
-      for (int64_t ow = 0; ow < g.OW; ++ow) grid_taps_at<T>(g, ax, grow + ow * g.gs[3], false, taps[ow]);
+      for (int64_t ow = 0; ow < g.OW; ++ow) {
+        grid_taps_at<T>(g, ax, grow + ow * g.gs[3], false, taps[ow]);
+        if (bilinear2)
+          for (int q = 0; q < 4; ++q) {
+            offs[4 * ow + q] = taps[ow].off[q];
+            ws[4 * ow + q] = taps[ow].w[q];
+          }
+      }
       for (int64_t c = 0; c < g.C; ++c) {
         const T* plane = x + n * g.xs[0] + c * g.xs[1];
         T* orow = out + n * g.os[0] + c * g.os[1] + od * g.os[2] + oh * g.os[3];
-        if (g.interp == kGridBilinear && g.nsp == 2) {
+        if (bilinear2) {  // grid_combine's 2-d bilinear sequence, written out
+          const int64_t so = g.os[4];
           for (int64_t ow = 0; ow < g.OW; ++ow) {
-            const GridTaps<T>& t = taps[ow];
-            T s = grid_tap_value(plane, t.off[0]) * t.w[0];
-            s = repmode_fma(grid_tap_value(plane, t.off[1]), t.w[1], s);
-            s = repmode_fma(grid_tap_value(plane, t.off[2]), t.w[2], s);
-            orow[ow * g.os[4]] = canon(repmode_fma(grid_tap_value(plane, t.off[3]), t.w[3], s));
+            const int64_t* o = offs.data() + 4 * ow;
+            const T* w = ws.data() + 4 * ow;
+            const T v0 = o[0] >= 0 ? plane[o[0]] : T(0), v1 = o[1] >= 0 ? plane[o[1]] : T(0);
+            const T v2 = o[2] >= 0 ? plane[o[2]] : T(0), v3 = o[3] >= 0 ? plane[o[3]] : T(0);
+            T s = v0 * w[0];
+            s = repmode_fma(v1, w[1], s);
+            s = repmode_fma(v2, w[2], s);
+            orow[ow * so] = canon(repmode_fma(v3, w[3], s));
           }
         } else {
           for (int64_t ow = 0; ow < g.OW; ++ow) orow[ow * g.os[4]] = grid_combine<T>(g, taps[ow], plane);
