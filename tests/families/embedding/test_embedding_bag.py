@@ -51,13 +51,17 @@ def _run(case, w, idx, off, psw, g, strict=True):
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
-def test_the_same_bits_at_every_thread_count_and_for_any_batch_composition(case):
+def test_the_same_bits_at_every_thread_count_layout_and_batch_composition(case):
     w, idx, off, psw, g = _inputs(seed=1)
     with num_threads(1):
         want = _run(case, w, idx, off, psw, g)
     for threads in THREAD_COUNTS[1:]:
         with num_threads(threads):
             assert_bitwise_equal(_run(case, w, idx, off, psw, g), want, f"threads={threads}")
+    # a column-major weight and a strided grad give the same bits
+    with num_threads(2):
+        laid = _run(case, w.t().contiguous().t(), idx, off, psw[::1], g.t().contiguous().t())
+    assert_bitwise_equal(laid, want, "column-major weight and grad")
     # bag 3 (positions 10..24) alone gives row 3 of the batched output
     alone = _run(case[:3] + (False,), w, idx[10:25], torch.tensor([0]), psw[10:25], g[3:4])
     assert_bitwise_equal(alone[0][0], want[0][3], "bag 3 alone")
