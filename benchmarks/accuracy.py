@@ -292,6 +292,27 @@ def _resample_cases():
              x_go((4, 8, 12, 12), (4, 8, 18, 18))),
         Case("col2im", "F.fold 3x3 s1 p1, fwd+bwd", grad(lambda t: F.fold(t, (12, 12), 3, padding=1)),
              x_go((4, 8 * 9, 144), (4, 8, 12, 12))),
+    ] + _grid_sample_cases()
+
+
+def _grid_sample_cases():
+    def sample(**kw):
+        return lambda x, grid, go: _grad(lambda a, b: F.grid_sample(a, b, **kw), (x, grid), go)
+
+    def inputs(shape, gshape):
+        nsp = len(shape) - 2
+        return lambda g, full: (_g(g, *shape), 0.7 * _g(g, shape[0], *gshape, nsp), _g(g, shape[0], shape[1], *gshape))
+
+    return [
+        Case("grid_sampler_2d", "bilinear zeros, fwd+bwd (input and grid)",
+             sample(mode="bilinear", align_corners=False), inputs((4, 8, 12, 12), (10, 9))),
+        Case("grid_sampler_2d", "bicubic reflection align_corners, fwd+bwd",
+             sample(mode="bicubic", padding_mode="reflection", align_corners=True), inputs((4, 8, 12, 12), (10, 9))),
+        Case("grid_sampler_3d", "trilinear border, fwd+bwd",
+             sample(mode="bilinear", padding_mode="border", align_corners=False), inputs((2, 4, 6, 6, 6), (5, 4, 3))),
+        Case("affine_grid_generator", "(8, 2, 3) -> 16x16, fwd+bwd",
+             lambda th, go: _grad(lambda t: F.affine_grid(t, [8, 1, 16, 16], align_corners=False), (th,), go),
+             lambda g, full: (_g(g, 8, 2, 3), _g(g, 8, 16, 16, 2))),
     ]
 
 
@@ -336,6 +357,15 @@ def _indexed_cases():
              lambda g, full: (_g(g, rows, d), torch.randint(0, rows, (n, d), generator=g), _g(g, n, d)), ints=(1,)),
         Case("index_add", f"{n} into {rows} rows", lambda s, i, src: s.index_add(0, i, src),
              lambda g, full: (_g(g, rows, d), torch.randint(0, rows, (n,), generator=g), _g(g, n, d)), ints=(1,)),
+        Case("embedding_bag", f"sum with per_sample_weights, {n} lookups in 64 bags, fwd+bwd",
+             lambda w, p, i, go: _grad(lambda a, b: F.embedding_bag(i, a, torch.arange(64) * (n // 64),
+                                                                    mode="sum", per_sample_weights=b), (w, p), go),
+             lambda g, full: (_g(g, rows, d), _g(g, n), torch.randint(0, rows, (n,), generator=g), _g(g, 64, d)),
+             ints=(2,)),
+        Case("embedding_bag", f"mean, {n} lookups in 64 bags, fwd+bwd",
+             lambda w, i, go: _grad(lambda a: F.embedding_bag(i, a, torch.arange(64) * (n // 64), mode="mean"),
+                                    (w,), go),
+             lambda g, full: (_g(g, rows, d), torch.randint(0, rows, (n,), generator=g), _g(g, 64, d)), ints=(1,)),
         Case("embedding", f"backward, {n} lookups of {rows} rows",
              lambda w, i, go: _grad(lambda t: F.embedding(i, t), (w,), go)[1],
              lambda g, full: (_g(g, rows, d), torch.randint(0, rows, (n,), generator=g), _g(g, n, d)), ints=(1,)),

@@ -194,6 +194,27 @@ def case_upsample():
     return [_row("upsample_bilinear2d ×2 forward + backward (16,64,64,64)", native, rep, gbytes, "GB/s")]
 
 
+def case_grid_sample():
+    """grid_sample (bilinear, zeros padding, align_corners=False) of (16, 64, 64, 64) float32 with a
+    same-size grid (a small random warp of the identity), forward and the backward op (grad_input
+    and grad_grid)."""
+    aten = torch.ops.aten
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(16, 64, 64, 64, generator=g)
+    theta = torch.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]) + 0.1 * torch.randn(16, 2, 3, generator=g)
+    grid = torch.nn.functional.affine_grid(theta, [16, 64, 64, 64], align_corners=False)
+    gy = torch.randn(16, 64, 64, 64, generator=g)
+    fwd = lambda: aten.grid_sampler_2d(x, grid, 0, 0, False)  # noqa: E731
+    bwd = lambda: aten.grid_sampler_2d_backward(gy, x, grid, 0, 0, False, [True, True])  # noqa: E731
+    both = lambda: (fwd(), bwd())  # noqa: E731
+    # forward reads x and the grid and writes the output; backward reads gy, x and the grid and
+    # writes grad_input and grad_grid
+    gbytes = (2 * x.numel() + 2 * grid.numel() + 3 * x.numel() + 2 * grid.numel()) * 4 / 1e9
+    native, rep = compare(both, repeats=3)
+    return [_row("grid_sampler_2d bilinear forward + backward (16,64,64,64), grid 64×64", native, rep, gbytes,
+                 "GB/s")]
+
+
 def _training_step_row(label, model, optimizer, x, y, clip_grad_norm=None, inner=5, amp=None):
     def step():
         optimizer.zero_grad()
@@ -361,6 +382,7 @@ CASES = {
     "scatter_add16M": case_scatter_add,
     "conv": case_conv,
     "upsample": case_upsample,
+    "grid_sample": case_grid_sample,
     "mlp": case_mlp_step,
     "cnn": case_cnn_step,
     "transformer": case_transformer_step,

@@ -176,5 +176,18 @@ void ctc_loss_backward(int dtype, int64_t T, int64_t B, int64_t C, uintptr_t lp,
                        int64_t lp_cs, uintptr_t targets, uintptr_t tg_offsets, int64_t tg_stride,
                        uintptr_t input_lengths, uintptr_t target_lengths, int64_t blank, uintptr_t grad_out,
                        int64_t S_max, int64_t go_stride, bool zero_infinity, uintptr_t grad, int nthreads);
+// --- grid_sample (csrc/cpu/grid_sample.cpp) ---
+// nsp 2 or 3; interp and padding: torch's grid_sampler codes (0 bilinear, 1 nearest, 2 bicubic;
+// 0 zeros, 1 border, 2 reflection); in_sizes (N, C, D, H, W) (2-d: D = 1), out_sizes (OD, OH, OW);
+// strides 5 each: input (n, c, d, h, w), grid (n, od, oh, ow, coordinate), output (n, c, od, oh, ow).
+// The backward writes grad_input (0: not wanted) at the input's strides and grad_grid (0: not
+// wanted) at the grid's. reference: the plain loops.
+void grid_sample_forward(int dtype, int nsp, int interp, int padding, bool align_corners, uintptr_t x, uintptr_t grid,
+                         uintptr_t out, const Ints& in_sizes, const Ints& out_sizes, const Ints& xs, const Ints& gs,
+                         const Ints& os, int nthreads, bool reference);
+void grid_sample_backward(int dtype, int nsp, int interp, int padding, bool align_corners, uintptr_t grad_output,
+                          uintptr_t x, uintptr_t grid, uintptr_t grad_input, uintptr_t grad_grid, const Ints& in_sizes,
+                          const Ints& out_sizes, const Ints& xs, const Ints& gs, const Ints& gos, int nthreads,
+                          bool reference);
 
 }  // namespace repmode::cpu

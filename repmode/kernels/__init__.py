@@ -40,6 +40,7 @@ def _import_families() -> None:
         embedding,
         foreach,
         fused_optim,
+        grid_sample,
         histogram,
         indexing,
         integer,
