@@ -162,4 +162,26 @@ void accumulate_in_order(int dtype, uintptr_t out, uintptr_t dest, uintptr_t val
 void accumulate_blocks_in_order(int dtype, uintptr_t out, uintptr_t idx, uintptr_t src, int64_t outer, int64_t size,
                                 int64_t n, int64_t inner, int nthreads);
 
+// --- linalg (csrc/cpu/linalg.cpp; the algorithms in csrc/common/linalg.h) ---
+// All take contiguous float64 batches (dtype must be float64: float32 is widened by the caller)
+// and work in place; int32 outputs (info, pivots, sweeps) have one entry per matrix (per column).
+// Cholesky: a (batch, n, n) row-major -> L in the lower triangle, +0 above; info[b] (torch's).
+void linalg_cholesky(int dtype, int64_t batch, int64_t n, uintptr_t a, uintptr_t info, int nthreads);
+// A X = B: a (batch, n, n) row-major triangular, b (batch, n, k) row-major, overwritten by X.
+void linalg_triangular_solve(int dtype, int64_t batch, int64_t n, int64_t k, uintptr_t a, uintptr_t b, bool upper,
+                             bool unit, int nthreads);
+// LU with partial pivoting: a (batch, m, n) row-major -> L\U; piv (batch, min(m, n)) 1-based; info.
+void linalg_lu_factor(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t a, uintptr_t piv, uintptr_t info,
+                      bool pivot, int nthreads);
+// Householder QR: a (batch, n, m) = column-major m x n matrices -> R above, reflectors below; tau.
+void linalg_geqrf(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t a, uintptr_t tau, int nthreads);
+// C := Q C or Q^T C: a (batch, k, m) column-major reflectors, tau (batch, k), c (batch, ncols, m)
+// column-major.
+void linalg_apply_q(int dtype, int64_t batch, int64_t m, int64_t k, uintptr_t a, uintptr_t tau, int64_t ncols,
+                    uintptr_t c, bool transpose, int nthreads);
+// Cyclic Jacobi: s (batch, n, n) symmetric row-major -> its diagonal holds the eigenvalues; vt
+// (batch, n, n) rows = eigenvectors (unsorted); sweeps[b] = the sweeps run.
+void linalg_eigh_jacobi(int dtype, int64_t batch, int64_t n, uintptr_t s, uintptr_t vt, bool compute_v,
+                        uintptr_t sweeps, int nthreads);
+
 }  // namespace repmode::cpu
