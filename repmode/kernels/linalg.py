@@ -183,6 +183,8 @@ def cholesky_inverse(func, args, kwargs):
     dtype = _check(func, args, kwargs, L)
     _square(func, args, kwargs, L)
     n = L.shape[-1]
+    if L.numel() == 0:
+        return torch.empty(L.shape, dtype=dtype)
     eye = torch.eye(n, dtype=F64).expand(*L.shape[:-2], n, n)
     T = _trsm64(_work(L), _work(eye), upper, False)  # L⁻¹ (lower) or U⁻¹ (upper)
     T3 = T.reshape(-1, n, n)
@@ -439,7 +441,7 @@ def linalg_qr(func, args, kwargs):
         raise RuntimeError(f"qr received unrecognized mode '{mode}' but expected one of 'reduced' (default), "
                            "'r', or 'complete'")
     if A.dim() < 2:
-        raise RuntimeError(f"linalg.qr: The input tensor A must have at least 2 dimensions.")
+        raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
     m, n = A.shape[-2], A.shape[-1]
     k = min(m, n)
     a, tau = _geqrf64(A)  # (*, n, m): column-major
@@ -479,6 +481,8 @@ def linalg_eigh(func, args, kwargs):
     w = torch.where(finite.unsqueeze(-1), w, torch.nan)
     if not compute_v:
         return _result(w.contiguous(), dtype), torch.empty(0, dtype=dtype)
+    if n == 0:
+        return _result(w.contiguous(), dtype), torch.empty(*batch, 0, 0, dtype=dtype)
     V = VT.gather(-2, order.unsqueeze(-1).expand(*batch, n, n)).mT  # column j: the j-th eigenvector
     # Sign: each eigenvector's entry of largest magnitude (the first of equal ones) is positive.
     big = V.abs().argmax(-2, keepdim=True)
@@ -498,5 +502,53 @@ register_passthrough(
 register_passthrough(
     [aten._linalg_check_errors.default],
     "reads the integer info tensor and raises torch's error message; computes no floating value",
+    family="linalg",
+)
+
+
+# ---- refused: no fixed-order algorithm in repmode yet -----------------------------------------
+
+register_refusal(
+    [aten.linalg_eig.default, aten.linalg_eig.out, aten.linalg_eigvals.default, aten.linalg_eigvals.out,
+     aten._linalg_eigvals.default],
+    "the general (non-symmetric) eigendecomposition has no fixed-order algorithm in repmode (LAPACK's Hessenberg "
+    "QR iteration chooses shifts and deflation by hardware); for a symmetric matrix use torch.linalg.eigh / "
+    "eigvalsh, which repmode runs by cyclic Jacobi, or compute this outside the mode.",
+    family="linalg",
+)
+register_refusal(
+    [aten._linalg_svd.default, aten._linalg_svd.U],
+    "the singular value decomposition (also reached by svdvals, matrix_rank, pinv, cond, matrix_norm and "
+    "norm(p='nuc'/2)) has no fixed-order algorithm in repmode yet; for a symmetric positive semi-definite "
+    "matrix torch.linalg.eigh gives the same factors, or compute this outside the mode.",
+    family="linalg",
+)
+register_refusal(
+    [aten.linalg_ldl_factor_ex.default, aten.linalg_ldl_factor_ex.out, aten.linalg_ldl_solve.default,
+     aten.linalg_ldl_solve.out],
+    "the LDLᵀ factorization (Bunch-Kaufman pivoting) has no fixed-order implementation in repmode yet; use "
+    "torch.linalg.cholesky (positive-definite) or torch.linalg.lu_factor / solve, which repmode runs in a fixed "
+    "order.",
+    family="linalg",
+)
+register_refusal(
+    [aten.linalg_lstsq.default, aten.linalg_lstsq.out],
+    "linalg.lstsq has no fixed-order driver in repmode yet; for a full-rank tall A solve the least-squares "
+    "problem with Q, R = torch.linalg.qr(A) and torch.linalg.solve_triangular(R, Q.mT @ B, upper=True), which "
+    "repmode runs in a fixed order.",
+    family="linalg",
+)
+register_refusal(
+    [aten.linalg_pinv.atol_rtol_tensor, aten.linalg_pinv.atol_rtol_tensor_out],
+    "linalg.pinv needs the singular value decomposition (or, hermitian=True, eigh with a rank cut), which "
+    "repmode does not run in a fixed order yet; compute the pseudo-inverse outside the mode, or for a full-rank "
+    "matrix use torch.linalg.solve / lstsq-by-QR.",
+    family="linalg",
+)
+register_refusal(
+    [aten.linalg_matrix_exp.default, aten.linalg_matrix_exp.out],
+    "linalg.matrix_exp (also nn.utils.parametrizations.orthogonal's default map for square weights) has no "
+    "fixed scaling-and-squaring rule in repmode yet; use orthogonal_map='householder' or 'cayley', which run in "
+    "strict mode, or compute it outside the mode.",
     family="linalg",
 )
