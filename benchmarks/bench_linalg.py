@@ -64,6 +64,12 @@ def accuracy(n, dtype):
     wref = torch.linalg.eigvalsh(Y)
     rows["eigh max|λ − λ₆₄|/‖A‖₂"] = tuple(((w.double() - wref).abs().max() / wref.abs().max()).item()
                                           for w, _ in (er, en))
+    (svr, svn) = both(lambda: torch.linalg.svd(Xd))
+    rows["svd ‖A − UΣVᵀ‖/‖A‖"] = tuple(_rel(A - (U.double() * Sv.double()) @ Vh.double(), A)
+                                       for U, Sv, Vh in (svr, svn))
+    rows["svd ‖UᵀU − I‖"] = tuple(_orth(U.double()) for U, _, _ in (svr, svn))
+    sref = torch.linalg.svdvals(A)
+    rows["svd max|σ − σ₆₄|/σ₁"] = tuple(((Sv.double() - sref).abs().max() / sref[0]).item() for _, Sv, _ in (svr, svn))
     return rows
 
 
@@ -71,10 +77,11 @@ def timings(n):
     _, spd, sym, _ = (t.float() for t in _inputs(n))
     X = _inputs(n)[0].float()
     cases = [("cholesky", lambda: torch.linalg.cholesky(spd)), ("qr", lambda: torch.linalg.qr(X)),
-             ("lu_factor", lambda: torch.linalg.lu_factor(X)), ("eigh", lambda: torch.linalg.eigh(sym))]
+             ("lu_factor", lambda: torch.linalg.lu_factor(X)), ("eigh", lambda: torch.linalg.eigh(sym)),
+             ("svd", lambda: torch.linalg.svd(X))]
     for name, fn in cases:
-        repeats = 1 if name == "eigh" else 3
-        native, rep = compare(fn, repeats, rounds=1 if name == "eigh" else 2)
+        slow = name in ("eigh", "svd")
+        native, rep = compare(fn, 1 if slow else 3, rounds=1 if slow else 2)
         print(f"{name:10s} {n}x{n} float32  native {native * 1e3:9.2f} ms  repmode {rep * 1e3:9.2f} ms  "
               f"ratio {rep / native:7.1f}x")
 

@@ -248,4 +248,81 @@ REPMODE_HD int jacobi_eigh(int64_t n, T* s, T* vt, bool compute_v) {
   return sweep;
 }
 
+// ---- singular value decomposition by one-sided Jacobi (Hestenes) -------------------------------
+// g: m x n column-major (m >= n), overwritten by G = A V (column j = sigma_j u_j); vt: n x n
+// row-major, row j the j-th right singular vector (the rotations' accumulation, from the
+// identity). Sweeps of the row-cyclic pair order (0,1) .. (n-2,n-1); for a pair:
+//   a = dot(g_p, g_p), b = dot(g_q, g_q), c = dot(g_p, g_q)   (the matrix-product order);
+//   skipped when c == 0 or |c| <= (2^-53 sqrt(a)) sqrt(b); else the rotation of jacobi_eigh with
+//   theta = (b - a) / (2 c) applied to columns p, q of g (rows i = 0 .. m-1) and rows p, q of vt.
+// The sweeps stop after the first that rotates no pair, or after kJacobiMaxSweeps. Then for each
+// column j: sigma[j] = sqrt(dot(g_j, g_j)) and, if sigma[j] > 0, g_j = g_j / sigma[j] (u_j; a zero
+// column stays zero). Returns the number of sweeps run.
+template <typename T>
+REPMODE_HD void jacobi_rotation(T theta, T* cs, T* sn, T* zz) {
+  const T atheta = theta < T(0) ? -theta : theta;
+  T t;
+  if (atheta > T(3.273390607896142e150)) {  // 2^500
+    t = T(1) / (T(2) * theta);
+  } else {
+    t = T(1) / (atheta + sqrt_of(repmode_fma(theta, theta, T(1))));
+    if (theta < T(0)) t = -t;
+  }
+  const T c = T(1) / sqrt_of(repmode_fma(t, t, T(1)));
+  *cs = c;
+  *sn = t * c;
+  *zz = *sn / (T(1) + c);
+}
+
+template <typename T>
+REPMODE_HD int jacobi_svd(int64_t m, int64_t n, T* g, T* vt, T* sigma, bool compute_v) {
+  const T tol = T(1.1102230246251565e-16);  // 2^-53
+  if (compute_v)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) vt[i * n + j] = T(i == j ? 1 : 0);
+  int sweep = 0;
+  while (sweep < kJacobiMaxSweeps) {
+    ++sweep;
+    bool rotated = false;
+    for (int64_t p = 0; p + 1 < n; ++p) {
+      for (int64_t q = p + 1; q < n; ++q) {
+        T* gp = g + p * m;
+        T* gq = g + q * m;
+        const T a = linalg_dot(m, gp, 1, gp, 1);
+        const T b = linalg_dot(m, gq, 1, gq, 1);
+        const T c = linalg_dot(m, gp, 1, gq, 1);
+        if (c == T(0)) continue;
+        const T ac = c < T(0) ? -c : c;
+        if (ac <= tol * sqrt_of(a) * sqrt_of(b)) continue;
+        rotated = true;
+        T cs, sn, z;
+        jacobi_rotation((b - a) / (T(2) * c), &cs, &sn, &z);
+        for (int64_t i = 0; i < m; ++i) {
+          const T x = gp[i], y = gq[i];
+          gp[i] = x - sn * (y + x * z);
+          gq[i] = y + sn * (x - y * z);
+        }
+        if (compute_v) {
+          T* vp = vt + p * n;
+          T* vq = vt + q * n;
+          for (int64_t r = 0; r < n; ++r) {
+            const T x = vp[r], y = vq[r];
+            vp[r] = x - sn * (y + x * z);
+            vq[r] = y + sn * (x - y * z);
+          }
+        }
+      }
+    }
+    if (!rotated) break;
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    T* gj = g + j * m;
+    const T sj = sqrt_of(linalg_dot(m, gj, 1, gj, 1));
+    sigma[j] = sj;
+    if (sj > T(0))
+      for (int64_t i = 0; i < m; ++i) gj[i] = canon(gj[i] / sj);
+  }
+  return sweep;
+}
+
 }  // namespace repmode

@@ -183,5 +183,10 @@ void linalg_apply_q(int dtype, int64_t batch, int64_t m, int64_t k, uintptr_t a,
 // (batch, n, n) rows = eigenvectors (unsorted); sweeps[b] = the sweeps run.
 void linalg_eigh_jacobi(int dtype, int64_t batch, int64_t n, uintptr_t s, uintptr_t vt, bool compute_v,
                         uintptr_t sweeps, int nthreads);
+// One-sided Jacobi: g (batch, n, m) = column-major m x n (m >= n) -> the left singular vectors u_j
+// (zero where sigma_j = 0); vt (batch, n, n) rows = right singular vectors; s (batch, n) the
+// singular values (all unsorted); sweeps[b] = the sweeps run.
+void linalg_svd_jacobi(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t g, uintptr_t vt, uintptr_t s,
+                       bool compute_v, uintptr_t sweeps, int nthreads);
 
 }  // namespace repmode::cpu

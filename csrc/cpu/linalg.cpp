@@ -84,4 +84,17 @@ void linalg_eigh_jacobi(int dtype, int64_t batch, int64_t n, uintptr_t s, uintpt
   });
 }
 
+void linalg_svd_jacobi(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t g, uintptr_t vt, uintptr_t s,
+                       bool compute_v, uintptr_t sweeps, int nthreads) {
+  need_float64(dtype);
+  double* G = ptr<double>(g);
+  double* S = ptr<double>(s);
+  double* V = ptr<double>(vt);
+  int32_t* W = ptr<int32_t>(sweeps);
+  parallel_for(batch, nthreads, 10 * m * n * n + 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b)
+      W[b] = jacobi_svd<double>(m, n, G + b * m * n, compute_v ? V + b * n * n : nullptr, S + b * n, compute_v);
+  });
+}
+
 }  // namespace repmode::cpu

@@ -491,6 +491,120 @@ def linalg_eigh(func, args, kwargs):
     return _result(w.contiguous(), dtype), _result(V.contiguous(), dtype)
 
 
+# ---- singular value decomposition -------------------------------------------------------------
+
+def _complete_columns(U: torch.Tensor, r: int, cols: int) -> torch.Tensor:
+    """U (*, m, ≥r) float64 whose first r columns are orthonormal -> (*, m, cols): those r columns,
+    then columns r.. of the complete Q of the Householder QR of them (an orthonormal complement in
+    the fixed QR order)."""
+    m = U.shape[-2]
+    if r == cols:
+        return U[..., :cols]
+    a, tau = _geqrf64(U[..., :r])
+    Q = _householder_product64(a[..., :r, :].contiguous(), tau, m).mT  # (*, m, m)
+    return torch.cat([U[..., :r], Q[..., r:cols]], dim=-1)
+
+
+def _svd64(M: torch.Tensor, full: bool, compute_uv: bool):
+    """(U, S, V) of M (*, m, n) with m >= n in float64: S descending, U (*, m, n or m), V (*, n, n)."""
+    m, n = M.shape[-2], M.shape[-1]
+    batch = M.shape[:-2]
+    G = _work(M.mT)  # (*, n, m): column-major m x n
+    finite = G.isfinite().flatten(-2).all(-1) if G.numel() else torch.ones(batch, dtype=torch.bool)
+    G.masked_fill_(~finite[..., None, None], 0.0)
+    VT = torch.empty(*batch, n, n, dtype=F64) if compute_uv else torch.empty(0, dtype=F64)
+    S = torch.zeros(*batch, n, dtype=F64)
+    sweeps = torch.zeros(batch, dtype=torch.int32)
+    if G.numel():
+        C.linalg_svd_jacobi(_F64, _batch(batch), m, n, G.data_ptr(), VT.data_ptr() if compute_uv else 0,
+                            S.data_ptr(), compute_uv, sweeps.data_ptr(), _threads())
+    S, order = torch.sort(S, dim=-1, descending=True, stable=True)  # equal values: the lower index first
+    S = torch.where(finite.unsqueeze(-1), S, torch.nan)
+    if not compute_uv:
+        return None, S, None
+    idx = order.unsqueeze(-1)
+    U = G.gather(-2, idx.expand(*batch, n, m)).mT  # (*, m, n), column j = u_j
+    V = VT.gather(-2, idx.expand(*batch, n, n)).mT  # (*, n, n), column j = v_j
+    # Sign: each right singular vector's entry of largest magnitude (the first of equal ones) is
+    # positive; its left vector flips with it (exact negations).
+    big = V.abs().argmax(-2, keepdim=True)
+    flip = V.gather(-2, big) < 0
+    V = torch.where(flip, -V, V)
+    U = torch.where(flip, -U, U)
+    cols = m if full else n
+    if cols > n or bool((S == 0).any()):
+        # columns for zero singular values (zero after the sweeps) and, for full_matrices, the
+        # complement: from the QR of the columns with sigma > 0, matrix by matrix.
+        flatU, flatS = U.reshape(-1, m, n), S.reshape(-1, n)
+        done = []
+        for b in range(flatU.shape[0]):
+            r = int((flatS[b] > 0).sum())
+            done.append(_complete_columns(flatU[b], r, cols) if r < cols else flatU[b])
+        U = torch.stack(done).reshape(*batch, m, cols) if done else U.new_empty(*batch, m, cols)
+    U = torch.where(finite[..., None, None], U, torch.nan)
+    V = torch.where(finite[..., None, None], V, torch.nan)
+    return U, S, V
+
+
+@register_kernel(aten._linalg_svd.default, FLOAT_ONLY, out=aten._linalg_svd.U)
+def linalg_svd(func, args, kwargs):
+    A, full, compute_uv = params(func, args, kwargs, "A", "full_matrices", "compute_uv")
+    dtype = _check(func, args, kwargs, A)
+    if A.dim() < 2:
+        raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
+    m, n = A.shape[-2], A.shape[-1]
+    if m >= n:
+        U, S, V = _svd64(A, full, compute_uv)
+    else:  # Aᵀ = U' S V'ᵀ  =>  A = V' S U'ᵀ
+        V, S, U = _svd64(A.mT, full, compute_uv)
+    if not compute_uv:
+        return torch.empty(0, dtype=dtype), _result(S.contiguous(), dtype), torch.empty(0, dtype=dtype)
+    return _result(U.contiguous(), dtype), _result(S.contiguous(), dtype), _result(V.mT.contiguous(), dtype)
+
+
+def _bmm_nd(a, b):
+    """repmode's bmm over the broadcast batch of a (*, m, k) and b (*, k, n)."""
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    a = a.expand(*batch, *a.shape[-2:]).reshape(-1, *a.shape[-2:])
+    b = b.expand(*batch, *b.shape[-2:]).reshape(-1, *b.shape[-2:])
+    return call_registered(aten.bmm.default, a, b).reshape(*batch, a.shape[-2], b.shape[-1])
+
+
+@register_kernel(aten.linalg_pinv.atol_rtol_tensor, FLOAT_ONLY, out=aten.linalg_pinv.atol_rtol_tensor_out)
+def linalg_pinv(func, args, kwargs):
+    """torch's formula over repmode's SVD (or eigh, hermitian=True): singular values above
+    tol = max(atol, rtol·σ_max) are inverted (repmode's reciprocal), the others give 0, and
+    V·diag(σ⁺)·Uᵀ is one repmode bmm after an exact column scaling (one multiplication each)."""
+    A, atol, rtol, hermitian = params(func, args, kwargs, "self", "atol", "rtol", "hermitian")
+    dtype = _check(func, args, kwargs, A)
+    if A.dim() < 2:
+        raise RuntimeError("linalg.pinv(A): The input tensor A must have at least 2 dimensions.")
+    m, n = A.shape[-2], A.shape[-1]
+    default_rtol = torch.finfo(dtype).eps * max(m, n)
+    atol_t = torch.zeros((), dtype=dtype) if atol is None else atol.to(dtype)
+    if rtol is None:
+        rtol_t = torch.full((), default_rtol, dtype=dtype)
+        if atol is not None:
+            rtol_t = torch.where(atol_t > 0, torch.zeros((), dtype=dtype), rtol_t)
+    else:
+        rtol_t = rtol.to(dtype)
+    if A.numel() == 0:
+        return torch.empty(*A.shape[:-2], n, m, dtype=dtype)
+    if not hermitian:
+        U, S, Vh = linalg_svd(aten._linalg_svd.default, (A, False, True), {})
+        big = S[..., :1]
+        absS = S
+    else:
+        S, U = linalg_eigh(aten._linalg_eigh.default, (A, "L", True), {})
+        absS = torch.where(S < 0, -S, S)
+        big = absS.amax(-1, keepdim=True)
+        Vh = U.mT
+    tol = torch.maximum(atol_t.unsqueeze(-1), call_registered(aten.mul.Tensor, rtol_t.unsqueeze(-1), big))
+    inv = torch.where(absS > tol, call_registered(aten.reciprocal.default, S), torch.zeros((), dtype=dtype))
+    left = call_registered(aten.mul.Tensor, Vh.mT, inv.unsqueeze(-2))
+    return _bmm_nd(left, U.mT)
+
+
 # ---- exact data movement and error checks -----------------------------------------------------
 
 register_passthrough(
@@ -517,13 +631,6 @@ register_refusal(
     family="linalg",
 )
 register_refusal(
-    [aten._linalg_svd.default, aten._linalg_svd.U],
-    "the singular value decomposition (also reached by svdvals, matrix_rank, pinv, cond, matrix_norm and "
-    "norm(p='nuc'/2)) has no fixed-order algorithm in repmode yet; for a symmetric positive semi-definite "
-    "matrix torch.linalg.eigh gives the same factors, or compute this outside the mode.",
-    family="linalg",
-)
-register_refusal(
     [aten.linalg_ldl_factor_ex.default, aten.linalg_ldl_factor_ex.out, aten.linalg_ldl_solve.default,
      aten.linalg_ldl_solve.out],
     "the LDLᵀ factorization (Bunch-Kaufman pivoting) has no fixed-order implementation in repmode yet; use "
@@ -536,13 +643,6 @@ register_refusal(
     "linalg.lstsq has no fixed-order driver in repmode yet; for a full-rank tall A solve the least-squares "
     "problem with Q, R = torch.linalg.qr(A) and torch.linalg.solve_triangular(R, Q.mT @ B, upper=True), which "
     "repmode runs in a fixed order.",
-    family="linalg",
-)
-register_refusal(
-    [aten.linalg_pinv.atol_rtol_tensor, aten.linalg_pinv.atol_rtol_tensor_out],
-    "linalg.pinv needs the singular value decomposition (or, hermitian=True, eigh with a rank cut), which "
-    "repmode does not run in a fixed order yet; compute the pseudo-inverse outside the mode, or for a full-rank "
-    "matrix use torch.linalg.solve / lstsq-by-QR.",
     family="linalg",
 )
 register_refusal(

@@ -366,11 +366,71 @@ def test_shampoo_preconditioner_step_is_reproducible():
     assert ((one.double() - ref).abs().max() / ref.abs().max()).item() < 1e-3
 
 
+# ---- singular value decomposition -------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("shape", [(3, 8, 8), (2, 11, 5), (2, 5, 11)])
+@pytest.mark.parametrize("full", [False, True])
+def test_svd_values_vectors_sign_rule_and_invariance(dtype, shape, full):
+    A = _rand(*shape, seed=30, dtype=dtype)
+    U, S, Vh = _rep(torch.linalg.svd, A, full_matrices=full)
+    Ur, Sr, Vhr = torch.linalg.svd(A.double(), full_matrices=full)
+    assert U.shape == Ur.shape and S.shape == Sr.shape and Vh.shape == Vhr.shape
+    _close(S, Sr, dtype, 10)
+    assert (S[..., 1:] <= S[..., :-1]).all()
+    k = min(shape[-2:])
+    Ud, Vd = U.double(), Vh.double().mT
+    _close((Ud[..., :k] * S.double().unsqueeze(-2)) @ Vd[..., :k].mT, A.double(), dtype, 20)
+    _close(Ud.mT @ Ud, torch.eye(U.shape[-1], dtype=torch.float64).expand_as(Ud.mT @ Ud), dtype, 20)
+    _close(Vd.mT @ Vd, torch.eye(Vd.shape[-1], dtype=torch.float64).expand_as(Vd.mT @ Vd), dtype, 20)
+    if shape[-2] >= shape[-1]:  # the sign rule is stated on the right vectors of the taller side
+        big = Vd[..., :k].abs().argmax(-2, keepdim=True)
+        assert (Vd[..., :k].gather(-2, big) > 0).all()
+    assert_bitwise_equal(_rep(torch.linalg.svdvals, A), S)
+    _batch_composition(lambda a: torch.linalg.svd(a, full_matrices=full), A)
+    assert_invariant(lambda a: dict(zip("USV", torch.linalg.svd(a, full_matrices=full))), A[0])
+
+
+def test_svd_of_a_rank_deficient_matrix_completes_u_orthonormally():
+    A = _rand(7, 2, seed=31) @ _rand(2, 4, seed=32)
+    A[:, 3] = 0.0
+    U, S, Vh = _rep(torch.linalg.svd, A)
+    _close(S, torch.linalg.svdvals(A), torch.float64, 10)
+    _close(U.mT @ U, torch.eye(7, dtype=torch.float64), torch.float64, 10)
+    _close((U[:, :4] * S) @ Vh, A, torch.float64, 10)
+    bad = A.clone()
+    bad[0, 0] = float("nan")
+    assert _rep(torch.linalg.svdvals, bad).isnan().all()
+
+
+def test_svd_gradient_and_ops_built_on_it():
+    A = _rand(6, 4, seed=33)
+    w = _rand(4, seed=34)
+
+    def loss(a):
+        U, S, Vh = torch.linalg.svd(a, full_matrices=False)
+        return (S * w).sum() + (U.abs().sum() + Vh.abs().sum()) + torch.linalg.matrix_norm(a, "nuc")
+
+    a = A.clone().requires_grad_()
+    with repmode.enabled():
+        loss(a).backward()
+    ar = A.clone().requires_grad_()
+    loss(ar).backward()
+    _close(a.grad, ar.grad, torch.float64, 1000)
+    for fn in (lambda x: torch.linalg.matrix_rank(x), lambda x: torch.linalg.cond(x),
+               lambda x: torch.linalg.matrix_norm(x, 2), lambda x: torch.linalg.pinv(x)):
+        got, want = _rep(fn, A), fn(A)
+        if got.is_floating_point():
+            _close(got, want, torch.float64, 100)
+        else:
+            assert torch.equal(got, want)
+
+
 # ---- what stays refused -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("call", [
     lambda: torch.linalg.eig(torch.eye(3)),
-    lambda: torch.linalg.svd(torch.eye(3)),
+    lambda: torch.linalg.ldl_factor(torch.eye(3)),
     lambda: torch.linalg.cholesky(torch.eye(3, dtype=torch.complex64)),
 ])
 def test_refused_ops_say_why(call):
