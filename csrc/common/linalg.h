@@ -171,7 +171,8 @@ REPMODE_HD void apply_q_left(int64_t m, int64_t k, const T* a, int64_t lda, cons
 }
 
 // ---- symmetric eigendecomposition by cyclic Jacobi ---------------------------------------------
-// s: n x n symmetric, row-major (both triangles), overwritten; vt: n x n row-major, row r the
+// s: n x n symmetric, row-major with row stride lds (both triangles), overwritten; vt: n x n
+// row-major, row r the
 // r-th eigenvector (the rotations' accumulation, from the identity); w: n eigenvalues.
 // Sweeps of the row-cyclic order (p, q) = (0,1), (0,2) .. (0,n-1), (1,2) .. (n-2,n-1); a pair is
 // rotated unless s[p,q] == 0 or |s[p,q]| <= 2^-53 * sqrt(|s[p,p]|) * sqrt(|s[q,q]|); the sweeps
@@ -185,7 +186,7 @@ REPMODE_HD void apply_q_left(int64_t m, int64_t k, const T* a, int64_t lda, cons
 constexpr int kJacobiMaxSweeps = 40;
 
 template <typename T>
-REPMODE_HD int jacobi_eigh(int64_t n, T* s, T* vt, bool compute_v) {
+REPMODE_HD int jacobi_eigh(int64_t n, T* s, int64_t lds, T* vt, bool compute_v) {
   const T tol = T(1.1102230246251565e-16);  // 2^-53
   int sweep = 0;
   if (compute_v)
@@ -196,9 +197,9 @@ REPMODE_HD int jacobi_eigh(int64_t n, T* s, T* vt, bool compute_v) {
     bool rotated = false;
     for (int64_t p = 0; p + 1 < n; ++p) {
       for (int64_t q = p + 1; q < n; ++q) {
-        const T apq = s[p * n + q];
+        const T apq = s[p * lds + q];
         if (apq == T(0)) continue;
-        const T app = s[p * n + p], aqq = s[q * n + q];
+        const T app = s[p * lds + p], aqq = s[q * lds + q];
         const T aapq = apq < T(0) ? -apq : apq;
         if (aapq <= tol * sqrt_of(app < T(0) ? -app : app) * sqrt_of(aqq < T(0) ? -aqq : aqq)) continue;
         rotated = true;
@@ -215,8 +216,8 @@ REPMODE_HD int jacobi_eigh(int64_t n, T* s, T* vt, bool compute_v) {
         const T sn = t * c;
         const T z = sn / (T(1) + c);
         const T tapq = t * apq;
-        T* rp = s + p * n;
-        T* rq = s + q * n;
+        T* rp = s + p * lds;
+        T* rq = s + q * lds;
         for (int64_t r = 0; r < n; ++r) {
           if (r == p || r == q) continue;
           const T g = rp[r], h = rq[r];
@@ -229,8 +230,8 @@ REPMODE_HD int jacobi_eigh(int64_t n, T* s, T* vt, bool compute_v) {
         rq[p] = T(0);
         for (int64_t r = 0; r < n; ++r) {
           if (r == p || r == q) continue;
-          s[r * n + p] = rp[r];
-          s[r * n + q] = rq[r];
+          s[r * lds + p] = rp[r];
+          s[r * lds + q] = rq[r];
         }
         if (compute_v) {
           T* vp = vt + p * n;
