@@ -509,6 +509,10 @@ def _svd64(M: torch.Tensor, full: bool, compute_uv: bool):
     """(U, S, V) of M (*, m, n) with m >= n in float64: S descending, U (*, m, n or m), V (*, n, n)."""
     m, n = M.shape[-2], M.shape[-1]
     batch = M.shape[:-2]
+    if n == 0 or _batch(batch) == 0:  # no singular values: U is the identity's first columns
+        cols = m if full else n
+        U = torch.eye(m, dtype=F64)[:, :cols].expand(*batch, m, cols).contiguous()
+        return U, torch.empty(*batch, n, dtype=F64), torch.eye(n, dtype=F64).expand(*batch, n, n).contiguous()
     G = _work(M.mT)  # (*, n, m): column-major m x n
     finite = G.isfinite().flatten(-2).all(-1) if G.numel() else torch.ones(batch, dtype=torch.bool)
     G.masked_fill_(~finite[..., None, None], 0.0)
