@@ -18,7 +18,7 @@ import math
 
 import torch
 
-from ..registry import register_kernel, register_passthrough, register_refusal
+from ..registry import register_composite, register_kernel, register_passthrough, register_refusal
 from ._common import DTYPE_CODE, FLOAT_ONLY, C, call_registered, get_num_threads, param, params, unsupported
 
 aten = torch.ops.aten
@@ -609,6 +609,48 @@ def linalg_pinv(func, args, kwargs):
     return _bmm_nd(left, U.mT)
 
 
+# ---- matrix exponential -----------------------------------------------------------------------
+
+_EXP_DEGREE = 18  # Taylor degree; with ‖X‖₁ ≤ 1/2 the truncation is below 2⁻⁸⁰ relative
+
+
+@register_composite(aten.linalg_matrix_exp.default, FLOAT_ONLY, out=aten.linalg_matrix_exp.out)
+def linalg_matrix_exp(func, args, kwargs):
+    """Scaling and squaring with a fixed rule, in float64, from registered ops: per matrix, s is the
+    least integer ≥ 0 with ‖A‖₁·2⁻ˢ ≤ 1/2 (‖A‖₁ = the largest column sum of |A| by repmode's sum;
+    s = 0 if it is not finite); X = A·2⁻ˢ (exact); T = I, then for k = 18 .. 1:
+    T = I + bmm(X, T) / k; then T = bmm(T, T) s times. Each matrix of a batch gets its own s."""
+    A = param(func, args, kwargs, "self")
+    dtype = _check(func, args, kwargs, A)
+    _square(func, args, kwargs, A)
+    n = A.shape[-1]
+    if A.numel() == 0:
+        return torch.empty(A.shape, dtype=dtype)
+    batch = A.shape[:-2]
+    X = _work(A).reshape(-1, n, n)
+    absX = torch.where(X < 0, -X, X)
+    norm1 = call_registered(aten.sum.dim_IntList, absX, [-2]).amax(-1)  # (B,)
+    scales = []
+    for v in norm1.tolist():
+        k = 0
+        if math.isfinite(v):
+            while math.ldexp(v, -k) > 0.5:
+                k += 1
+        scales.append(k)
+    steps = torch.tensor(scales, dtype=torch.int64)
+    factor = torch.tensor([math.ldexp(1.0, -k) for k in scales], dtype=F64)
+    X = X * factor[:, None, None]  # a power of two: exact (unless the result is subnormal)
+    eye = torch.eye(n, dtype=F64).expand_as(X)
+    T = eye.clone()
+    for k in range(_EXP_DEGREE, 0, -1):
+        P = call_registered(aten.bmm.default, X, T)
+        T = call_registered(aten.add.Tensor, eye, call_registered(aten.div.Scalar, P, float(k)))
+    for i in range(max(scales, default=0)):
+        sq = call_registered(aten.bmm.default, T, T)
+        T = torch.where((steps > i)[:, None, None], sq, T)
+    return _result(T.reshape(*batch, n, n), dtype)
+
+
 # ---- exact data movement and error checks -----------------------------------------------------
 
 register_passthrough(
@@ -647,12 +689,5 @@ register_refusal(
     "linalg.lstsq has no fixed-order driver in repmode yet; for a full-rank tall A solve the least-squares "
     "problem with Q, R = torch.linalg.qr(A) and torch.linalg.solve_triangular(R, Q.mT @ B, upper=True), which "
     "repmode runs in a fixed order.",
-    family="linalg",
-)
-register_refusal(
-    [aten.linalg_matrix_exp.default, aten.linalg_matrix_exp.out],
-    "linalg.matrix_exp (also nn.utils.parametrizations.orthogonal's default map for square weights) has no "
-    "fixed scaling-and-squaring rule in repmode yet; use orthogonal_map='householder' or 'cayley', which run in "
-    "strict mode, or compute it outside the mode.",
     family="linalg",
 )

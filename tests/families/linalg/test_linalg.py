@@ -426,6 +426,27 @@ def test_svd_gradient_and_ops_built_on_it():
             assert torch.equal(got, want)
 
 
+# ---- matrix exponential -----------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_matrix_exp_scaling_and_squaring(dtype):
+    A = torch.stack([_rand(6, 6, seed=35) * c for c in (0.05, 1.0, 8.0)]).to(dtype)
+    E = _rep(torch.linalg.matrix_exp, A)
+    R = torch.linalg.matrix_exp(A.double())
+    for i in range(3):
+        _close(E[i], R[i], dtype, 100)
+    _batch_composition(torch.linalg.matrix_exp, A)  # each matrix keeps its own scaling
+    assert_invariant(lambda a: {"E": torch.linalg.matrix_exp(a)}, A[2])
+    z = torch.zeros(3, 3, dtype=dtype)
+    assert_bitwise_equal(_rep(torch.linalg.matrix_exp, z), torch.eye(3, dtype=dtype))
+    a = A[1].double().clone().requires_grad_()
+    with repmode.enabled():
+        (torch.linalg.matrix_exp(a) * A[0].double()).sum().backward()
+    ar = A[1].double().clone().requires_grad_()
+    (torch.linalg.matrix_exp(ar) * A[0].double()).sum().backward()
+    _close(a.grad, ar.grad, torch.float64 if dtype == torch.float64 else torch.float32, 100)
+
+
 # ---- what stays refused -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("call", [
