@@ -273,12 +273,13 @@ def test_orthogonal_init_runs_in_strict_mode_with_the_same_bits_at_1_and_2_threa
     _close(w1.double().mT @ w1.double(), torch.eye(7, dtype=torch.float64), torch.float32, 10)
 
 
-def test_orthogonal_parametrization_runs_in_strict_mode():
+@pytest.mark.parametrize("orthogonal_map", ["householder", "cayley", "matrix_exp"])
+def test_orthogonal_parametrization_runs_in_strict_mode(orthogonal_map):
     def run(threads):
         torch.manual_seed(0)
         lin = torch.nn.Linear(5, 8)
         with num_threads(threads), repmode.enabled(seed=4):
-            torch.nn.utils.parametrizations.orthogonal(lin, orthogonal_map="householder")
+            torch.nn.utils.parametrizations.orthogonal(lin, orthogonal_map=orthogonal_map)
             x = torch.randn(3, 5)
             lin(x).sum().backward()
             w = lin.weight.detach().clone()
