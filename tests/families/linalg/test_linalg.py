@@ -448,6 +448,30 @@ def test_matrix_exp_scaling_and_squaring(dtype):
     _close(a.grad, ar.grad, torch.float64 if dtype == torch.float64 else torch.float32, 100)
 
 
+# ---- threads take whole matrices --------------------------------------------------------------
+
+def test_batches_large_enough_to_thread_give_the_same_bits_at_1_2_and_3_threads():
+    """Batches above the threading threshold (csrc/cpu/parallel.h) at 1, 2 and 3 threads, and each
+    matrix equal to the op on it alone."""
+    X = _rand(8, 32, 32, seed=36)
+    S = X + X.mT
+    spd = _spd(8, 32, 32, seed=37)
+    B = _rand(8, 32, 4, seed=38)
+
+    def every_op():
+        return {"chol": torch.linalg.cholesky(spd), "lu": torch.linalg.lu_factor(X)[0],
+                "solve": torch.linalg.solve(X, B), "tri": torch.linalg.solve_triangular(spd.tril(), B, upper=False),
+                "qr": torch.linalg.qr(X)[0], "eigh": torch.linalg.eigh(S)[1], "svd": torch.linalg.svd(X)[0]}
+
+    want = _rep(every_op, threads=1)
+    for threads in (2, 3):
+        got = _rep(every_op, threads=threads)
+        for k in want:
+            assert_bitwise_equal(want[k], got[k], f"{k} at {threads} threads")
+    assert_bitwise_equal(want["eigh"][5], _rep(torch.linalg.eigh, S[5], threads=2)[1])
+    assert_bitwise_equal(want["svd"][3], _rep(torch.linalg.svd, X[3], threads=2)[0])
+
+
 # ---- what stays refused -----------------------------------------------------------------------
 
 @pytest.mark.parametrize("call", [
