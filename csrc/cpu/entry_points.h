@@ -189,5 +189,31 @@ void grid_sample_backward(int dtype, int nsp, int interp, int padding, bool alig
                           uintptr_t x, uintptr_t grid, uintptr_t grad_input, uintptr_t grad_grid, const Ints& in_sizes,
                           const Ints& out_sizes, const Ints& xs, const Ints& gs, const Ints& gos, int nthreads,
                           bool reference);
+// --- linalg (csrc/cpu/linalg.cpp; the algorithms in csrc/common/linalg.h) ---
+// All take contiguous float64 batches (dtype must be float64: float32 is widened by the caller)
+// and work in place; int32 outputs (info, pivots, sweeps) have one entry per matrix (per column).
+// Cholesky: a (batch, n, n) row-major -> L in the lower triangle, +0 above; info[b] (torch's).
+void linalg_cholesky(int dtype, int64_t batch, int64_t n, uintptr_t a, uintptr_t info, int nthreads);
+// A X = B: a (batch, n, n) row-major triangular, b (batch, n, k) row-major, overwritten by X.
+void linalg_triangular_solve(int dtype, int64_t batch, int64_t n, int64_t k, uintptr_t a, uintptr_t b, bool upper,
+                             bool unit, int nthreads);
+// LU with partial pivoting: a (batch, m, n) row-major -> L\U; piv (batch, min(m, n)) 1-based; info.
+void linalg_lu_factor(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t a, uintptr_t piv, uintptr_t info,
+                      bool pivot, int nthreads);
+// Householder QR: a (batch, n, m) = column-major m x n matrices -> R above, reflectors below; tau.
+void linalg_geqrf(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t a, uintptr_t tau, int nthreads);
+// C := Q C or Q^T C: a (batch, k, m) column-major reflectors, tau (batch, k), c (batch, ncols, m)
+// column-major.
+void linalg_apply_q(int dtype, int64_t batch, int64_t m, int64_t k, uintptr_t a, uintptr_t tau, int64_t ncols,
+                    uintptr_t c, bool transpose, int nthreads);
+// Cyclic Jacobi: s (batch, n, n) symmetric row-major -> its diagonal holds the eigenvalues; vt
+// (batch, n, n) rows = eigenvectors (unsorted); sweeps[b] = the sweeps run.
+void linalg_eigh_jacobi(int dtype, int64_t batch, int64_t n, uintptr_t s, uintptr_t vt, bool compute_v,
+                        uintptr_t sweeps, int nthreads);
+// One-sided Jacobi: g (batch, n, m) = column-major m x n (m >= n) -> the left singular vectors u_j
+// (zero where sigma_j = 0); vt (batch, n, n) rows = right singular vectors; s (batch, n) the
+// singular values (all unsorted); sweeps[b] = the sweeps run.
+void linalg_svd_jacobi(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t g, uintptr_t vt, uintptr_t s,
+                       bool compute_v, uintptr_t sweeps, int nthreads);
 
 }  // namespace repmode::cpu

@@ -1,0 +1,329 @@
+// Linear algebra: the fixed-order algorithms of docs/semantics.md, "Linear algebra", for one
+// matrix (a batch runs the same sequence on every matrix). Everything here computes in float64:
+// float32 inputs are widened exactly to float64 by the caller, run through these routines and
+// rounded once per output entry (see the semantics). Only IEEE basic operations, explicit fma
+// and sqrt; every inner product is the matrix-product order of csrc/common/matmul.h (GemmSum,
+// terms fed in increasing index), so each dot here equals repmode's `dot` of the same vectors.
+//
+// Layouts (chosen so that the inner products walk contiguous memory; the bits do not depend on
+// them): Cholesky, the triangular solves, LU and Jacobi take row-major matrices, QR takes
+// column-major ones (`a[j * lda + i]` is row i of column j).
+#pragma once
+
+#include <cstdint>
+
+#include "defs.h"
+#include "math.h"
+#include "matmul.h"
+
+namespace repmode {
+
+// sum_{t < len} x[t * xs] * y[t * ys] in the matrix-product order (terms in increasing t).
+template <typename T>
+REPMODE_HD T linalg_dot(int64_t len, const T* x, int64_t xs, const T* y, int64_t ys) {
+  GemmSum<T> s;
+  for (int64_t t = 0; t < len; ++t) s.step(x[t * xs], y[t * ys]);
+  return s.finish();
+}
+
+// ---- Cholesky (lower, left-looking), row-major n x n, in place --------------------------------
+// For j = 0 .. n-1:  d = a[j,j] - dot(L[j,0:j], L[j,0:j]);  if !(d > 0): return j + 1 (columns
+// j.. keep the input); L[j,j] = sqrt(d);  for i > j:  L[i,j] = (a[i,j] - dot(L[i,0:j], L[j,0:j])) / L[j,j].
+// The strict upper triangle is set to +0. Returns 0 on success (torch's `info`).
+template <typename T>
+REPMODE_HD int32_t cholesky_lower(int64_t n, T* a) {
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = i + 1; j < n; ++j) a[i * n + j] = T(0);
+  for (int64_t j = 0; j < n; ++j) {
+    T* rj = a + j * n;
+    const T d = rj[j] - linalg_dot(j, rj, 1, rj, 1);
+    if (!(d > T(0))) return int32_t(j + 1);
+    const T ljj = sqrt_of(d);
+    rj[j] = ljj;
+    for (int64_t i = j + 1; i < n; ++i) {
+      T* ri = a + i * n;
+      ri[j] = canon((ri[j] - linalg_dot(j, ri, 1, rj, 1)) / ljj);
+    }
+  }
+  return 0;
+}
+
+// ---- triangular solve A X = B, A n x n row-major, B n x k row-major (solved in place) ----------
+// lower:  for i = 0 .. n-1:   x[i,c] = (b[i,c] - dot(A[i,0:i], x[0:i,c])) / A[i,i]
+// upper:  for i = n-1 .. 0:   x[i,c] = (b[i,c] - dot(A[i,i+1:n], x[i+1:n,c])) / A[i,i]
+// (the dot's terms in increasing index; unitriangular: no division, the diagonal is not read).
+template <typename T>
+REPMODE_HD void triangular_solve(int64_t n, int64_t k, const T* A, T* B, bool upper, bool unit) {
+  for (int64_t s = 0; s < n; ++s) {
+    const int64_t i = upper ? n - 1 - s : s;
+    const int64_t lo = upper ? i + 1 : 0;
+    const int64_t len = upper ? n - 1 - i : i;
+    const T* ai = A + i * n + lo;
+    for (int64_t c = 0; c < k; ++c) {
+      T v = B[i * k + c] - linalg_dot(len, ai, 1, B + lo * k + c, k);
+      if (!unit) v = v / A[i * n + i];
+      B[i * k + c] = canon(v);
+    }
+  }
+}
+
+// ---- LU with partial pivoting (left-looking Crout), row-major m x n, in place ------------------
+// For column j (r = min(m, n)):
+//   u[i] = a[i,j] - dot(L[i,0:min(i,j)], U[0:min(i,j), j])   for i = 0 .. m-1 in increasing i
+//   (rows i < j give U[i,j] = u[i]; the dot for row i uses the U[.,j] just computed);
+//   if j < r: the pivot p is the first i >= j with the largest |u[i]|, a NaN counting as larger
+//   than any number (so the first NaN wins); rows p and j are swapped whole; piv[j] = p + 1;
+//   U[j,j] = u[p]; if U[j,j] != 0: L[i,j] = u[i] / U[j,j] for i > j, else L[i,j] = u[i] (all
+//   zero) and info = j + 1 if no earlier zero pivot. Without pivoting p = j.
+template <typename T>
+REPMODE_HD int32_t lu_factor(int64_t m, int64_t n, T* a, int32_t* piv, bool pivot) {
+  const int64_t r = m < n ? m : n;
+  int32_t info = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t len = i < j ? i : j;
+      if (len == 0) continue;
+      a[i * n + j] = canon(a[i * n + j] - linalg_dot(len, a + i * n, 1, a + j, n));
+    }
+    if (j >= r) continue;
+    int64_t p = j;
+    if (pivot) {
+      T best = a[j * n + j] < T(0) ? -a[j * n + j] : a[j * n + j];
+      bool best_nan = best != best;
+      for (int64_t i = j + 1; i < m && !best_nan; ++i) {
+        const T v = a[i * n + j] < T(0) ? -a[i * n + j] : a[i * n + j];
+        if (v != v) {
+          best_nan = true;
+          p = i;
+        } else if (v > best) {
+          best = v;
+          p = i;
+        }
+      }
+    }
+    piv[j] = int32_t(p + 1);
+    if (p != j)
+      for (int64_t c = 0; c < n; ++c) {
+        const T t = a[j * n + c];
+        a[j * n + c] = a[p * n + c];
+        a[p * n + c] = t;
+      }
+    const T ujj = a[j * n + j];
+    if (ujj != T(0)) {
+      for (int64_t i = j + 1; i < m; ++i) a[i * n + j] = canon(a[i * n + j] / ujj);
+    } else if (info == 0) {
+      info = int32_t(j + 1);
+    }
+  }
+  return info;
+}
+
+// ---- Householder QR (LAPACK's reflector convention), column-major m x n, in place --------------
+// For j = 0 .. min(m,n)-1, x = a[j:m, j], alpha = x[0]:
+//   s = dot(x[1:], x[1:]);  if s == 0: tau_j = 0 (H_j = I, R[j,j] = alpha)
+//   else  beta = -sgn(alpha) sqrt(fma(alpha, alpha, s)) (sgn(+-0) = +1);  tau_j = (beta - alpha) / beta;
+//         v[i] = x[i] / (alpha - beta) below the diagonal (v[0] = 1, not stored);  R[j,j] = beta;
+//   then H_j = I - tau_j v vᵀ is applied to columns c = j+1 .. n-1:
+//         w = dot(v, a[j:m, c]);  t = tau_j * w;  a[i, c] = fma(-t, v[i], a[i, c]) for i = j .. m-1.
+template <typename T>
+REPMODE_HD void householder_apply(int64_t len, const T* v_below, T tau, T* col) {
+  // v = [1, v_below...]; dot(v, col) with the terms in increasing row: the first term is col[0]·1.
+  GemmSum<T> s;
+  s.step(T(1), col[0]);
+  for (int64_t i = 1; i < len; ++i) s.step(v_below[i - 1], col[i]);
+  const T t = tau * s.finish();
+  col[0] = canon(repmode_fma(-t, T(1), col[0]));
+  for (int64_t i = 1; i < len; ++i) col[i] = canon(repmode_fma(-t, v_below[i - 1], col[i]));
+}
+
+template <typename T>
+REPMODE_HD void geqrf(int64_t m, int64_t n, T* a, int64_t lda, T* tau) {
+  const int64_t r = m < n ? m : n;
+  for (int64_t j = 0; j < r; ++j) {
+    T* x = a + j * lda + j;
+    const int64_t len = m - j;
+    const T alpha = x[0];
+    const T s = linalg_dot(len - 1, x + 1, 1, x + 1, 1);
+    if (s == T(0)) {
+      tau[j] = T(0);
+      continue;
+    }
+    const T norm = sqrt_of(repmode_fma(alpha, alpha, s));
+    const T beta = alpha < T(0) ? norm : -norm;  // -0.0 counts as positive
+    tau[j] = canon((beta - alpha) / beta);
+    const T scale = alpha - beta;
+    for (int64_t i = 1; i < len; ++i) x[i] = canon(x[i] / scale);
+    x[0] = canon(beta);
+    for (int64_t c = j + 1; c < n; ++c) householder_apply(len, x + 1, tau[j], a + c * lda + j);
+  }
+}
+
+// Q C or Qᵀ C for Q = H_0 H_1 ... H_{k-1} (reflectors in the columns of a, m x k column-major)
+// and C m x ncols column-major, in place: Q C applies H_{k-1} first, Qᵀ C applies H_0 first;
+// each H_j acts on rows j .. m-1 of every column of C as in householder_apply.
+template <typename T>
+REPMODE_HD void apply_q_left(int64_t m, int64_t k, const T* a, int64_t lda, const T* tau, int64_t ncols, T* c,
+                             int64_t ldc, bool transpose) {
+  for (int64_t s = 0; s < k; ++s) {
+    const int64_t j = transpose ? s : k - 1 - s;
+    for (int64_t col = 0; col < ncols; ++col) householder_apply(m - j, a + j * lda + j + 1, tau[j], c + col * ldc + j);
+  }
+}
+
+// ---- symmetric eigendecomposition by cyclic Jacobi ---------------------------------------------
+// s: n x n symmetric, row-major with row stride lds (both triangles), overwritten; vt: n x n
+// row-major, row r the
+// r-th eigenvector (the rotations' accumulation, from the identity); w: n eigenvalues.
+// Sweeps of the row-cyclic order (p, q) = (0,1), (0,2) .. (0,n-1), (1,2) .. (n-2,n-1); a pair is
+// rotated unless s[p,q] == 0 or |s[p,q]| <= 2^-53 * sqrt(|s[p,p]|) * sqrt(|s[q,q]|); the sweeps
+// stop after the first sweep that rotates no pair, or after kJacobiMaxSweeps sweeps. A rotation:
+//   theta = (s[q,q] - s[p,p]) / (2 s[p,q]);  t = sgn(theta) / (|theta| + sqrt(fma(theta, theta, 1)))
+//   (t = 1/(2 theta) when |theta| > 2^500; sgn(+-0) = +1);  c = 1 / sqrt(fma(t, t, 1));  s_ = t c;
+//   z = s_ / (1 + c);  s[p,p] -= t s[p,q];  s[q,q] += t s[p,q];  s[p,q] = s[q,p] = 0;  and for the
+//   other r (rows of s, then of vt):  g = x[p], h = x[q]:
+//   x[p] = g - s_ (h + g z),  x[q] = h + s_ (g - h z)   (s is kept symmetric: s[r,p] = s[p,r]).
+// Returns the number of sweeps run.
+constexpr int kJacobiMaxSweeps = 40;
+
+template <typename T>
+REPMODE_HD int jacobi_eigh(int64_t n, T* s, int64_t lds, T* vt, bool compute_v) {
+  const T tol = T(1.1102230246251565e-16);  // 2^-53
+  int sweep = 0;
+  if (compute_v)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) vt[i * n + j] = T(i == j ? 1 : 0);
+  while (sweep < kJacobiMaxSweeps) {
+    ++sweep;
+    bool rotated = false;
+    for (int64_t p = 0; p + 1 < n; ++p) {
+      for (int64_t q = p + 1; q < n; ++q) {
+        const T apq = s[p * lds + q];
+        if (apq == T(0)) continue;
+        const T app = s[p * lds + p], aqq = s[q * lds + q];
+        const T aapq = apq < T(0) ? -apq : apq;
+        if (aapq <= tol * sqrt_of(app < T(0) ? -app : app) * sqrt_of(aqq < T(0) ? -aqq : aqq)) continue;
+        rotated = true;
+        const T theta = (aqq - app) / (T(2) * apq);
+        const T atheta = theta < T(0) ? -theta : theta;
+        T t;
+        if (atheta > T(3.273390607896142e150)) {  // 2^500
+          t = T(1) / (T(2) * theta);
+        } else {
+          t = T(1) / (atheta + sqrt_of(repmode_fma(theta, theta, T(1))));
+          if (theta < T(0)) t = -t;
+        }
+        const T c = T(1) / sqrt_of(repmode_fma(t, t, T(1)));
+        const T sn = t * c;
+        const T z = sn / (T(1) + c);
+        const T tapq = t * apq;
+        T* rp = s + p * lds;
+        T* rq = s + q * lds;
+        for (int64_t r = 0; r < n; ++r) {
+          if (r == p || r == q) continue;
+          const T g = rp[r], h = rq[r];
+          rp[r] = g - sn * (h + g * z);
+          rq[r] = h + sn * (g - h * z);
+        }
+        rp[p] = app - tapq;
+        rq[q] = aqq + tapq;
+        rp[q] = T(0);
+        rq[p] = T(0);
+        for (int64_t r = 0; r < n; ++r) {
+          if (r == p || r == q) continue;
+          s[r * lds + p] = rp[r];
+          s[r * lds + q] = rq[r];
+        }
+        if (compute_v) {
+          T* vp = vt + p * n;
+          T* vq = vt + q * n;
+          for (int64_t r = 0; r < n; ++r) {
+            const T g = vp[r], h = vq[r];
+            vp[r] = g - sn * (h + g * z);
+            vq[r] = h + sn * (g - h * z);
+          }
+        }
+      }
+    }
+    if (!rotated) break;
+  }
+  return sweep;
+}
+
+// ---- singular value decomposition by one-sided Jacobi (Hestenes) -------------------------------
+// g: m x n column-major (m >= n), overwritten by G = A V (column j = sigma_j u_j); vt: n x n
+// row-major, row j the j-th right singular vector (the rotations' accumulation, from the
+// identity). Sweeps of the row-cyclic pair order (0,1) .. (n-2,n-1); for a pair:
+//   a = dot(g_p, g_p), b = dot(g_q, g_q), c = dot(g_p, g_q)   (the matrix-product order);
+//   skipped when c == 0 or |c| <= (2^-53 sqrt(a)) sqrt(b); else the rotation of jacobi_eigh with
+//   theta = (b - a) / (2 c) applied to columns p, q of g (rows i = 0 .. m-1) and rows p, q of vt.
+// The sweeps stop after the first that rotates no pair, or after kJacobiMaxSweeps. Then for each
+// column j: sigma[j] = sqrt(dot(g_j, g_j)) and, if sigma[j] > 0, g_j = g_j / sigma[j] (u_j; a zero
+// column stays zero). Returns the number of sweeps run.
+template <typename T>
+REPMODE_HD void jacobi_rotation(T theta, T* cs, T* sn, T* zz) {
+  const T atheta = theta < T(0) ? -theta : theta;
+  T t;
+  if (atheta > T(3.273390607896142e150)) {  // 2^500
+    t = T(1) / (T(2) * theta);
+  } else {
+    t = T(1) / (atheta + sqrt_of(repmode_fma(theta, theta, T(1))));
+    if (theta < T(0)) t = -t;
+  }
+  const T c = T(1) / sqrt_of(repmode_fma(t, t, T(1)));
+  *cs = c;
+  *sn = t * c;
+  *zz = *sn / (T(1) + c);
+}
+
+template <typename T>
+REPMODE_HD int jacobi_svd(int64_t m, int64_t n, T* g, T* vt, T* sigma, bool compute_v) {
+  const T tol = T(1.1102230246251565e-16);  // 2^-53
+  if (compute_v)
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) vt[i * n + j] = T(i == j ? 1 : 0);
+  int sweep = 0;
+  while (sweep < kJacobiMaxSweeps) {
+    ++sweep;
+    bool rotated = false;
+    for (int64_t p = 0; p + 1 < n; ++p) {
+      for (int64_t q = p + 1; q < n; ++q) {
+        T* gp = g + p * m;
+        T* gq = g + q * m;
+        const T a = linalg_dot(m, gp, 1, gp, 1);
+        const T b = linalg_dot(m, gq, 1, gq, 1);
+        const T c = linalg_dot(m, gp, 1, gq, 1);
+        if (c == T(0)) continue;
+        const T ac = c < T(0) ? -c : c;
+        if (ac <= tol * sqrt_of(a) * sqrt_of(b)) continue;
+        rotated = true;
+        T cs, sn, z;
+        jacobi_rotation((b - a) / (T(2) * c), &cs, &sn, &z);
+        for (int64_t i = 0; i < m; ++i) {
+          const T x = gp[i], y = gq[i];
+          gp[i] = x - sn * (y + x * z);
+          gq[i] = y + sn * (x - y * z);
+        }
+        if (compute_v) {
+          T* vp = vt + p * n;
+          T* vq = vt + q * n;
+          for (int64_t r = 0; r < n; ++r) {
+            const T x = vp[r], y = vq[r];
+            vp[r] = x - sn * (y + x * z);
+            vq[r] = y + sn * (x - y * z);
+          }
+        }
+      }
+    }
+    if (!rotated) break;
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    T* gj = g + j * m;
+    const T sj = sqrt_of(linalg_dot(m, gj, 1, gj, 1));
+    sigma[j] = sj;
+    if (sj > T(0))
+      for (int64_t i = 0; i < m; ++i) gj[i] = canon(gj[i] / sj);
+  }
+  return sweep;
+}
+
+}  // namespace repmode

@@ -1,0 +1,115 @@
+// Linear algebra on the CPU: the one-matrix routines of csrc/common/linalg.h run over a batch of
+// contiguous float64 matrices; threads take whole matrices (the batch only), so the bits of a
+// matrix never depend on the thread count or on the other matrices of the batch. rows_parallel
+// compiles the walk for AVX2+FMA when available (repmode_fma inlines to one instruction; the same
+// exactly rounded fma, so the bits equal the portable path's).
+#include "../common/linalg.h"
+
+#include "dispatch.h"
+#include "entry_points.h"
+#include "parallel.h"
+
+#include <vector>
+
+namespace repmode::cpu {
+
+namespace {
+
+void need_float64(int dtype) {
+  if (dtype != int(Dtype::float64)) bad_dtype(dtype);  // float32 is widened to float64 by the caller
+}
+
+int64_t cube(int64_t n) { return n * n * n + 1; }
+
+}  // namespace
+
+void linalg_cholesky(int dtype, int64_t batch, int64_t n, uintptr_t a, uintptr_t info, int nthreads) {
+  need_float64(dtype);
+  double* A = ptr<double>(a);
+  int32_t* I = ptr<int32_t>(info);
+  rows_parallel(batch, nthreads, cube(n), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) I[b] = cholesky_lower<double>(n, A + b * n * n);
+  });
+}
+
+void linalg_triangular_solve(int dtype, int64_t batch, int64_t n, int64_t k, uintptr_t a, uintptr_t b, bool upper,
+                             bool unit, int nthreads) {
+  need_float64(dtype);
+  const double* A = ptr<double>(a);
+  double* B = ptr<double>(b);
+  rows_parallel(batch, nthreads, n * n * k + 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i) triangular_solve<double>(n, k, A + i * n * n, B + i * n * k, upper, unit);
+  });
+}
+
+void linalg_lu_factor(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t a, uintptr_t piv, uintptr_t info,
+                      bool pivot, int nthreads) {
+  need_float64(dtype);
+  double* A = ptr<double>(a);
+  int32_t* P = ptr<int32_t>(piv);
+  int32_t* I = ptr<int32_t>(info);
+  const int64_t r = m < n ? m : n;
+  rows_parallel(batch, nthreads, m * n * r + 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) I[b] = lu_factor<double>(m, n, A + b * m * n, P + b * r, pivot);
+  });
+}
+
+void linalg_geqrf(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t a, uintptr_t tau, int nthreads) {
+  need_float64(dtype);
+  double* A = ptr<double>(a);
+  double* T = ptr<double>(tau);
+  const int64_t r = m < n ? m : n;
+  rows_parallel(batch, nthreads, m * n * r + 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) geqrf<double>(m, n, A + b * m * n, m, T + b * r);
+  });
+}
+
+void linalg_apply_q(int dtype, int64_t batch, int64_t m, int64_t k, uintptr_t a, uintptr_t tau, int64_t ncols,
+                    uintptr_t c, bool transpose, int nthreads) {
+  need_float64(dtype);
+  const double* A = ptr<double>(a);
+  const double* T = ptr<double>(tau);
+  double* C = ptr<double>(c);
+  rows_parallel(batch, nthreads, m * k * ncols + 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b)
+      apply_q_left<double>(m, k, A + b * m * k, m, T + b * k, ncols, C + b * m * ncols, m, transpose);
+  });
+}
+
+void linalg_eigh_jacobi(int dtype, int64_t batch, int64_t n, uintptr_t s, uintptr_t vt, bool compute_v,
+                        uintptr_t sweeps, int nthreads) {
+  need_float64(dtype);
+  double* S = ptr<double>(s);
+  double* V = ptr<double>(vt);
+  int32_t* W = ptr<int32_t>(sweeps);
+  // The rotations write two columns of s: with a row stride of 4 KiB (n = 512) every element of a
+  // column falls into the same cache sets, so each matrix is worked on in a copy whose rows are
+  // padded by 8 elements (memory layout only: the same operations on the same values).
+  const int64_t lds = n + 8;
+  rows_parallel(batch, nthreads, 10 * cube(n), [&](int64_t b0, int64_t b1) {
+    std::vector<double> work(size_t(n * lds));
+    for (int64_t b = b0; b < b1; ++b) {
+      double* Sb = S + b * n * n;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) work[size_t(i * lds + j)] = Sb[i * n + j];
+      W[b] = jacobi_eigh<double>(n, work.data(), lds, compute_v ? V + b * n * n : nullptr, compute_v);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) Sb[i * n + j] = work[size_t(i * lds + j)];
+    }
+  });
+}
+
+void linalg_svd_jacobi(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t g, uintptr_t vt, uintptr_t s,
+                       bool compute_v, uintptr_t sweeps, int nthreads) {
+  need_float64(dtype);
+  double* G = ptr<double>(g);
+  double* S = ptr<double>(s);
+  double* V = ptr<double>(vt);
+  int32_t* W = ptr<int32_t>(sweeps);
+  rows_parallel(batch, nthreads, 10 * m * n * n + 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b)
+      W[b] = jacobi_svd<double>(m, n, G + b * m * n, compute_v ? V + b * n * n : nullptr, S + b * n, compute_v);
+  });
+}
+
+}  // namespace repmode::cpu
