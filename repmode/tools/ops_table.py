@@ -40,6 +40,7 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "batch_norm": "Batch and group normalization",
     "collectives": "Collectives (torch.distributed)",
     "convolution": "Convolution",
+    "fft": "FFT",
     "elementwise": "Elementwise",
     "elementwise_more": "More elementwise functions",
     "embedding": "Embedding",

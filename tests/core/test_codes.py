@@ -39,7 +39,7 @@ PINNED = {
 }
 
 FAMILIES = {"runtime", "elementwise", "random", "reduction", "softmax_loss", "matmul", "convolution", "pooling",
-            "layer_norm", "batch_norm", "recurrent", "resample", "indexing"}
+            "layer_norm", "batch_norm", "recurrent", "resample", "indexing", "fft"}
 
 
 def test_exported_codes_equal_the_pinned_tables():

@@ -1,0 +1,254 @@
+"""FFT (`_fft_c2c`, `_fft_r2c`, `_fft_c2r` and the complex forms the FFT path needs): twiddles are
+the correctly rounded cos/sin, transforms are at least as accurate as native torch (pocketfft)
+against a float64 DFT (float32) or an mpmath DFT (float64) for power-of-two, smooth, prime and
+large-prime lengths, the bits do not depend on threads, layout or batch composition, every
+`torch.fft` function runs in strict mode with its backward, and a spectrogram front-end trains
+with the same bits at 1 and 2 threads."""
+from __future__ import annotations
+
+import math
+
+import mpmath
+import pytest
+import torch
+from support import assert_bitwise_equal, assert_invariant, num_threads
+
+import repmode
+from repmode import _ext
+
+SIZES = [1, 2, 3, 8, 12, 16, 17, 30, 101, 360, 1009, 1024, 2018]
+
+
+def _complex(shape, dtype=torch.complex128, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    real = torch.float64 if dtype == torch.complex128 else torch.float32
+    return torch.complex(torch.randn(shape, generator=g, dtype=real), torch.randn(shape, generator=g, dtype=real))
+
+
+@pytest.mark.parametrize("n", [8, 12, 17, 360, 1009, 4096])
+def test_twiddles_are_the_correctly_rounded_cos_and_sin(n):
+    mpmath.mp.prec = 200
+    ks = range(n) if n <= 400 else list(range(0, n, max(1, n // 300))) + [n - 1, n // 2, n // 4, n // 8]
+    for k in ks:
+        re, im = _ext.C.fft_twiddle_of(k, n)
+        turns = mpmath.mpf(2 * k) / n  # cospi/sinpi: exact zeros at the exact quarter turns
+        assert re == float(mpmath.cospi(turns)), (k, n)
+        assert im == -float(mpmath.sinpi(turns)), (k, n)
+
+
+def _mp_dft(x: torch.Tensor, inverse=False) -> list:
+    """The DFT of a 1-d complex128 tensor in 120-bit arithmetic."""
+    mpmath.mp.prec = 120
+    n = x.numel()
+    xs = [mpmath.mpc(float(v.real), float(v.imag)) for v in x]
+    sign = 1 if inverse else -1
+    w = [mpmath.exp(sign * 2j * mpmath.pi * k / n) for k in range(n)]
+    return [mpmath.fsum(xs[j] * w[(j * k) % n] for j in range(n)) for k in range(n)]
+
+
+def _max_err(got: torch.Tensor, want: list) -> float:
+    return max(float(abs(mpmath.mpc(float(g.real), float(g.imag)) - w)) for g, w in zip(got, want))
+
+
+@pytest.mark.parametrize("n", [8, 12, 16, 17, 30, 64, 101])
+def test_float64_transforms_are_as_accurate_as_pocketfft_against_mpmath(n):
+    x = _complex(n, seed=n)
+    want = _mp_dft(x)
+    native = torch.fft.fft(x)
+    with repmode.enabled():
+        got = torch.fft.fft(x)
+    scale = max(float(abs(w)) for w in want)
+    err, err_native = _max_err(got, want) / scale, _max_err(native, want) / scale
+    assert err <= max(2 * err_native, 4 * 2.0 ** -53), (err, err_native)
+
+
+@pytest.mark.parametrize("n", [16, 17, 101, 360, 1009, 1024])
+def test_float32_transforms_are_more_accurate_than_pocketfft_against_a_float64_dft(n):
+    x = _complex((4, n), torch.complex64, seed=n)
+    want = torch.fft.fft(x.to(torch.complex128))
+    native = torch.fft.fft(x)
+    with repmode.enabled():
+        got = torch.fft.fft(x)
+    assert got.dtype == torch.complex64
+    err = (got.to(torch.complex128) - want).abs().max().item()
+    err_native = (native.to(torch.complex128) - want).abs().max().item()
+    assert err <= err_native, (err, err_native)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("norm", ["backward", "ortho", "forward"])
+def test_every_length_and_norm_is_close_to_native_forward_and_inverse(n, norm):
+    x = _complex((3, n), seed=n)
+    with repmode.enabled():
+        f = torch.fft.fft(x, norm=norm)
+        b = torch.fft.ifft(x, norm=norm)
+    torch.testing.assert_close(f, torch.fft.fft(x, norm=norm), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(b, torch.fft.ifft(x, norm=norm), rtol=1e-12, atol=1e-12)
+
+
+def test_a_unit_impulse_transforms_to_exact_ones_and_n2_equals_native_bit_for_bit():
+    x = torch.zeros(360, dtype=torch.complex128)
+    x[0] = 1
+    with repmode.enabled():
+        y = torch.fft.fft(x)
+    assert torch.equal(y, torch.ones(360, dtype=torch.complex128))
+    z = _complex((5, 2), seed=3)
+    with repmode.enabled():
+        got = torch.fft.fft(z)
+    assert_bitwise_equal(got, torch.fft.fft(z))
+
+
+@pytest.mark.parametrize("n", [360, 1009, 1024])
+def test_bits_do_not_depend_on_threads_layout_or_batch_composition(n):
+    x = _complex((48, n), torch.complex64, seed=1)
+    out = assert_invariant(lambda t: {"fft": torch.fft.fft(t, dim=1), "rfft": torch.fft.rfft(t.real, dim=1)}, x)
+    with repmode.enabled():
+        for i in (0, 17, 47):
+            assert_bitwise_equal(torch.fft.fft(x[i]), out["fft"][i], f"row {i}")
+            assert_bitwise_equal(torch.fft.rfft(x[i].real.contiguous()), out["rfft"][i], f"rfft row {i}")
+        # along dim 0 of the transpose: the same lines, read with a stride
+        assert_bitwise_equal(torch.fft.fft(x.t().contiguous(), dim=0).t(), out["fft"], "dim 0")
+        assert_bitwise_equal(torch.fft.fft(x.t(), dim=0).t(), out["fft"], "dim 0 of a view")
+
+
+def test_multidimensional_transforms_do_not_depend_on_the_order_of_dim_or_threads():
+    x = _complex((6, 12, 17), seed=4)
+    with num_threads(1), repmode.enabled():
+        a = torch.fft.fftn(x, dim=(0, 2))
+        r = torch.fft.rfftn(x.real, dim=(1, 2))
+    with num_threads(2), repmode.enabled():
+        b = torch.fft.fftn(x, dim=(2, 0))
+        r2 = torch.fft.rfftn(x.real.transpose(0, 1).contiguous().transpose(0, 1), dim=(1, 2))
+    assert_bitwise_equal(a, b)
+    assert_bitwise_equal(r, r2)
+
+
+REAL_FNS = {
+    "fft": lambda x: torch.fft.fft(x), "rfft": lambda x: torch.fft.rfft(x, norm="ortho"),
+    "ihfft": lambda x: torch.fft.ihfft(x), "rfft2": lambda x: torch.fft.rfft2(x, norm="forward"),
+    "rfftn": lambda x: torch.fft.rfftn(x, s=(5, 9)), "ihfftn": lambda x: torch.fft.ihfftn(x),
+    "fft2": lambda x: torch.fft.fft2(x), "ihfft2": lambda x: torch.fft.ihfft2(x),
+}
+COMPLEX_FNS = {
+    "fft": lambda x: torch.fft.fft(x, n=11), "ifft": lambda x: torch.fft.ifft(x, norm="ortho"),
+    "irfft": lambda x: torch.fft.irfft(x), "irfft_n": lambda x: torch.fft.irfft(x, n=15),
+    "hfft": lambda x: torch.fft.hfft(x), "fftn": lambda x: torch.fft.fftn(x),
+    "ifftn": lambda x: torch.fft.ifftn(x, dim=(0,)), "irfft2": lambda x: torch.fft.irfft2(x),
+    "irfftn": lambda x: torch.fft.irfftn(x, s=(4, 10)), "hfft2": lambda x: torch.fft.hfft2(x),
+    "hfftn": lambda x: torch.fft.hfftn(x, norm="ortho"), "ifft2": lambda x: torch.fft.ifft2(x),
+}
+
+
+def _grad_run(fn, x, ctx):
+    x = x.detach().requires_grad_(True)
+    with ctx:
+        y = fn(x)
+        y = y.resolve_conj()
+        shape = torch.view_as_real(y).shape if y.is_complex() else y.shape
+        weights = torch.linspace(-1, 2, math.prod(shape), dtype=torch.float64).reshape(shape)
+        loss = ((torch.view_as_real(y) if y.is_complex() else y) * weights).sum()
+        loss.backward()
+    return y.detach(), x.grad
+
+
+@pytest.mark.parametrize("name", sorted(REAL_FNS))
+def test_real_input_transforms_and_their_gradients_match_native(name):
+    x = torch.randn(6, 8, dtype=torch.float64, generator=torch.Generator().manual_seed(2))
+    y, g = _grad_run(REAL_FNS[name], x, repmode.enabled())
+    y0, g0 = _grad_run(REAL_FNS[name], x, _Null())
+    torch.testing.assert_close(y, y0, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(g, g0, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX_FNS))
+def test_complex_input_transforms_and_their_gradients_match_native(name):
+    x = _complex((6, 7), seed=5)
+    y, g = _grad_run(COMPLEX_FNS[name], x, repmode.enabled())
+    y0, g0 = _grad_run(COMPLEX_FNS[name], x, _Null())
+    torch.testing.assert_close(y, y0, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(g, g0, rtol=1e-12, atol=1e-12)
+
+
+class _Null:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_complex_abs_is_hypot_without_overflow_and_canonical_nan():
+    z = torch.tensor([3 + 4j, 1e300 + 1e300j, 1e-310 + 1e-310j, complex(math.inf, math.nan), complex(math.nan, 1),
+                      0j, -5e-324 + 0j], dtype=torch.complex128)
+    with repmode.enabled():
+        a = z.abs()
+    assert a[0].item() == 5.0
+    assert a[1].item() == math.hypot(1e300, 1e300)
+    assert a[2].item() == math.hypot(1e-310, 1e-310)
+    assert a[3].item() == math.inf
+    assert a[4].view(torch.int64).item() == 0x7FF8000000000000
+    assert a[5].item() == 0.0 and a[6].item() == 5e-324
+    x = _complex(1000, torch.complex64, seed=6)
+    with repmode.enabled():
+        got = x.abs()
+    exact = torch.tensor([math.hypot(float(v.real), float(v.imag)) for v in x], dtype=torch.float64)
+    assert torch.equal(got, exact.to(torch.float32))
+
+
+def test_complex_ops_outside_the_fft_path_are_refused_with_the_boundary():
+    z = _complex(8)
+    for fn in (torch.exp, lambda t: t.sum(), lambda t: t / (1 + 2j), lambda t: t.add(t, alpha=2)):
+        with pytest.raises(repmode.UnsupportedOpError, match="complex"), repmode.enabled():
+            fn(z)
+
+
+def test_other_dtypes_are_refused_by_name():
+    with pytest.raises(repmode.UnsupportedOpError, match="float16"), repmode.enabled():
+        torch.ops.aten._fft_r2c(torch.randn(8).half(), [0], 0, True)
+    with pytest.raises(repmode.UnsupportedOpError, match="complex32"), repmode.enabled():
+        torch.ops.aten._fft_c2c(torch.randn(8, 2).half().view(torch.complex32), [0], 0, True)
+
+
+def _spectrogram_step(seed: int):
+    torch.manual_seed(seed)
+    n_fft, hop, n_mels = 64, 16, 8
+    wave = torch.randn(4, 400)
+    fb = torch.rand(n_fft // 2 + 1, n_mels)  # a filterbank: one mm
+    head = torch.nn.Linear(n_mels, 3)
+    target = torch.tensor([0, 2, 1, 1])
+    opt = torch.optim.SGD(head.parameters(), lr=0.1)
+    window = torch.hann_window(n_fft)
+    gain = torch.ones(1, requires_grad=True)
+    losses = []
+    with repmode.enabled():
+        for _ in range(2):
+            spec = torch.stft(wave * gain, n_fft, hop_length=hop, window=window, return_complex=True)
+            mag = spec.abs()                                          # (4, 33, frames)
+            mel = torch.log(torch.matmul(mag.transpose(1, 2), fb) + 1e-6)  # (4, frames, n_mels)
+            loss = torch.nn.functional.cross_entropy(head(mel.mean(1)), target)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            losses.append(loss.detach())
+    return [*losses, head.weight.detach().clone(), gain.grad.clone()]
+
+
+def test_a_spectrogram_front_end_trains_two_steps_with_the_same_bits_at_1_and_2_threads():
+    with num_threads(1):
+        want = _spectrogram_step(0)
+    with num_threads(2):
+        got = _spectrogram_step(0)
+    assert_bitwise_equal(got, want, "spectrogram training")
+    assert torch.isfinite(want[-1]).all() and want[0] != want[1]
+
+
+@pytest.mark.parametrize("n", [1, 2, 6, 12, 16, 17, 35, 49, 128, 360, 1009])
+def test_the_lane_walk_equals_the_scalar_reference_bit_for_bit(n, monkeypatch):
+    from repmode.kernels import fft as fft_family
+    x = _complex((7, n), torch.complex64, seed=n)  # one block of 4 lanes and 3 single lines
+    with repmode.enabled():
+        fast = (torch.fft.fft(x), torch.fft.ifft(x, norm="ortho"), torch.fft.rfft(x.real), torch.fft.irfft(x, n=2 * n))
+    monkeypatch.setattr(fft_family, "USE_REFERENCE", True)
+    with repmode.enabled():
+        ref = (torch.fft.fft(x), torch.fft.ifft(x, norm="ortho"), torch.fft.rfft(x.real), torch.fft.irfft(x, n=2 * n))
+    assert_bitwise_equal(fast, ref)
