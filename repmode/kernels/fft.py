@@ -9,9 +9,10 @@ import math
 
 import torch
 
-from ..registry import register_kernel, register_passthrough
+from ..registry import register_composite, register_kernel, register_passthrough, register_refusal
 from ._common import (
     FLOAT_ONLY,
+    FLOAT_WIDENED,
     C,
     call_registered,
     check_device,
@@ -295,3 +296,90 @@ register_passthrough([aten.fft_fftfreq.default, aten.fft_fftfreq.out, aten.fft_r
                      reason="integers 0, 1, ..., -1 (exact in the dtype) times the one number 1/(n*d) "
                             "(a Python float rounded once to the dtype): one IEEE multiplication each",
                      family="fft")
+
+
+# ---- window functions (stft/istft windows): torch's own formulas on repmode's elementwise ops ----
+
+def _window_setup(func, args, kwargs):
+    """(window_length, periodic, dtype) of a window overload; CPU only."""
+    length = int(param(func, args, kwargs, "window_length"))
+    names = {a.name for a in func._schema.arguments}
+    periodic = bool(param(func, args, kwargs, "periodic")) if "periodic" in names else True
+    dtype = param(func, args, kwargs, "dtype") or torch.get_default_dtype()
+    device = param(func, args, kwargs, "device")
+    if device is not None and torch.device(device).type != "cpu":
+        raise unsupported(func, args, kwargs, "window functions have CPU kernels only so far")
+    layout = param(func, args, kwargs, "layout")
+    if layout is not None and layout != torch.strided:
+        raise unsupported(func, args, kwargs, f"layout {layout} is not supported (strided is)")
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"{func._schema.name.split('::')[1]} expects floating point dtypes, got: {dtype}")
+    if length < 0:
+        raise RuntimeError(f"{func._schema.name.split('::')[1]} requires non-negative window length, got "
+                           f"window_length={length}")
+    return length, periodic, dtype
+
+
+def _op(op, *args):
+    return call_registered(op, *args)
+
+
+def _window(func, args, kwargs, body):
+    length, periodic, dtype = _window_setup(func, args, kwargs)
+    if length == 0:
+        return torch.empty(0, dtype=dtype)
+    if length == 1:
+        return torch.ones(1, dtype=dtype)
+    n = length + 1 if periodic else length
+    w = body(torch.arange(n, dtype=dtype), n)  # arange: the exact integers 0 .. n-1
+    return w[:n - 1].clone() if periodic else w
+
+
+@register_composite([aten.hamming_window.default, aten.hamming_window.periodic, aten.hamming_window.periodic_alpha,
+                     aten.hamming_window.periodic_alpha_beta, aten.hann_window.default, aten.hann_window.periodic],
+                    FLOAT_WIDENED)
+def hamming_window(func, args, kwargs):
+    """torch's sequence: ((k * (2 pi / (n - 1))).cos() * -beta) + alpha, each step one of repmode's
+    elementwise ops (cos correctly rounded); hann: alpha = beta = 0.5; periodic: n = length + 1,
+    the first `length` values."""
+    names = {a.name for a in func._schema.arguments}
+    alpha = float(param(func, args, kwargs, "alpha")) if "alpha" in names else (
+        0.5 if func._schema.name == "aten::hann_window" else 0.54)
+    beta = float(param(func, args, kwargs, "beta")) if "beta" in names else (
+        0.5 if func._schema.name == "aten::hann_window" else 0.46)
+
+    def body(k, n):
+        c = _op(aten.cos.default, _op(aten.mul.Tensor, k, math.pi * 2.0 / float(n - 1)))
+        return _op(aten.add.Tensor, _op(aten.mul.Tensor, c, -beta), alpha)
+
+    return _window(func, args, kwargs, body)
+
+
+@register_composite([aten.blackman_window.default, aten.blackman_window.periodic], FLOAT_WIDENED)
+def blackman_window(func, args, kwargs):
+    """torch's sequence: t = k * (pi / (n - 1)); (cos(t * 4) * 0.08 - cos(t * 2) * 0.5) + 0.42."""
+    def body(k, n):
+        t = _op(aten.mul.Tensor, k, math.pi / float(n - 1))
+        a = _op(aten.mul.Tensor, _op(aten.cos.default, _op(aten.mul.Tensor, t, 4)), 0.08)
+        b = _op(aten.mul.Tensor, _op(aten.cos.default, _op(aten.mul.Tensor, t, 2)), 0.5)
+        return _op(aten.add.Tensor, _op(aten.sub.Tensor, a, b), 0.42)
+
+    return _window(func, args, kwargs, body)
+
+
+@register_composite([aten.bartlett_window.default, aten.bartlett_window.periodic], FLOAT_WIDENED)
+def bartlett_window(func, args, kwargs):
+    """torch's sequence: t = k * (2 / (n - 1)); from index (n - 1) // 2 + 1 on, t = -t + 2."""
+    def body(k, n):
+        t = _op(aten.mul.Tensor, k, 2.0 / float(n - 1))
+        half = ((n - 1) >> 1) + 1
+        tail = _op(aten.add.Tensor, _op(aten.mul.Tensor, t[half:], -1), 2)
+        return torch.cat([t[:half], tail])
+
+    return _window(func, args, kwargs, body)
+
+
+register_refusal([aten.kaiser_window.default, aten.kaiser_window.periodic, aten.kaiser_window.beta],
+                 reason="the Kaiser window needs the Bessel function i0, which repmode has no reproducible "
+                        "routine for yet (hann, hamming, blackman and bartlett windows are supported)",
+                 family="fft")

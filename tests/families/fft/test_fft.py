@@ -217,10 +217,10 @@ def _spectrogram_step(seed: int):
     head = torch.nn.Linear(n_mels, 3)
     target = torch.tensor([0, 2, 1, 1])
     opt = torch.optim.SGD(head.parameters(), lr=0.1)
-    window = torch.hann_window(n_fft)
     gain = torch.ones(1, requires_grad=True)
     losses = []
     with repmode.enabled():
+        window = torch.hann_window(n_fft)
         for _ in range(2):
             spec = torch.stft(wave * gain, n_fft, hop_length=hop, window=window, return_complex=True)
             mag = spec.abs()                                          # (4, 33, frames)
@@ -252,3 +252,52 @@ def test_the_lane_walk_equals_the_scalar_reference_bit_for_bit(n, monkeypatch):
     with repmode.enabled():
         ref = (torch.fft.fft(x), torch.fft.ifft(x, norm="ortho"), torch.fft.rfft(x.real), torch.fft.irfft(x, n=2 * n))
     assert_bitwise_equal(fast, ref)
+
+
+WINDOWS = {
+    "hann": lambda p, d: torch.hann_window(50, periodic=p, dtype=d),
+    "hamming": lambda p, d: torch.hamming_window(50, periodic=p, dtype=d),
+    "hamming_ab": lambda p, d: torch.hamming_window(33, p, 0.6, 0.3, dtype=d),
+    "blackman": lambda p, d: torch.blackman_window(41, periodic=p, dtype=d),
+    "bartlett": lambda p, d: torch.bartlett_window(40, periodic=p, dtype=d),
+    "signal.hann": lambda p, d: torch.signal.windows.hann(50, sym=not p, dtype=d),
+    "signal.gaussian": lambda p, d: torch.signal.windows.gaussian(50, sym=not p, dtype=d),
+    "signal.nuttall": lambda p, d: torch.signal.windows.nuttall(50, sym=not p, dtype=d),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WINDOWS))
+@pytest.mark.parametrize("periodic", [True, False])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_windows_run_in_strict_mode_within_a_few_units_of_rounding_of_native(name, periodic, dtype):
+    with repmode.enabled():
+        w = WINDOWS[name](periodic, dtype)
+    native = WINDOWS[name](periodic, dtype)
+    eps = torch.finfo(dtype).eps
+    assert w.dtype == dtype and w.shape == native.shape
+    # values in [0, 1]; the formulas cancel near 0 (1 - cos), so the bound is absolute
+    assert (w - native).abs().max().item() <= 4 * eps
+
+
+def test_small_windows_and_the_refused_kaiser_window():
+    with repmode.enabled():
+        assert torch.hann_window(0).numel() == 0 and torch.equal(torch.hann_window(1), torch.ones(1))
+        with pytest.raises(repmode.UnsupportedOpError, match="i0"):
+            torch.kaiser_window(16)
+
+
+def test_istft_inverts_stft_with_the_same_bits_at_1_and_2_threads():
+    x = torch.randn(3, 1000, generator=torch.Generator().manual_seed(7), dtype=torch.float64)
+
+    def roundtrip():
+        with repmode.enabled():
+            w = torch.hann_window(128, dtype=torch.float64)
+            spec = torch.stft(x, 128, hop_length=32, window=w, return_complex=True)
+            return torch.istft(spec, 128, hop_length=32, window=w, length=1000)
+
+    with num_threads(1):
+        one = roundtrip()
+    with num_threads(2):
+        two = roundtrip()
+    assert_bitwise_equal(one, two)
+    torch.testing.assert_close(one, x, rtol=1e-12, atol=1e-12)
