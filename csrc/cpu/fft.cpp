@@ -122,118 +122,41 @@ void transform(const Plan& p, const Cx* x, Cx* y, Cx* work) {
     fft_bluestein(x, 1, p.n, y, p.M, p.chirp->data(), p.filter->data(), p.tw->data(), work);
 }
 
-// ---- the lane walk: kLanes lines transformed together, each lane running the scalar sequence of
-// fft_recursive / fft_bluestein (csrc/common/fft.h) on its own line; the same twiddle for every
-// lane. Only + - * on doubles, lane by lane, so the vectorized loops give the scalar bits.
+// ---- the lane walk (csrc/cpu/fft_lanes.h): kLanes lines transformed together, each lane running the
+// scalar sequence of fft_recursive / fft_bluestein (csrc/common/fft.h) on its own line.
 constexpr int kLanes = 4;
+constexpr int64_t kSplitMin = 64;  // single lines at least this long (n % 4 == 0) run split into lanes
 struct CxL {
   double re[kLanes], im[kLanes];
 };
 
-REPMODE_INLINE void lane_mul(CxL& o, const CxL& a, Cx w) {
-  for (int l = 0; l < kLanes; ++l) {
-    const double ac = a.re[l] * w.re, bd = a.im[l] * w.im, ad = a.re[l] * w.im, bc = a.im[l] * w.re;
-    o.re[l] = ac - bd;
-    o.im[l] = ad + bc;
-  }
-}
+namespace lanes_portable {
+#include "fft_lanes.h"
+}  // namespace lanes_portable
+#if defined(__x86_64__)
+#pragma GCC push_options
+#pragma GCC target("avx2")
+namespace lanes_avx2 {
+#include "fft_lanes.h"
+}  // namespace lanes_avx2
+#pragma GCC pop_options
+#endif
 
-REPMODE_INLINE void lane_butterfly(CxL* out, int64_t k, int64_t m, int r, const Cx* tw, int64_t tstep, bool forward) {
-  CxL t[7];
-  t[0] = out[k];
-  for (int j = 1; j < r; ++j) {
-    const int64_t e = int64_t(j) * k;
-    if (e == 0)
-      t[j] = out[j * m + k];
-    else
-      lane_mul(t[j], out[j * m + k], fft_tw(tw, e * tstep, forward));
+// The two copies of the lane walk, as types for run_lines_with.
+struct LanesPortable {
+  static void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* w) { lanes_portable::lane_transform(p, x, y, w); }
+  static void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* w, CxL* a, CxL* b) {
+    lanes_portable::line_transform(p, x, y, w, a, b);
   }
-  if (r == 2) {
-    CxL& o0 = out[k];
-    CxL& o1 = out[k + m];
-    for (int l = 0; l < kLanes; ++l) {
-      o0.re[l] = t[0].re[l] + t[1].re[l];
-      o0.im[l] = t[0].im[l] + t[1].im[l];
-      o1.re[l] = t[0].re[l] - t[1].re[l];
-      o1.im[l] = t[0].im[l] - t[1].im[l];
-    }
-  } else if (r == 4) {
-    CxL& o0 = out[k];
-    CxL& o1 = out[k + m];
-    CxL& o2 = out[k + 2 * m];
-    CxL& o3 = out[k + 3 * m];
-    for (int l = 0; l < kLanes; ++l) {
-      const double a0r = t[0].re[l] + t[2].re[l], a0i = t[0].im[l] + t[2].im[l];
-      const double a1r = t[0].re[l] - t[2].re[l], a1i = t[0].im[l] - t[2].im[l];
-      const double a2r = t[1].re[l] + t[3].re[l], a2i = t[1].im[l] + t[3].im[l];
-      const double a3r = t[1].re[l] - t[3].re[l], a3i = t[1].im[l] - t[3].im[l];
-      const double mr = a1r + a3i, mi = a1i - a3r;  // a1 - i a3
-      const double pr = a1r - a3i, pi = a1i + a3r;  // a1 + i a3
-      o0.re[l] = a0r + a2r;
-      o0.im[l] = a0i + a2i;
-      o2.re[l] = a0r - a2r;
-      o2.im[l] = a0i - a2i;
-      o1.re[l] = forward ? mr : pr;
-      o1.im[l] = forward ? mi : pi;
-      o3.re[l] = forward ? pr : mr;
-      o3.im[l] = forward ? pi : mi;
-    }
-  } else {
-    const int64_t wstep = tstep * m;
-    for (int q = 0; q < r; ++q) {
-      CxL acc = t[0];
-      for (int j = 1; j < r; ++j) {
-        const int e = (q * j) % r;
-        CxL v;
-        if (e == 0)
-          v = t[j];
-        else
-          lane_mul(v, t[j], fft_tw(tw, e * wstep, forward));
-        for (int l = 0; l < kLanes; ++l) {
-          acc.re[l] = acc.re[l] + v.re[l];
-          acc.im[l] = acc.im[l] + v.im[l];
-        }
-      }
-      out[k + q * m] = acc;
-    }
+};
+#if defined(__x86_64__)
+struct LanesAvx2 {
+  static void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* w) { lanes_avx2::lane_transform(p, x, y, w); }
+  static void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* w, CxL* a, CxL* b) {
+    lanes_avx2::line_transform(p, x, y, w, a, b);
   }
-}
-
-void lane_recursive(const CxL* in, int64_t is, CxL* out, int64_t n, const Cx* tw, int64_t tstep, bool forward) {
-  if (n == 1) {
-    out[0] = in[0];
-    return;
-  }
-  const int r = fft_radix(n);
-  const int64_t m = n / r;
-  if (m == 1) {
-    for (int j = 0; j < r; ++j) out[j] = in[j * is];
-  } else {
-    for (int j = 0; j < r; ++j) lane_recursive(in + j * is, is * r, out + j * m, m, tw, tstep * r, forward);
-  }
-  for (int64_t k = 0; k < m; ++k) lane_butterfly(out, k, m, r, tw, tstep, forward);
-}
-
-// fft_bluestein, lane by lane.
-void lane_bluestein(const CxL* x, int64_t n, CxL* out, int64_t M, const Cx* chirp, const Cx* bhat, const Cx* twM,
-                    CxL* work) {
-  CxL* a = work;
-  CxL* A = work + M;
-  for (int64_t j = 0; j < n; ++j) lane_mul(a[j], x[j], chirp[j]);
-  for (int64_t j = n; j < M; ++j)
-    for (int l = 0; l < kLanes; ++l) a[j].re[l] = a[j].im[l] = 0.0;
-  lane_recursive(a, 1, A, M, twM, 1, true);
-  for (int64_t i = 0; i < M; ++i) lane_mul(A[i], A[i], bhat[i]);
-  lane_recursive(A, 1, a, M, twM, 1, false);
-  for (int64_t k = 0; k < n; ++k) lane_mul(out[k], a[k], chirp[k]);
-}
-
-void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* work) {
-  if (p.smooth)
-    lane_recursive(x, 1, y, p.n, p.tw->data(), 1, p.forward);
-  else
-    lane_bluestein(x, p.n, y, p.M, p.chirp->data(), p.filter->data(), p.tw->data(), work);
-}
+};
+#endif
 
 enum Mode { kC2C = 0, kR2C = 1, kC2R = 2 };
 
@@ -282,39 +205,56 @@ void store_line(int mode, Cx* y, int64_t n, int64_t n_dst, double divisor, D* ds
   }
 }
 
+template <typename S, typename D, typename Lanes>
+void run_lines_with(int mode, const S* src, const Ints& ss, D* dst, int64_t inner, const Plan& p, int64_t n_dst,
+                    double divisor, bool reference, int64_t begin, int64_t end) {
+  const int64_t n = p.n;
+  const int64_t big = (n > p.M ? n : p.M) / 4 + 1;
+  std::vector<Cx> x(static_cast<size_t>(n)), y(static_cast<size_t>(n)), work(static_cast<size_t>(2 * p.M));
+  int64_t line = begin;
+  if (!reference && end - begin >= kLanes) {
+    std::vector<CxL> xl(static_cast<size_t>(n)), yl(static_cast<size_t>(n)), wl(static_cast<size_t>(2 * p.M));
+    for (; line + kLanes <= end; line += kLanes) {
+      for (int l = 0; l < kLanes; ++l) {
+        load_line(mode, src, ss, inner, line + l, n, x.data());
+        for (int64_t k = 0; k < n; ++k) {
+          xl[k].re[l] = x[k].re;
+          xl[k].im[l] = x[k].im;
+        }
+      }
+      Lanes::lane_transform(p, xl.data(), yl.data(), wl.data());
+      for (int l = 0; l < kLanes; ++l) {
+        for (int64_t k = 0; k < n; ++k) y[k] = Cx{yl[k].re[l], yl[k].im[l]};
+        store_line(mode, y.data(), n, n_dst, divisor, dst, inner, line + l);
+      }
+    }
+  }
+  std::vector<CxL> sx(static_cast<size_t>(reference ? 0 : big)), sy(static_cast<size_t>(reference ? 0 : big));
+  for (; line < end; ++line) {
+    load_line(mode, src, ss, inner, line, n, x.data());
+    if (reference)
+      transform(p, x.data(), y.data(), work.data());
+    else
+      Lanes::line_transform(p, x.data(), y.data(), work.data(), sx.data(), sy.data());
+    store_line(mode, y.data(), n, n_dst, divisor, dst, inner, line);
+  }
+}
+
 template <typename S, typename D>
 void run_lines(int mode, const S* src, const Ints& ss, D* dst, int64_t outer, int64_t inner, const Plan& p,
                int64_t n_dst, double divisor, int nthreads, bool reference) {
-  const int64_t n = p.n;
-  const int64_t lines = outer * inner;
-  auto body = [&](int64_t begin, int64_t end) {
-    std::vector<Cx> x(static_cast<size_t>(n)), y(static_cast<size_t>(n)), work(static_cast<size_t>(2 * p.M));
-    int64_t line = begin;
-    if (!reference && end - begin >= kLanes) {
-      std::vector<CxL> xl(static_cast<size_t>(n)), yl(static_cast<size_t>(n)), wl(static_cast<size_t>(2 * p.M));
-      for (; line + kLanes <= end; line += kLanes) {
-        for (int l = 0; l < kLanes; ++l) {
-          load_line(mode, src, ss, inner, line + l, n, x.data());
-          for (int64_t k = 0; k < n; ++k) {
-            xl[k].re[l] = x[k].re;
-            xl[k].im[l] = x[k].im;
-          }
-        }
-        lane_transform(p, xl.data(), yl.data(), wl.data());
-        for (int l = 0; l < kLanes; ++l) {
-          for (int64_t k = 0; k < n; ++k) y[k] = Cx{yl[k].re[l], yl[k].im[l]};
-          store_line(mode, y.data(), n, n_dst, divisor, dst, inner, line + l);
-        }
-      }
-    }
-    for (; line < end; ++line) {
-      load_line(mode, src, ss, inner, line, n, x.data());
-      transform(p, x.data(), y.data(), work.data());
-      store_line(mode, y.data(), n, n_dst, divisor, dst, inner, line);
-    }
-  };
+  const bool avx2 = active_isa() >= Isa::avx2;
   // pieces of whole lines; a piece's split into lane blocks and single lines changes no bits
-  parallel_for(lines, nthreads, n * 16, body);
+  parallel_for(outer * inner, nthreads, p.n * 16, [&](int64_t begin, int64_t end) {
+#if defined(__x86_64__)
+    if (avx2) {
+      run_lines_with<S, D, LanesAvx2>(mode, src, ss, dst, inner, p, n_dst, divisor, reference, begin, end);
+      return;
+    }
+#endif
+    run_lines_with<S, D, LanesPortable>(mode, src, ss, dst, inner, p, n_dst, divisor, reference, begin, end);
+  });
+  (void)avx2;
 }
 
 }  // namespace

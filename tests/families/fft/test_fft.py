@@ -242,7 +242,7 @@ def test_a_spectrogram_front_end_trains_two_steps_with_the_same_bits_at_1_and_2_
     assert torch.isfinite(want[-1]).all() and want[0] != want[1]
 
 
-@pytest.mark.parametrize("n", [1, 2, 6, 12, 16, 17, 35, 49, 128, 360, 1009])
+@pytest.mark.parametrize("n", [1, 2, 6, 12, 16, 17, 35, 49, 128, 360, 1009, 4096, 1031])
 def test_the_lane_walk_equals_the_scalar_reference_bit_for_bit(n, monkeypatch):
     from repmode.kernels import fft as fft_family
     x = _complex((7, n), torch.complex64, seed=n)  # one block of 4 lanes and 3 single lines

@@ -1,0 +1,157 @@
+// The lane walk of csrc/cpu/fft.cpp, included twice there (portable, and compiled for AVX2): kLanes
+// sequences transformed together, each lane running the scalar sequence of fft_recursive /
+// fft_bluestein (csrc/common/fft.h) on its own data, with the same twiddle for every lane. Only
+// + - * on doubles, lane by lane (-ffp-contract=off), so the vectorized loops give the scalar bits.
+// No include guard and no includes: fft.cpp includes it inside a namespace after fft.h, Plan and CxL.
+// clang-format off
+
+REPMODE_INLINE void lane_mul(CxL& o, const CxL& a, Cx w) {
+  for (int l = 0; l < kLanes; ++l) {
+    const double ac = a.re[l] * w.re, bd = a.im[l] * w.im, ad = a.re[l] * w.im, bc = a.im[l] * w.re;
+    o.re[l] = ac - bd;
+    o.im[l] = ad + bc;
+  }
+}
+
+REPMODE_INLINE void lane_butterfly(CxL* out, int64_t k, int64_t m, int r, const Cx* tw, int64_t tstep, bool forward) {
+  CxL t[7];
+  t[0] = out[k];
+  for (int j = 1; j < r; ++j) {
+    const int64_t e = int64_t(j) * k;
+    if (e == 0)
+      t[j] = out[j * m + k];
+    else
+      lane_mul(t[j], out[j * m + k], fft_tw(tw, e * tstep, forward));
+  }
+  if (r == 2) {
+    CxL& o0 = out[k];
+    CxL& o1 = out[k + m];
+    for (int l = 0; l < kLanes; ++l) {
+      o0.re[l] = t[0].re[l] + t[1].re[l];
+      o0.im[l] = t[0].im[l] + t[1].im[l];
+      o1.re[l] = t[0].re[l] - t[1].re[l];
+      o1.im[l] = t[0].im[l] - t[1].im[l];
+    }
+  } else if (r == 4) {
+    CxL& o0 = out[k];
+    CxL& o1 = out[k + m];
+    CxL& o2 = out[k + 2 * m];
+    CxL& o3 = out[k + 3 * m];
+    for (int l = 0; l < kLanes; ++l) {
+      const double a0r = t[0].re[l] + t[2].re[l], a0i = t[0].im[l] + t[2].im[l];
+      const double a1r = t[0].re[l] - t[2].re[l], a1i = t[0].im[l] - t[2].im[l];
+      const double a2r = t[1].re[l] + t[3].re[l], a2i = t[1].im[l] + t[3].im[l];
+      const double a3r = t[1].re[l] - t[3].re[l], a3i = t[1].im[l] - t[3].im[l];
+      const double mr = a1r + a3i, mi = a1i - a3r;  // a1 - i a3
+      const double pr = a1r - a3i, pi = a1i + a3r;  // a1 + i a3
+      o0.re[l] = a0r + a2r;
+      o0.im[l] = a0i + a2i;
+      o2.re[l] = a0r - a2r;
+      o2.im[l] = a0i - a2i;
+      o1.re[l] = forward ? mr : pr;
+      o1.im[l] = forward ? mi : pi;
+      o3.re[l] = forward ? pr : mr;
+      o3.im[l] = forward ? pi : mi;
+    }
+  } else {
+    const int64_t wstep = tstep * m;
+    for (int q = 0; q < r; ++q) {
+      CxL acc = t[0];
+      for (int j = 1; j < r; ++j) {
+        const int e = (q * j) % r;
+        CxL v;
+        if (e == 0)
+          v = t[j];
+        else
+          lane_mul(v, t[j], fft_tw(tw, e * wstep, forward));
+        for (int l = 0; l < kLanes; ++l) {
+          acc.re[l] = acc.re[l] + v.re[l];
+          acc.im[l] = acc.im[l] + v.im[l];
+        }
+      }
+      out[k + q * m] = acc;
+    }
+  }
+}
+
+void lane_recursive(const CxL* in, int64_t is, CxL* out, int64_t n, const Cx* tw, int64_t tstep, bool forward) {
+  if (n == 1) {
+    out[0] = in[0];
+    return;
+  }
+  const int r = fft_radix(n);
+  const int64_t m = n / r;
+  if (m == 1) {
+    for (int j = 0; j < r; ++j) out[j] = in[j * is];
+  } else {
+    for (int j = 0; j < r; ++j) lane_recursive(in + j * is, is * r, out + j * m, m, tw, tstep * r, forward);
+  }
+  for (int64_t k = 0; k < m; ++k) lane_butterfly(out, k, m, r, tw, tstep, forward);
+}
+
+// fft_bluestein, lane by lane.
+void lane_bluestein(const CxL* x, int64_t n, CxL* out, int64_t M, const Cx* chirp, const Cx* bhat, const Cx* twM,
+                    CxL* work) {
+  CxL* a = work;
+  CxL* A = work + M;
+  for (int64_t j = 0; j < n; ++j) lane_mul(a[j], x[j], chirp[j]);
+  for (int64_t j = n; j < M; ++j)
+    for (int l = 0; l < kLanes; ++l) a[j].re[l] = a[j].im[l] = 0.0;
+  lane_recursive(a, 1, A, M, twM, 1, true);
+  for (int64_t i = 0; i < M; ++i) lane_mul(A[i], A[i], bhat[i]);
+  lane_recursive(A, 1, a, M, twM, 1, false);
+  for (int64_t k = 0; k < n; ++k) lane_mul(out[k], a[k], chirp[k]);
+}
+
+void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* work) {
+  if (p.smooth)
+    lane_recursive(x, 1, y, p.n, p.tw->data(), 1, p.forward);
+  else
+    lane_bluestein(x, p.n, y, p.M, p.chirp->data(), p.filter->data(), p.tw->data(), work);
+}
+
+// One sequence of length n (smooth, n % 4 == 0) split into its 4 decimated subsequences x[j::4], which
+// run as the 4 lanes of lane_recursive (they are fft_recursive's 4 recursive calls), then
+// fft_recursive's top-level radix-4 butterflies: the scalar sequence of fft_recursive, vectorized
+// within one line. xl, yl: n / 4 entries each.
+inline void split_recursive(const Cx* in, Cx* out, int64_t n, const Cx* tw, bool forward, CxL* xl, CxL* yl) {
+  const int64_t m = n / 4;
+  for (int64_t i = 0; i < m; ++i)
+    for (int l = 0; l < kLanes; ++l) {
+      xl[i].re[l] = in[4 * i + l].re;
+      xl[i].im[l] = in[4 * i + l].im;
+    }
+  lane_recursive(xl, 1, yl, m, tw, 4, forward);
+  for (int l = 0; l < kLanes; ++l)
+    for (int64_t i = 0; i < m; ++i) out[l * m + i] = Cx{yl[i].re[l], yl[i].im[l]};
+  for (int64_t k = 0; k < m; ++k) fft_butterfly(out, k, m, 4, tw, 1, forward);
+}
+
+// fft_recursive of a contiguous sequence, split into lanes when it is long enough.
+inline void line_recursive(const Cx* in, Cx* out, int64_t n, const Cx* tw, bool forward, CxL* xl, CxL* yl) {
+  if (n >= kSplitMin && n % 4 == 0)
+    split_recursive(in, out, n, tw, forward, xl, yl);
+  else
+    fft_recursive(in, 1, out, n, tw, 1, forward);
+}
+
+// transform() of one line: fft_recursive / fft_bluestein step by step, the long power-of-two or
+// smooth transforms through line_recursive. work: 2 M entries; xl, yl: max(n, M) / 4 entries.
+inline void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* work, CxL* xl, CxL* yl) {
+  if (p.smooth) {
+    line_recursive(x, y, p.n, p.tw->data(), p.forward, xl, yl);
+    return;
+  }
+  const int64_t n = p.n, M = p.M;
+  const Cx* chirp = p.chirp->data();
+  const Cx* bhat = p.filter->data();
+  Cx* a = work;
+  Cx* A = work + M;
+  for (int64_t j = 0; j < n; ++j) a[j] = cx_mul(x[j], chirp[j]);
+  for (int64_t j = n; j < M; ++j) a[j] = Cx{0.0, 0.0};
+  line_recursive(a, A, M, p.tw->data(), true, xl, yl);
+  for (int64_t i = 0; i < M; ++i) A[i] = cx_mul(A[i], bhat[i]);
+  line_recursive(A, a, M, p.tw->data(), false, xl, yl);
+  for (int64_t k = 0; k < n; ++k) y[k] = cx_mul(a[k], chirp[k]);
+}
+// clang-format on
