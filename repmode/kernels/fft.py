@@ -1,6 +1,6 @@
 """FFT: ``_fft_c2c``, ``_fft_r2c`` and ``_fft_c2r`` (every ``torch.fft`` transform, ``stft`` and
 ``istft`` reach them), plus the few complex elementwise operations the FFT path needs (complex
-``abs``, ``sgn``, ``mul`` and ``add``, reached by spectrogram magnitudes and by the transforms'
+``abs``, ``sgn``, ``neg``, ``mul`` and ``add``, reached by spectrogram magnitudes and by the transforms'
 backward formulas; ``elementwise.elementwise_general`` hands complex operands here). Canonical
 order: csrc/common/fft.h and docs/semantics.md, "FFT"."""
 from __future__ import annotations
@@ -199,8 +199,8 @@ def fft_c2r(func, args, kwargs):
 
 # ---- complex elementwise: only what the FFT path reaches -------------------------------------
 
-_COMPLEX_REFUSAL = ("complex arithmetic is supported only where the FFT path needs it (abs, sgn, mul and add/sub "
-                    "with alpha 1; docs/semantics.md, \"FFT\"), not for this op")
+_COMPLEX_REFUSAL = ("complex arithmetic is supported only where the FFT path needs it (abs, sgn, neg, mul and "
+                    "add/sub with alpha 1; docs/semantics.md, \"FFT\"), not for this op")
 
 
 def _pairs(z: Tensor) -> Tensor:
@@ -268,6 +268,8 @@ def complex_elementwise(op_name: str, func, args, kwargs, a, b, params, inplace:
         result = complex_abs(a)
     elif op_name == "SIGN" and b is None:
         result = _sgn(a)
+    elif op_name == "NEG" and b is None:
+        result = _to_complex(call_registered(aten.neg.default, _pairs(a)))
     elif op_name == "MUL" and not isinstance(b, complex) and not isinstance(a, complex):
         result = _mul(a, b)
     elif op_name in ("ADD", "SUB"):

@@ -301,3 +301,27 @@ def test_istft_inverts_stft_with_the_same_bits_at_1_and_2_threads():
         two = roundtrip()
     assert_bitwise_equal(one, two)
     torch.testing.assert_close(one, x, rtol=1e-12, atol=1e-12)
+
+
+def test_complex_add_sub_neg_and_mul_by_reals_equal_native_bit_for_bit():
+    z, w = _complex((5, 7), torch.complex64, seed=8), _complex((5, 7), torch.complex64, seed=9)
+    r = torch.randn(7, generator=torch.Generator().manual_seed(10))
+    cases = {"add": lambda: z + w, "sub": lambda: z - w, "neg": lambda: -z, "mul real": lambda: z * r,
+             "mul scalar": lambda: z * 2.5, "add real": lambda: z + r.expand(5, 7)}
+    for name, fn in cases.items():
+        with repmode.enabled():
+            got = fn()
+        assert_bitwise_equal(got, fn(), name)
+
+
+def test_complex_products_follow_the_defined_rounding_sequence():
+    z, w = _complex(1000, seed=11), _complex(1000, seed=12)
+    with repmode.enabled():
+        got = z * w
+    a, b, c, d = z.real, z.imag, w.real, w.imag
+    want = torch.complex(a * c - b * d, a * d + b * c)  # four rounded products, then - and +
+    assert_bitwise_equal(got, want)
+    zin = z.clone()
+    with repmode.enabled():
+        zin *= w
+    assert_bitwise_equal(zin, want, "in place")
