@@ -88,6 +88,38 @@ TablePtr filter(int64_t n, bool forward, const Table& c, const Table& twM, int64
   return filter_cache.emplace(key, std::move(t)).first->second;
 }
 
+// The twiddles of each recursion depth of fft_recursive on length N, in the order the butterflies
+// use them: depth d (length n_d, radix r, m = n_d / r, tstep = N / n_d) holds W_N^{j k tstep} at
+// k (r - 1) + j - 1 (k < m, 1 <= j < r): copies of the table's values, laid out for the lane walk.
+struct Levels {
+  std::vector<Table> t;
+  std::vector<const Cx*> ptrs;
+};
+using LevelsPtr = std::shared_ptr<const Levels>;
+std::map<int64_t, LevelsPtr> levels_cache;
+
+LevelsPtr levels(int64_t N, const Table& tw) {
+  {
+    std::lock_guard<std::mutex> g(cache_mutex);
+    auto it = levels_cache.find(N);
+    if (it != levels_cache.end()) return it->second;
+  }
+  auto lv = std::make_shared<Levels>();
+  for (int64_t n = N; n > 1;) {
+    const int r = fft_radix(n);
+    const int64_t m = n / r, tstep = N / n;
+    Table t(static_cast<size_t>(m * (r - 1)));
+    for (int64_t k = 0; k < m; ++k)
+      for (int j = 1; j < r; ++j) t[k * (r - 1) + (j - 1)] = tw[j * k * tstep];
+    lv->t.push_back(std::move(t));
+    n = m;
+  }
+  lv->t.emplace_back();  // depth of length 1: no butterflies
+  for (const Table& t : lv->t) lv->ptrs.push_back(t.data());
+  std::lock_guard<std::mutex> g(cache_mutex);
+  return levels_cache.emplace(N, std::move(lv)).first->second;
+}
+
 // Everything one length needs, shared by the lines of a call.
 struct Plan {
   int64_t n = 1;
@@ -96,6 +128,7 @@ struct Plan {
   TablePtr tw;  // smooth: W_n^i; Bluestein: W_M^i
   int64_t M = 0;
   TablePtr chirp, filter;
+  LevelsPtr lv;  // of n (smooth) or M (Bluestein)
 };
 
 Plan make_plan(int64_t n, bool forward, int nthreads) {
@@ -105,11 +138,13 @@ Plan make_plan(int64_t n, bool forward, int nthreads) {
   p.smooth = fft_smooth(n);
   if (p.smooth) {
     p.tw = twiddles(n, nthreads);
+    p.lv = levels(n, *p.tw);
   } else {
     p.M = fft_bluestein_size(n);
     p.tw = twiddles(p.M, nthreads);
     p.chirp = chirp(n, forward, nthreads);
     p.filter = filter(n, forward, *p.chirp, *p.tw, p.M);
+    p.lv = levels(p.M, *p.tw);
   }
   return p;
 }

@@ -13,15 +13,17 @@ REPMODE_INLINE void lane_mul(CxL& o, const CxL& a, Cx w) {
   }
 }
 
-REPMODE_INLINE void lane_butterfly(CxL* out, int64_t k, int64_t m, int r, const Cx* tw, int64_t tstep, bool forward) {
+// fft_butterfly, lane by lane. lt: this level's twiddles W^{jk} (lt[k (r-1) + j-1] = tw[j k tstep],
+// the same values laid out in the order they are used).
+REPMODE_INLINE void lane_butterfly(CxL* out, int64_t k, int64_t m, int r, const Cx* tw, int64_t tstep, const Cx* lt,
+                                   bool forward) {
   CxL t[7];
   t[0] = out[k];
   for (int j = 1; j < r; ++j) {
-    const int64_t e = int64_t(j) * k;
-    if (e == 0)
+    if (k == 0)  // j k == 0: no multiplication
       t[j] = out[j * m + k];
     else
-      lane_mul(t[j], out[j * m + k], fft_tw(tw, e * tstep, forward));
+      lane_mul(t[j], out[j * m + k], fft_tw(lt, k * (r - 1) + (j - 1), forward));
   }
   if (r == 2) {
     CxL& o0 = out[k];
@@ -74,7 +76,9 @@ REPMODE_INLINE void lane_butterfly(CxL* out, int64_t k, int64_t m, int r, const 
   }
 }
 
-void lane_recursive(const CxL* in, int64_t is, CxL* out, int64_t n, const Cx* tw, int64_t tstep, bool forward) {
+// fft_recursive, lane by lane; lv: the level tables from this depth on (Levels).
+void lane_recursive(const CxL* in, int64_t is, CxL* out, int64_t n, const Cx* tw, int64_t tstep, const Cx* const* lv,
+                    bool forward) {
   if (n == 1) {
     out[0] = in[0];
     return;
@@ -84,53 +88,55 @@ void lane_recursive(const CxL* in, int64_t is, CxL* out, int64_t n, const Cx* tw
   if (m == 1) {
     for (int j = 0; j < r; ++j) out[j] = in[j * is];
   } else {
-    for (int j = 0; j < r; ++j) lane_recursive(in + j * is, is * r, out + j * m, m, tw, tstep * r, forward);
+    for (int j = 0; j < r; ++j) lane_recursive(in + j * is, is * r, out + j * m, m, tw, tstep * r, lv + 1, forward);
   }
-  for (int64_t k = 0; k < m; ++k) lane_butterfly(out, k, m, r, tw, tstep, forward);
+  for (int64_t k = 0; k < m; ++k) lane_butterfly(out, k, m, r, tw, tstep, lv[0], forward);
 }
 
 // fft_bluestein, lane by lane.
 void lane_bluestein(const CxL* x, int64_t n, CxL* out, int64_t M, const Cx* chirp, const Cx* bhat, const Cx* twM,
-                    CxL* work) {
+                    const Cx* const* lv, CxL* work) {
   CxL* a = work;
   CxL* A = work + M;
   for (int64_t j = 0; j < n; ++j) lane_mul(a[j], x[j], chirp[j]);
   for (int64_t j = n; j < M; ++j)
     for (int l = 0; l < kLanes; ++l) a[j].re[l] = a[j].im[l] = 0.0;
-  lane_recursive(a, 1, A, M, twM, 1, true);
+  lane_recursive(a, 1, A, M, twM, 1, lv, true);
   for (int64_t i = 0; i < M; ++i) lane_mul(A[i], A[i], bhat[i]);
-  lane_recursive(A, 1, a, M, twM, 1, false);
+  lane_recursive(A, 1, a, M, twM, 1, lv, false);
   for (int64_t k = 0; k < n; ++k) lane_mul(out[k], a[k], chirp[k]);
 }
 
 void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* work) {
   if (p.smooth)
-    lane_recursive(x, 1, y, p.n, p.tw->data(), 1, p.forward);
+    lane_recursive(x, 1, y, p.n, p.tw->data(), 1, p.lv->ptrs.data(), p.forward);
   else
-    lane_bluestein(x, p.n, y, p.M, p.chirp->data(), p.filter->data(), p.tw->data(), work);
+    lane_bluestein(x, p.n, y, p.M, p.chirp->data(), p.filter->data(), p.tw->data(), p.lv->ptrs.data(), work);
 }
 
 // One sequence of length n (smooth, n % 4 == 0) split into its 4 decimated subsequences x[j::4], which
 // run as the 4 lanes of lane_recursive (they are fft_recursive's 4 recursive calls), then
 // fft_recursive's top-level radix-4 butterflies: the scalar sequence of fft_recursive, vectorized
 // within one line. xl, yl: n / 4 entries each.
-inline void split_recursive(const Cx* in, Cx* out, int64_t n, const Cx* tw, bool forward, CxL* xl, CxL* yl) {
+inline void split_recursive(const Cx* in, Cx* out, int64_t n, const Cx* tw, const Cx* const* lv, bool forward,
+                            CxL* xl, CxL* yl) {
   const int64_t m = n / 4;
   for (int64_t i = 0; i < m; ++i)
     for (int l = 0; l < kLanes; ++l) {
       xl[i].re[l] = in[4 * i + l].re;
       xl[i].im[l] = in[4 * i + l].im;
     }
-  lane_recursive(xl, 1, yl, m, tw, 4, forward);
+  lane_recursive(xl, 1, yl, m, tw, 4, lv + 1, forward);
   for (int l = 0; l < kLanes; ++l)
     for (int64_t i = 0; i < m; ++i) out[l * m + i] = Cx{yl[i].re[l], yl[i].im[l]};
   for (int64_t k = 0; k < m; ++k) fft_butterfly(out, k, m, 4, tw, 1, forward);
 }
 
 // fft_recursive of a contiguous sequence, split into lanes when it is long enough.
-inline void line_recursive(const Cx* in, Cx* out, int64_t n, const Cx* tw, bool forward, CxL* xl, CxL* yl) {
+inline void line_recursive(const Cx* in, Cx* out, int64_t n, const Cx* tw, const Cx* const* lv, bool forward,
+                           CxL* xl, CxL* yl) {
   if (n >= kSplitMin && n % 4 == 0)
-    split_recursive(in, out, n, tw, forward, xl, yl);
+    split_recursive(in, out, n, tw, lv, forward, xl, yl);
   else
     fft_recursive(in, 1, out, n, tw, 1, forward);
 }
@@ -139,7 +145,7 @@ inline void line_recursive(const Cx* in, Cx* out, int64_t n, const Cx* tw, bool 
 // smooth transforms through line_recursive. work: 2 M entries; xl, yl: max(n, M) / 4 entries.
 inline void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* work, CxL* xl, CxL* yl) {
   if (p.smooth) {
-    line_recursive(x, y, p.n, p.tw->data(), p.forward, xl, yl);
+    line_recursive(x, y, p.n, p.tw->data(), p.lv->ptrs.data(), p.forward, xl, yl);
     return;
   }
   const int64_t n = p.n, M = p.M;
@@ -149,9 +155,9 @@ inline void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* work, CxL* xl,
   Cx* A = work + M;
   for (int64_t j = 0; j < n; ++j) a[j] = cx_mul(x[j], chirp[j]);
   for (int64_t j = n; j < M; ++j) a[j] = Cx{0.0, 0.0};
-  line_recursive(a, A, M, p.tw->data(), true, xl, yl);
+  line_recursive(a, A, M, p.tw->data(), p.lv->ptrs.data(), true, xl, yl);
   for (int64_t i = 0; i < M; ++i) A[i] = cx_mul(A[i], bhat[i]);
-  line_recursive(A, a, M, p.tw->data(), false, xl, yl);
+  line_recursive(A, a, M, p.tw->data(), p.lv->ptrs.data(), false, xl, yl);
   for (int64_t k = 0; k < n; ++k) y[k] = cx_mul(a[k], chirp[k]);
 }
 // clang-format on
