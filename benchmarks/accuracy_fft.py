@@ -1,8 +1,9 @@
-"""FFT accuracy next to native torch (pocketfft): normwise relative error max|y - r| / max|r| of
-torch.fft.fft over 4 rows of random complex data, for power-of-two, smooth, prime and large-prime
-lengths. float32 (complex64): the reference is the float64 transform of the same (rounded)
-inputs; float64: an mpmath DFT at 100 bits. One thread. Not in CI (mpmath is O(n^2)); the table
-is in docs/semantics.md, "FFT". Run: PYTHONPATH=. python benchmarks/accuracy_fft.py"""
+"""FFT accuracy next to native torch (its CPU FFT: oneMKL in the dev build, else pocketfft):
+normwise relative error max|y - r| / max|r| of torch.fft.fft over 4 rows of random complex data,
+for power-of-two, smooth, prime and large-prime lengths. float32 (complex64): the reference is the
+float64 transform of the same (rounded) inputs; float64: an mpmath DFT at 100 bits. One thread.
+Not in CI (mpmath is O(n^2)); the table is in docs/semantics.md, "FFT".
+Run: PYTHONPATH=. python benchmarks/accuracy_fft.py"""
 from __future__ import annotations
 
 import mpmath
