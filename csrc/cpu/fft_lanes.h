@@ -76,6 +76,56 @@ REPMODE_INLINE void lane_butterfly(CxL* out, int64_t k, int64_t m, int r, const 
   }
 }
 
+// One radix-4 level of fft_recursive, lane by lane, for k = 0 .. m-1 (lane_butterfly's r = 4 case
+// written out: k = 0 without multiplications, then the loop; conj(W) = (W.re, -W.im) exactly).
+REPMODE_INLINE void lane_radix4_level(CxL* out, int64_t m, const Cx* lt, bool forward) {
+  const double sg = forward ? 1.0 : -1.0;
+  for (int64_t k = 0; k < m; ++k) {
+    CxL* p0 = out + k;
+    CxL* p1 = out + m + k;
+    CxL* p2 = out + 2 * m + k;
+    CxL* p3 = out + 3 * m + k;
+    double t1r[kLanes], t1i[kLanes], t2r[kLanes], t2i[kLanes], t3r[kLanes], t3i[kLanes];
+    if (k == 0) {
+      for (int l = 0; l < kLanes; ++l) {
+        t1r[l] = p1->re[l];
+        t1i[l] = p1->im[l];
+        t2r[l] = p2->re[l];
+        t2i[l] = p2->im[l];
+        t3r[l] = p3->re[l];
+        t3i[l] = p3->im[l];
+      }
+    } else {
+      const Cx w1 = lt[3 * k], w2 = lt[3 * k + 1], w3 = lt[3 * k + 2];
+      const double w1r = w1.re, w1i = sg * w1.im, w2r = w2.re, w2i = sg * w2.im, w3r = w3.re, w3i = sg * w3.im;
+      for (int l = 0; l < kLanes; ++l) {
+        t1r[l] = p1->re[l] * w1r - p1->im[l] * w1i;
+        t1i[l] = p1->re[l] * w1i + p1->im[l] * w1r;
+        t2r[l] = p2->re[l] * w2r - p2->im[l] * w2i;
+        t2i[l] = p2->re[l] * w2i + p2->im[l] * w2r;
+        t3r[l] = p3->re[l] * w3r - p3->im[l] * w3i;
+        t3i[l] = p3->re[l] * w3i + p3->im[l] * w3r;
+      }
+    }
+    for (int l = 0; l < kLanes; ++l) {
+      const double a0r = p0->re[l] + t2r[l], a0i = p0->im[l] + t2i[l];
+      const double a1r = p0->re[l] - t2r[l], a1i = p0->im[l] - t2i[l];
+      const double a2r = t1r[l] + t3r[l], a2i = t1i[l] + t3i[l];
+      const double a3r = t1r[l] - t3r[l], a3i = t1i[l] - t3i[l];
+      const double mr = a1r + a3i, mi = a1i - a3r;  // a1 - i a3
+      const double pr = a1r - a3i, pi = a1i + a3r;  // a1 + i a3
+      p0->re[l] = a0r + a2r;
+      p0->im[l] = a0i + a2i;
+      p2->re[l] = a0r - a2r;
+      p2->im[l] = a0i - a2i;
+      p1->re[l] = forward ? mr : pr;
+      p1->im[l] = forward ? mi : pi;
+      p3->re[l] = forward ? pr : mr;
+      p3->im[l] = forward ? pi : mi;
+    }
+  }
+}
+
 // fft_recursive, lane by lane; lv: the level tables from this depth on (Levels).
 void lane_recursive(const CxL* in, int64_t is, CxL* out, int64_t n, const Cx* tw, int64_t tstep, const Cx* const* lv,
                     bool forward) {
@@ -90,7 +140,10 @@ void lane_recursive(const CxL* in, int64_t is, CxL* out, int64_t n, const Cx* tw
   } else {
     for (int j = 0; j < r; ++j) lane_recursive(in + j * is, is * r, out + j * m, m, tw, tstep * r, lv + 1, forward);
   }
-  for (int64_t k = 0; k < m; ++k) lane_butterfly(out, k, m, r, tw, tstep, lv[0], forward);
+  if (r == 4)
+    lane_radix4_level(out, m, lv[0], forward);
+  else
+    for (int64_t k = 0; k < m; ++k) lane_butterfly(out, k, m, r, tw, tstep, lv[0], forward);
 }
 
 // fft_bluestein, lane by lane.

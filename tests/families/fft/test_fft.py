@@ -325,3 +325,30 @@ def test_complex_products_follow_the_defined_rounding_sequence():
     with repmode.enabled():
         zin *= w
     assert_bitwise_equal(zin, want, "in place")
+
+
+def test_random_shapes_dims_lengths_and_norms_match_native_and_do_not_depend_on_threads():
+    rng = torch.Generator().manual_seed(13)
+    fns = [torch.fft.fftn, torch.fft.ifftn, torch.fft.rfftn, torch.fft.irfftn, torch.fft.hfftn, torch.fft.ihfftn]
+    for case in range(40):
+        nd = int(torch.randint(1, 4, (), generator=rng))
+        shape = [int(torch.randint(1, 24, (), generator=rng)) for _ in range(nd)]
+        ndims = int(torch.randint(1, nd + 1, (), generator=rng))
+        dims = torch.randperm(nd, generator=rng)[:ndims].tolist()
+        fn = fns[case % len(fns)]
+        norm = ["backward", "ortho", "forward"][case % 3]
+        dtype = [torch.float32, torch.float64][case % 2]
+        x = torch.randn(shape, generator=rng, dtype=dtype)
+        if fn in (torch.fft.fftn, torch.fft.ifftn, torch.fft.irfftn, torch.fft.hfftn):
+            x = torch.complex(x, torch.randn(shape, generator=rng, dtype=dtype))
+        if case % 4 == 3 and nd > 1:
+            x = x.transpose(0, -1)  # a strided layout
+        if fn in (torch.fft.irfftn, torch.fft.hfftn) and x.shape[dims[-1]] < 2:
+            continue  # a one-point half spectrum has no default output length
+        with num_threads(1), repmode.enabled():
+            one = fn(x, dim=dims, norm=norm)
+        with num_threads(2), repmode.enabled():
+            two = fn(x, dim=dims, norm=norm)
+        assert_bitwise_equal(one.resolve_conj(), two.resolve_conj(), f"case {case}")
+        tol = 1e-4 if dtype == torch.float32 else 1e-11
+        torch.testing.assert_close(one, fn(x, dim=dims, norm=norm), rtol=tol, atol=tol, msg=f"case {case}")
