@@ -240,6 +240,72 @@ void store_line(int mode, Cx* y, int64_t n, int64_t n_dst, double divisor, D* ds
   }
 }
 
+// load_line for the kLanes lines line0 .. line0 + kLanes - 1, each into its lane of xl.
+template <typename S>
+void load_lanes(int mode, const S* src, const Ints& ss, int64_t inner, int64_t line0, int64_t n, CxL* xl) {
+  for (int l = 0; l < kLanes; ++l) {
+    const int64_t line = line0 + l;
+    const int64_t o = line / inner, i = line % inner;
+    const int64_t base = o * ss[0] + i * ss[2];
+    if (mode == kC2C) {
+      for (int64_t k = 0; k < n; ++k) {
+        const int64_t off = base + k * ss[1];
+        xl[k].re[l] = double(src[2 * off]);
+        xl[k].im[l] = double(src[2 * off + 1]);
+      }
+    } else if (mode == kR2C) {
+      for (int64_t k = 0; k < n; ++k) {
+        xl[k].re[l] = double(src[base + k * ss[1]]);
+        xl[k].im[l] = 0.0;
+      }
+    } else {
+      const int64_t h = n / 2;
+      for (int64_t k = 0; k <= h; ++k) {
+        const int64_t off = base + k * ss[1];
+        xl[k].re[l] = double(src[2 * off]);
+        xl[k].im[l] = double(src[2 * off + 1]);
+      }
+      for (int64_t k = h + 1; k < n; ++k) {
+        xl[k].re[l] = xl[n - k].re[l];
+        xl[k].im[l] = -xl[n - k].im[l];
+      }
+      xl[0].im[l] = 0.0;
+      if (n % 2 == 0) xl[h].im[l] = 0.0;
+    }
+  }
+}
+
+// store_line for the kLanes lines of yl.
+template <typename D>
+void store_lanes(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner, int64_t line0) {
+  for (int l = 0; l < kLanes; ++l) {
+    const int64_t line = line0 + l;
+    if (mode == kR2C) {
+      yl[0].im[l] = 0.0;
+      if (n % 2 == 0) yl[n / 2].im[l] = 0.0;
+    }
+    const int64_t o = line / inner, i = line % inner;
+    if (mode == kC2R) {
+      D* out = dst + o * n_dst * inner + i;
+      for (int64_t k = 0; k < n_dst; ++k) {
+        const double re = divisor != 1.0 ? yl[k].re[l] / divisor : yl[k].re[l];
+        out[k * inner] = canon(D(re));
+      }
+    } else {
+      D* out = dst + 2 * (o * n_dst * inner + i);
+      for (int64_t k = 0; k < n_dst; ++k) {
+        double re = yl[k].re[l], im = yl[k].im[l];
+        if (divisor != 1.0) {
+          re = re / divisor;
+          im = im / divisor;
+        }
+        out[2 * k * inner] = canon(D(re));
+        out[2 * k * inner + 1] = canon(D(im));
+      }
+    }
+  }
+}
+
 template <typename S, typename D, typename Lanes>
 void run_lines_with(int mode, const S* src, const Ints& ss, D* dst, int64_t inner, const Plan& p, int64_t n_dst,
                     double divisor, bool reference, int64_t begin, int64_t end) {
@@ -250,18 +316,9 @@ void run_lines_with(int mode, const S* src, const Ints& ss, D* dst, int64_t inne
   if (!reference && end - begin >= kLanes) {
     std::vector<CxL> xl(static_cast<size_t>(n)), yl(static_cast<size_t>(n)), wl(static_cast<size_t>(2 * p.M));
     for (; line + kLanes <= end; line += kLanes) {
-      for (int l = 0; l < kLanes; ++l) {
-        load_line(mode, src, ss, inner, line + l, n, x.data());
-        for (int64_t k = 0; k < n; ++k) {
-          xl[k].re[l] = x[k].re;
-          xl[k].im[l] = x[k].im;
-        }
-      }
+      load_lanes(mode, src, ss, inner, line, n, xl.data());
       Lanes::lane_transform(p, xl.data(), yl.data(), wl.data());
-      for (int l = 0; l < kLanes; ++l) {
-        for (int64_t k = 0; k < n; ++k) y[k] = Cx{yl[k].re[l], yl[k].im[l]};
-        store_line(mode, y.data(), n, n_dst, divisor, dst, inner, line + l);
-      }
+      store_lanes(mode, yl.data(), n, n_dst, divisor, dst, inner, line);
     }
   }
   std::vector<CxL> sx(static_cast<size_t>(reference ? 0 : big)), sy(static_cast<size_t>(reference ? 0 : big));
