@@ -34,6 +34,13 @@ std::map<int64_t, TablePtr> twiddle_cache;                   // N -> W_N^i
 std::map<std::pair<int64_t, bool>, TablePtr> chirp_cache;    // (n, forward) -> chirp c_k
 std::map<std::pair<int64_t, bool>, TablePtr> filter_cache;   // (n, forward) -> bhat
 
+// The caches hold at most kCacheEntries complex values in all: a new table that would pass the
+// bound empties them first (tables in use stay alive through their shared_ptr; a dropped table is
+// recomputed with the same values). Called with cache_mutex held.
+constexpr int64_t kCacheEntries = int64_t(1) << 24;  // 256 MiB of complex doubles
+int64_t cached_entries = 0;
+void make_room(int64_t entries);
+
 // W_N^i for i < N: each entry fft_twiddle(i, N), computed by up to nthreads threads (values only).
 TablePtr twiddles(int64_t N, int nthreads) {
   {
@@ -47,6 +54,7 @@ TablePtr twiddles(int64_t N, int nthreads) {
     for (int64_t i = b; i < e; ++i) d[i] = fft_twiddle(i, N);
   });
   std::lock_guard<std::mutex> g(cache_mutex);
+  make_room(N);
   return twiddle_cache.emplace(N, std::move(t)).first->second;
 }
 
@@ -66,6 +74,7 @@ TablePtr chirp(int64_t n, bool forward, int nthreads) {
     }
   });
   std::lock_guard<std::mutex> g(cache_mutex);
+  make_room(n);
   return chirp_cache.emplace(key, std::move(t)).first->second;
 }
 
@@ -85,6 +94,7 @@ TablePtr filter(int64_t n, bool forward, const Table& c, const Table& twM, int64
   const double inv_m = 1.0 / double(M);  // a power of two: exact
   for (Cx& v : *t) v = Cx{v.re * inv_m, v.im * inv_m};
   std::lock_guard<std::mutex> g(cache_mutex);
+  make_room(M);
   return filter_cache.emplace(key, std::move(t)).first->second;
 }
 
@@ -117,7 +127,19 @@ LevelsPtr levels(int64_t N, const Table& tw) {
   lv->t.emplace_back();  // depth of length 1: no butterflies
   for (const Table& t : lv->t) lv->ptrs.push_back(t.data());
   std::lock_guard<std::mutex> g(cache_mutex);
+  make_room(N);
   return levels_cache.emplace(N, std::move(lv)).first->second;
+}
+
+void make_room(int64_t entries) {
+  if (cached_entries + entries > kCacheEntries) {
+    twiddle_cache.clear();
+    chirp_cache.clear();
+    filter_cache.clear();
+    levels_cache.clear();
+    cached_entries = 0;
+  }
+  cached_entries += entries;
 }
 
 // Everything one length needs, shared by the lines of a call.
