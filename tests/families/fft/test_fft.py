@@ -352,3 +352,15 @@ def test_random_shapes_dims_lengths_and_norms_match_native_and_do_not_depend_on_
         assert_bitwise_equal(one.resolve_conj(), two.resolve_conj(), f"case {case}")
         tol = 1e-4 if dtype == torch.float32 else 1e-11
         torch.testing.assert_close(one, fn(x, dim=dims, norm=norm), rtol=tol, atol=tol, msg=f"case {case}")
+
+
+def test_out_forms_write_the_functional_result():
+    z = _complex((3, 12), torch.complex64, seed=14)
+    with repmode.enabled():
+        want = (torch.fft.fft(z), torch.fft.rfft(z.real), torch.fft.irfft(z))
+        got = (torch.empty(3, 12, dtype=torch.complex64), torch.empty(3, 7, dtype=torch.complex64),
+               torch.empty(3, 22, dtype=torch.float32))
+        torch.fft.fft(z, out=got[0])
+        torch.fft.rfft(z.real, out=got[1])
+        torch.fft.irfft(z, out=got[2])
+    assert_bitwise_equal(got, want)
