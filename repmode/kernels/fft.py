@@ -30,6 +30,8 @@ _REAL_CODE = {torch.float32: 0, torch.float64: 1, torch.complex64: 0, torch.comp
 _COMPLEX_OF = {torch.float32: torch.complex64, torch.float64: torch.complex128}
 _REAL_OF = {torch.complex64: torch.float32, torch.complex128: torch.float64}
 
+_COMPLEX = ("complex",)  # the registry's dtype tag of complex64 and complex128 inputs
+
 # Tests set this to run every line through the plain scalar transform instead of the lane walk.
 USE_REFERENCE = False
 
@@ -128,7 +130,7 @@ def _scaled_copy(x: Tensor, divisor: float) -> Tensor:
     return call_registered(aten.div.Tensor, x, divisor)
 
 
-@register_kernel([aten._fft_c2c.default], FLOAT_ONLY, out=[aten._fft_c2c.out])
+@register_kernel([aten._fft_c2c.default], _COMPLEX, out=[aten._fft_c2c.out])
 def fft_c2c(func, args, kwargs):
     """c2c: 1-d transforms along each dim of ``dim``, in decreasing dim order."""
     x = param(func, args, kwargs, "self")
@@ -167,7 +169,7 @@ def fft_r2c(func, args, kwargs):
     return y
 
 
-@register_kernel([aten._fft_c2r.default], FLOAT_ONLY, out=[aten._fft_c2r.out])
+@register_kernel([aten._fft_c2r.default], _COMPLEX, out=[aten._fft_c2r.out])
 def fft_c2r(func, args, kwargs):
     """c2r: c2c inverse along every dim of ``dim`` but the last, in decreasing dim order, then the
     last dim: X_0 .. X_{n/2} extended as a Hermitian sequence of length last_dim_size (imaginary

@@ -81,7 +81,7 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
 
 # How the dtype tags print, in this order.
 _TAG_TEXT = {"float32": "f32", "float64": "f64", "widened": "bf16/f16 widened", "half": "bf16/f16",
-             "integer": "int", "any": "any"}
+             "integer": "int", "any": "any", "complex": "c64/c128"}
 assert set(_TAG_TEXT) == set(DTYPE_TAGS), "every registry dtype tag needs a printed form here"
 
 # This build compiles CPU kernels only (csrc/cpu); passthroughs are torch's own kernels.
