@@ -37,6 +37,7 @@ DTYPE_TAGS = {
     "integer": "integer dtypes: exact integer arithmetic, or converted to a float dtype where torch's "
                "result is floating",
     "any": "every dtype",
+    "complex": "complex64 and complex128 (interleaved float32/float64 pairs; the FFT path only)",
 }
 
 

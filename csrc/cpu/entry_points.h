@@ -215,5 +215,20 @@ void linalg_eigh_jacobi(int dtype, int64_t batch, int64_t n, uintptr_t s, uintpt
 // singular values (all unsorted); sweeps[b] = the sweeps run.
 void linalg_svd_jacobi(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t g, uintptr_t vt, uintptr_t s,
                        bool compute_v, uintptr_t sweeps, int nthreads);
+// --- fft (csrc/cpu/fft.cpp) ---
+// One pass of 1-d transforms over the lines of a (outer, n_src, inner) view: mode 0 c2c, 1 r2c (real
+// input, imaginary +0), 2 c2r (X_0 .. X_{n_fft/2} extended as Hermitian, real part written). src:
+// dtype code src_dtype, complex (interleaved) for c2c and c2r, strides (outer, n, inner) in elements of
+// the tensor (complex elements for complex input); dst: contiguous (outer, n_dst, inner), complex of
+// dst_dtype except for c2r (real). n_fft: the transform length; each result divided by divisor (1:
+// not at all); forward: the direction of c2c (r2c is forward, c2r inverse); reference: every line
+// through the plain scalar fft_recursive / fft_bluestein (no lane walk).
+void fft_lines(int mode, int src_dtype, uintptr_t src, const Ints& src_strides, int dst_dtype, uintptr_t dst,
+               int64_t outer, int64_t inner, int64_t n_src, int64_t n_fft, int64_t n_dst, bool forward,
+               double divisor, int nthreads, bool reference);
+// Test aid: (re, im) of the twiddle W_n^k = exp(-2 pi i k / n), 0 <= k < n.
+std::vector<double> fft_twiddle_of(int64_t k, int64_t n);
+// |z| of n contiguous complex values (interleaved pairs of dtype) into n reals.
+void complex_abs(int dtype, uintptr_t src, uintptr_t dst, int64_t n, int nthreads);
 
 }  // namespace repmode::cpu

@@ -38,6 +38,7 @@ def _import_families() -> None:
         elementwise,
         elementwise_more,
         embedding,
+        fft,
         foreach,
         fused_optim,
         grid_sample,

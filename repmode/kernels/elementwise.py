@@ -33,6 +33,7 @@ Tensor = torch.Tensor
 
 # Op codes defined in csrc/common/elementwise.h (REPMODE_EW_OPS), read from the extension.
 _EW = _ext.codes("EwOp")
+_EW_NAME = {code: name for name, code in _EW.items()}
 ADD, SUB, MUL, DIV, THRESHOLD_BACKWARD, POW, MINIMUM, MAXIMUM, CLAMP = (_EW[n] for n in (
     "ADD", "SUB", "MUL", "DIV", "THRESHOLD_BACKWARD", "POW", "MINIMUM", "MAXIMUM", "CLAMP"))
 NEG, RELU, EXP, LOG, ABS = (_EW[n] for n in ("NEG", "RELU", "EXP", "LOG", "ABS"))
@@ -159,8 +160,11 @@ def elementwise_general(op, func, args, kwargs, a, b=None, c=None, params=(), in
     if not a.is_cpu:  # torch lets 0-dim CPU tensors join GPU operands: an exact copy to a's device
         b, c = (x.to(a.device) if isinstance(x, Tensor) and x.is_cpu and x.dim() == 0 else x for x in (b, c))
     check_device(func, args, kwargs, a, b, c)
-    if any(isinstance(x, complex) for x in (b, c, *params)) or a.is_complex():
-        raise unsupported(func, args, kwargs, "complex numbers are not supported")
+    if any(isinstance(x, complex) for x in (b, c, *params)) or a.is_complex() or (
+            isinstance(b, Tensor) and b.is_complex()):
+        # complex operands: the few forms the FFT path needs (repmode/kernels/fft.py), others refused
+        from .fft import complex_elementwise
+        return complex_elementwise(_EW_NAME.get(op, ""), func, args, kwargs, a, b, params, inplace)
     dtype = _result_dtype(op, a, b, c)
     if not dtype.is_floating_point and op in _EXACT_FOR_INTEGERS:
         return run_native(func, args, kwargs)

@@ -40,6 +40,7 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "batch_norm": "Batch and group normalization",
     "collectives": "Collectives (torch.distributed)",
     "convolution": "Convolution",
+    "fft": "FFT",
     "elementwise": "Elementwise",
     "elementwise_more": "More elementwise functions",
     "embedding": (("aten._embedding_bag", "EmbeddingBag"), ("aten.", "Embedding")),
@@ -85,7 +86,7 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
 
 # How the dtype tags print, in this order.
 _TAG_TEXT = {"float32": "f32", "float64": "f64", "widened": "bf16/f16 widened", "half": "bf16/f16",
-             "integer": "int", "any": "any"}
+             "integer": "int", "any": "any", "complex": "c64/c128"}
 assert set(_TAG_TEXT) == set(DTYPE_TAGS), "every registry dtype tag needs a printed form here"
 
 # This build compiles CPU kernels only (csrc/cpu); passthroughs are torch's own kernels.

@@ -40,7 +40,7 @@ PINNED = {
 
 FAMILIES = {"runtime", "elementwise", "random", "reduction", "softmax_loss", "matmul", "convolution", "pooling",
             "layer_norm", "batch_norm", "recurrent", "resample", "indexing",
-            "ctc", "grid_sample", "linalg"}
+            "ctc", "grid_sample", "linalg", "fft"}
 
 
 def test_exported_codes_equal_the_pinned_tables():

@@ -21,7 +21,7 @@ def _x(*shape, seed=0):
 # (`make(conv)` applies `conv` to every floating tensor argument).
 FAMILY_OPS = {
     "elementwise": lambda c: (aten.exp.default, (c(_x(3, 4)),)),
-    "elementwise (binary)": lambda c: (aten.add.Tensor, (c(_x(3, 4)), c(_x(3, 4, seed=1)))),
+    "elementwise (binary)": lambda c: (aten.div.Tensor, (c(_x(3, 4)), c(_x(3, 4, seed=1)))),
     "reduction": lambda c: (aten.sum.default, (c(_x(3, 4)),)),
     "matmul": lambda c: (aten.mm.default, (c(_x(3, 4)), c(_x(4, 2, seed=1)))),
     "softmax_loss": lambda c: (aten._softmax.default, (c(_x(3, 4)), -1, False)),
@@ -34,7 +34,7 @@ FAMILY_OPS = {
     "scatter": lambda c: (aten.scatter.src, (c(_x(3, 4)), 0, torch.tensor([[0, 1, 2, 0]]), c(_x(1, 4, seed=1)))),
     "indexing": lambda c: (aten.index_put.default, (c(_x(3, 4)), [torch.tensor([0, 0])], c(_x(2, 4, seed=1)), True)),
     "losses": lambda c: (aten.mse_loss.default, (c(_x(3, 4)), c(_x(3, 4, seed=1)))),
-    "foreach": lambda c: (aten._foreach_add.List, ([c(_x(3, 4))], [c(_x(3, 4, seed=1))])),
+    "foreach": lambda c: (aten._foreach_div.List, ([c(_x(3, 4))], [c(_x(3, 4, seed=1))])),
     "random": lambda c: (aten.bernoulli.p, (c(_x(3, 4)), 0.5)),
     "attention": lambda c: (aten._scaled_dot_product_flash_attention_for_cpu.default,
                             (c(_x(1, 2, 3, 4)), c(_x(1, 2, 3, 4, seed=1)), c(_x(1, 2, 3, 4, seed=2)))),

@@ -38,7 +38,7 @@ ONE_OF_EACH = """
     import sys
     import torch
     x = torch.ones(8) * 2 + 1          # supported
-    y = torch.fft.fft(x)               # unsupported
+    y = torch.polar(x, x)               # unsupported
     print("script output", sys.argv[1:])
 """
 
@@ -50,7 +50,7 @@ def test_lists_only_the_unsupported_op_with_its_line_and_exits_1(tmp_path):
     assert "script output ['--flag', 'value']" in run.stdout  # the script's argv and output are kept
     rows = [line for line in run.stdout.splitlines() if "aten." in line]
     assert len(rows) == 1, run.stdout
-    assert "aten._fft_r2c.default" in rows[0] and "float32" in rows[0] and "cpu" in rows[0]
+    assert "aten.polar.default" in rows[0] and "float32" in rows[0] and "cpu" in rows[0]
     assert rows[0].rstrip().endswith(f"{script}:{line_of(script, '# unsupported')}")
 
 
@@ -62,7 +62,7 @@ def test_json_report_on_stdout_and_the_scripts_output_on_stderr(tmp_path):
     assert "script output" in run.stderr
     assert report["script_exit_status"] == 0
     (record,) = report["unsupported"]
-    assert record["overload"] == "aten._fft_r2c.default"
+    assert record["overload"] == "aten.polar.default"
     assert record["count"] == 1 and record["dtypes"] == ["float32"] and record["devices"] == ["cpu"]
     assert record["first_call_site"] == f"{script}:{line_of(script, '# unsupported')}"
 
@@ -73,7 +73,7 @@ def test_report_to_a_file(tmp_path):
     run = audit("--json", "-o", str(out), str(script))
     assert run.returncode == 1
     assert "script output" in run.stdout  # with -o the script keeps its stdout
-    assert json.loads(out.read_text())["unsupported"][0]["overload"] == "aten._fft_r2c.default"
+    assert json.loads(out.read_text())["unsupported"][0]["overload"] == "aten.polar.default"
 
 
 def test_clean_script_exits_0(tmp_path):
@@ -94,36 +94,36 @@ def test_the_scripts_exit_status_and_traceback_are_kept(tmp_path):
     assert run.returncode == 3 and "bye" in run.stdout and "status 3" in run.stdout
     fails = write_script(tmp_path, """
         import torch
-        torch.fft.fft(torch.ones(4))
+        torch.polar(torch.ones(4), torch.ones(4))
         raise ValueError("boom")
     """, "fails.py")
     run = audit(str(fails))
     assert run.returncode == 1
     assert "ValueError: boom" in run.stderr and f'"{fails}", line 4' in run.stderr
     assert "repmode/tools/audit.py" not in run.stderr  # the traceback starts at the script, as python's would
-    assert "aten._fft_r2c.default" in run.stdout  # ops seen before the failure are still reported
+    assert "aten.polar.default" in run.stdout  # ops seen before the failure are still reported
 
 
 def test_blocks_the_script_opens_itself_are_audited_not_strict(tmp_path):
     script = write_script(tmp_path, """
         import torch, repmode
         with repmode.enabled():
-            torch.fft.fft(torch.ones(4))   # would raise without the audit
+            torch.polar(torch.ones(4), torch.ones(4))   # would raise without the audit
         print("survived")
     """)
     run = audit(str(script))
     assert run.returncode == 1 and "survived" in run.stdout
-    assert "aten._fft_r2c.default" in run.stdout
+    assert "aten.polar.default" in run.stdout
 
 
 def test_runs_a_module_with_dash_m(tmp_path):
     pkg = tmp_path / "mypkg"
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
-    (pkg / "job.py").write_text("import torch\nprint('module ran')\ntorch.fft.fft(torch.ones(4))\n")
+    (pkg / "job.py").write_text("import torch\nprint('module ran')\ntorch.polar(torch.ones(4), torch.ones(4))\n")
     run = audit("-m", "mypkg.job", cwd=tmp_path)
     assert run.returncode == 1 and "module ran" in run.stdout
-    assert "aten._fft_r2c.default" in run.stdout
+    assert "aten.polar.default" in run.stdout
 
 
 def test_usage_errors_exit_2(tmp_path):

@@ -30,7 +30,7 @@ def warm_up():
     repmode.supported_ops()
     with warnings.catch_warnings(), repmode.enabled(strict=False, seed=0):
         warnings.simplefilter("ignore", repmode.UnsupportedOpWarning)
-        torch.fft.fft(torch.arange(8.0))
+        torch.polar(torch.arange(8.0), torch.arange(8.0))
         torch.rand(3) + torch.ones(3)
     repmode.digest(torch.ones(2))
 
@@ -64,13 +64,13 @@ MARKER_TESTS = """
         assert active_mode() is None
 
     @pytest.mark.reproducible
-    def test_fft_strict():
+    def test_polar_strict():
         assert active_mode() is not None
-        torch.fft.fft(torch.arange(8.0))
+        torch.polar(torch.arange(8.0), torch.arange(8.0))
 
     @pytest.mark.reproducible(strict=False)
-    def test_fft_not_strict():
-        torch.fft.fft(torch.arange(8.0))
+    def test_polar_not_strict():
+        torch.polar(torch.arange(8.0), torch.arange(8.0))
 
     @pytest.mark.reproducible(seed=3)
     def test_rand_a():
@@ -106,7 +106,7 @@ def test_marker_runs_the_body_under_the_mode(run, pytester):
     pytester.makepyfile(test_marker=MARKER_TESTS)
     result = run("--strict-markers")
     result.assert_outcomes(passed=8, failed=1)
-    result.stdout.fnmatch_lines(["*UnsupportedOpError*aten._fft_r2c.default*", "FAILED *::test_fft_strict*"])
+    result.stdout.fnmatch_lines(["*UnsupportedOpError*aten.polar.default*", "FAILED *::test_polar_strict*"])
 
 
 def test_marker_is_registered_with_help(run):
@@ -138,17 +138,17 @@ FIXTURE_TESTS = """
         assert active_mode() is reproducible.mode
         assert reproducible.strict and reproducible.seed == 0
         with pytest.raises(repmode.UnsupportedOpError):
-            torch.fft.fft(torch.arange(8.0))
+            torch.polar(torch.arange(8.0), torch.arange(8.0))
 
     @pytest.mark.reproducible(seed=7, strict=False)
     def test_handle_takes_the_markers_arguments(reproducible):
         assert reproducible.seed == 7 and not reproducible.strict
         assert active_mode() is reproducible.mode  # one block: the marker opened no second one
-        torch.fft.fft(torch.arange(8.0))
-        torch.fft.fft(torch.arange(4.0))
+        torch.polar(torch.arange(8.0), torch.arange(8.0))
+        torch.polar(torch.arange(4.0), torch.arange(4.0))
         (report,) = reproducible.report()
-        assert report.overload == "aten._fft_r2c.default" and report.count == 2
-        assert "aten._fft_r2c.default" in reproducible.report_text()
+        assert report.overload == "aten.polar.default" and report.count == 2
+        assert "aten.polar.default" in reproducible.report_text()
 
     def test_seed_zero(reproducible):
         got = torch.rand(4)
@@ -183,17 +183,17 @@ OPTION_TESTS = """
         assert (active_mode() is not None) == under_mode
         assert torch.equal(torch.ones(3) + 1, torch.full((3,), 2.0))
 
-    def test_fft():
-        torch.fft.fft(torch.arange(8.0))  # first fft
-        torch.fft.fft(torch.arange(8.0))
+    def test_polar():
+        torch.polar(torch.arange(8.0), torch.arange(8.0))  # first polar
+        torch.polar(torch.arange(8.0), torch.arange(8.0))
 
     @pytest.mark.reproducible(strict=False)
     def test_marked_not_strict():
-        torch.fft.fft(torch.arange(4.0))  # first marked
+        torch.polar(torch.arange(4.0), torch.arange(4.0))  # first marked
 
     def test_own_strict_block():
         with repmode.enabled():
-            torch.fft.rfft(torch.arange(8.0))  # first rfft
+            torch.polar(torch.arange(8.0), torch.arange(8.0))  # first own
 """
 
 
@@ -202,7 +202,7 @@ def test_repmode_option_runs_every_test_strict(run, pytester):
     run().assert_outcomes(passed=3, failed=1)  # only the test's own strict block fails natively
     result = run("--repmode")
     result.assert_outcomes(passed=2, failed=2)
-    result.stdout.fnmatch_lines_random(["FAILED *::test_fft - *", "FAILED *::test_own_strict_block - *"])
+    result.stdout.fnmatch_lines_random(["FAILED *::test_polar - *", "FAILED *::test_own_strict_block - *"])
     # Count the traceback's error lines: the short summary repeats the message in full only when
     # pytest sees a CI environment, so it is not counted.
     raised = [line for line in result.stdout.lines
@@ -220,15 +220,15 @@ def test_audit_option_lists_unsupported_ops_per_test(run, pytester):
     summary = out[out.index("repmode audit ="):]
     assert "3 of 4 test(s) ran unsupported ops natively" in summary
     assert "test_supported" not in summary
-    line = {name: line_of(path, f"# first {name}") for name in ("fft", "marked", "rfft")}
+    line = {name: line_of(path, f"# first {name}") for name in ("polar", "marked", "own")}
     result.stdout.fnmatch_lines([
         "*= repmode audit =*",
-        "test_options.py::test_fft",
-        f"    aten._fft_r2c.default  calls: 2  first at {path.name}:{line['fft']}",
+        "test_options.py::test_polar",
+        f"    aten.polar.default  calls: 2  first at {path.name}:{line['polar']}",
         "test_options.py::test_marked_not_strict",
-        f"    aten._fft_r2c.default  calls: 1  first at {path.name}:{line['marked']}",
+        f"    aten.polar.default  calls: 1  first at {path.name}:{line['marked']}",
         "test_options.py::test_own_strict_block",  # the body's own strict block does not escape the audit
-        f"    aten._fft_r2c.default  calls: 1  first at {path.name}:{line['rfft']}",
+        f"    aten.polar.default  calls: 1  first at {path.name}:{line['own']}",
     ])
 
 
