@@ -247,7 +247,7 @@ def test_every_kernel_registration_refuses_other_layouts(layout, convert, name):
 
 def _refusal_messages() -> list[str]:
     messages = []
-    for op, args in ((torch.fft.rfft, (torch.ones(4),)),  # unregistered
+    for op, args in ((torch.polar, (torch.ones(4), torch.ones(4))),  # unregistered
                      (torch.exp, (torch.ones(2, dtype=torch.complex64),))):  # registered, dtype refused
         with repmode.enabled(), pytest.raises(UnsupportedOpError) as err:
             op(*args)
