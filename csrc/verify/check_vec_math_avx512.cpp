@@ -121,6 +121,12 @@ int main(int argc, char** argv) {
       want_log = true;
     else if (a == "speed")
       want_speed = true;
+    else if (a == "tanh")
+      want_tanh = true;
+    else if (a == "sigmoid")
+      want_sigmoid = true;
+    else if (a == "gelu")
+      want_gelu = true;
     else if (a == "--stride" && i + 1 < argc)
       stride = std::strtoull(argv[++i], nullptr, 10);
   }
