@@ -1,5 +1,5 @@
 // Math routines over contiguous arrays through the fastest CPU path that gives the scalar
-// routines' bits (csrc/common/math_*.h): the AVX-512 array versions (exp, log, tanh, sigmoid, gelu) or the AVX2 ones
+// routines' bits (csrc/common/math_*.h): the AVX-512 array versions or the AVX2 ones
 // for float32 when active (each verified bitwise against its scalar routine on all 2^32 inputs),
 // the scalar routines otherwise.
 #pragma once
@@ -46,7 +46,7 @@ inline bool unary_array_op(int op) {
 }
 
 // out[i] = EwFormula<float, op>(in[i]) for an op accepted by unary_array_op<float>. An AVX-512
-// CPU runs the AVX-512 versions where they exist (all but erf) and the AVX2 ones otherwise.
+// CPU runs their AVX-512 versions.
 inline void unary_array(int op, const float* in, float* out, int64_t n) {
 #if defined(__x86_64__)
   if (active_isa() == Isa::avx512) {
@@ -55,6 +55,7 @@ inline void unary_array(int op, const float* in, float* out, int64_t n) {
     if (op == int(EwOp::tanh)) return tanh_array_avx512(in, out, n);
     if (op == int(EwOp::sigmoid)) return sigmoid_array_avx512(in, out, n);
     if (op == int(EwOp::gelu)) return gelu_array_avx512(in, out, n);
+    if (op == int(EwOp::erf)) return erf_array_avx512(in, out, n);
   }
   switch (static_cast<EwOp>(op)) {
     case EwOp::exp:

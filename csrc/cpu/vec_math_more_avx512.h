@@ -1,9 +1,10 @@
-// AVX-512 array versions of cr_tanhf, cr_sigmoidf (csrc/common/math_hyperbolic.h) and float32
-// gelu (approximate='none', csrc/common/elementwise.h): the AVX2 routines of
-// csrc/cpu/vec_math_hyperbolic_avx2.h and csrc/cpu/vec_math_gelu_avx2.h on 16 floats per vector,
+// AVX-512 array versions of cr_tanhf, cr_sigmoidf (csrc/common/math_hyperbolic.h), cr_erff
+// (csrc/common/math_erf.h) and float32 gelu (approximate='none', csrc/common/elementwise.h): the
+// AVX2 routines of csrc/cpu/vec_math_hyperbolic_avx2.h, vec_math_erf_avx2.h and
+// vec_math_gelu_avx2.h on 16 floats per vector,
 // bit for bit equal to them and to the scalar definitions on every input.
 //
-//   tanh_array_avx512(in, out, n), sigmoid_array_avx512(in, out, n), gelu_array_avx512(in, out, n)
+//   tanh_array_avx512, sigmoid_array_avx512, erf_array_avx512, gelu_array_avx512 (in, out, n)
 //   in and out may be the same array (in == out); partial overlap is not allowed.
 //
 // Callers must check that the CPU has AVX-512 first (isa.h: active_isa() == avx512).
@@ -26,8 +27,10 @@
 #include <cstdint>
 
 #include "../common/elementwise.h"
+#include "../common/math_erf.h"
 #include "../common/math_hyperbolic.h"
 #include "vec_math_avx512.h"
+#include "vec_math_erf_avx2.h"
 #include "vec_math_gelu_avx2.h"
 #include "vec_math_hyperbolic_avx2.h"
 
@@ -140,6 +143,80 @@ REPMODE_AVX512_INLINE unsigned gelu_fast16(__m512 xf, __m512* y) {
   return bad;
 }
 
+// erf_row's table (32 rows of 10 coefficients) by columns: cols[32 m + k] = erf_row(k)[m].
+inline const double* erf_columns() {
+  static const double* cols = [] {
+    alignas(64) static double c[320];
+    for (int k = 0; k < 32; ++k)
+      for (int m = 0; m < 10; ++m) c[32 * m + k] = erf_detail::erf_row(0)[10 * k + m];
+    return c;
+  }();
+  return cols;
+}
+
+// cr_erff's fast path (vec_math_erf_avx2.h's erf_fast_lanes) on 16 lanes |x| = axf: the row
+// of erf_row_offsets, t = |x| - ((|x| + 2^20) - 2^20), erf_eval operation for operation, and
+// the fast_path_is_hard test. Returns the lanes whose test failed.
+REPMODE_AVX512_INLINE unsigned erf_fast16(__m512 axf, __m512* y) {
+  using erf_detail::kFastUlps;
+  const double* cols = erf_columns();
+  const __m512 s = _mm512_add_ps(axf, _mm512_set1_ps(0x1p20f));
+  // Row k, clamped to 31 by the unsigned minimum (inf and NaN included).
+  __m512i k = _mm512_sub_epi32(_mm512_castps_si512(s), _mm512_set1_epi32(0x49800000));
+  k = _mm512_min_epu32(k, _mm512_set1_epi32(31));
+  const __m512 tf = _mm512_sub_ps(axf, _mm512_sub_ps(s, _mm512_set1_ps(0x1p20f)));
+  unsigned bad = 0;
+  __m256 f[2];
+#pragma GCC unroll 2
+  for (int h = 0; h < 2; ++h) {
+    // Coefficient m of row k for the 8 lanes: two 16-entry permutes of the column (rows 0..15
+    // and 16..31) and a blend on bit 4 of k (the same values a gather would read).
+    const __m512i k64 = _mm512_cvtepu32_epi64(half_si(k, h));
+    const __mmask8 upper = _mm512_test_epi64_mask(k64, _mm512_set1_epi64(16));
+    const __m512d t = _mm512_cvtps_pd(half_ps(tf, h));  // exact
+    __m512d r[10];
+#pragma GCC unroll 10
+    for (int m = 0; m < 10; ++m) {
+      const double* c = cols + 32 * m;
+      const __m512d lo = _mm512_permutex2var_pd(_mm512_load_pd(c), k64, _mm512_load_pd(c + 8));
+      const __m512d hi = _mm512_permutex2var_pd(_mm512_load_pd(c + 16), k64, _mm512_load_pd(c + 24));
+      r[m] = _mm512_mask_blend_pd(upper, lo, hi);
+    }
+    const __m512d t2 = _mm512_mul_pd(t, t);
+    const __m512d q0 = _mm512_add_pd(r[0], _mm512_mul_pd(r[1], t));
+    const __m512d q1 = _mm512_add_pd(r[2], _mm512_mul_pd(r[3], t));
+    const __m512d q2 = _mm512_add_pd(r[4], _mm512_mul_pd(r[5], t));
+    const __m512d q3 = _mm512_add_pd(r[6], _mm512_mul_pd(r[7], t));
+    const __m512d t4 = _mm512_mul_pd(t2, t2);
+    const __m512d u0 = _mm512_add_pd(q0, _mm512_mul_pd(t2, q1));
+    const __m512d u1 = _mm512_add_pd(q2, _mm512_mul_pd(t2, q3));
+    const __m512d t8 = _mm512_mul_pd(t4, t4);
+    const __m512d v = _mm512_add_pd(u0, _mm512_mul_pd(t4, u1));
+    const __m512d w = _mm512_add_pd(v, _mm512_mul_pd(t8, r[8]));
+    const __m512d p = _mm512_add_pd(r[9], _mm512_mul_pd(t, w));
+    bad |= round8(p, int64_t(kFastUlps), &f[h]) << (8 * h);
+  }
+  *y = join_ps(f[0], f[1]);
+  return bad;
+}
+
+REPMODE_AVX512_INLINE unsigned erf16(__m512 x, __m512* y) {
+  const __m512i ux = _mm512_castps_si512(x);
+  const __m512i sign = _mm512_and_si512(ux, _mm512_set1_epi32(int32_t(0x80000000u)));
+  const __m512i ax = _mm512_and_si512(ux, _mm512_set1_epi32(0x7fffffff));
+  // As in cr_erff_impl: NaN and |x| < 2^-125 go to the scalar function; |x| >= x0 = 0x407ad445
+  // (and +-inf) give +-1.
+  const unsigned sp = _mm512_cmpgt_epi32_mask(ax, _mm512_set1_epi32(0x7f800000)) |
+                      _mm512_cmpgt_epi32_mask(_mm512_set1_epi32(0x01000000), ax);
+  const __mmask16 sat = _mm512_cmpgt_epi32_mask(ax, _mm512_set1_epi32(0x407ad444));
+  const unsigned bad = erf_fast16(_mm512_castsi512_ps(ax), y);
+  // Sign of x back on (float)y, then +-1 on the saturated lanes.
+  const __m512i yb = _mm512_or_si512(_mm512_castps_si512(*y), sign);
+  const __m512i one = _mm512_or_si512(sign, _mm512_set1_epi32(0x3f800000));
+  *y = _mm512_castsi512_ps(_mm512_mask_blend_epi32(sat, yb, one));
+  return sp | (bad & ~unsigned(sat));
+}
+
 // The special-lane handling of the AVX2 array loops, per 16-float vector: fast path, blends,
 // and the lanes left for the scalar function (returned).
 REPMODE_AVX512_INLINE unsigned tanh16(__m512 x, __m512* y) {
@@ -218,6 +295,10 @@ REPMODE_AVX512_FN inline void tanh_array_avx512(const float* in, float* out, int
 
 REPMODE_AVX512_FN inline void sigmoid_array_avx512(const float* in, float* out, int64_t n) {
   vec_math512_detail::array16<vec_math512_detail::sigmoid16, cr_sigmoidf>(in, out, n);
+}
+
+REPMODE_AVX512_FN inline void erf_array_avx512(const float* in, float* out, int64_t n) {
+  vec_math512_detail::array16<vec_math512_detail::erf16, cr_erff>(in, out, n);
 }
 
 REPMODE_AVX512_FN inline void gelu_array_avx512(const float* in, float* out, int64_t n) {

@@ -5,9 +5,9 @@
 // of the build; needs an AVX-512 CPU).
 //
 //   g++ -O2 -std=c++17 -ffp-contract=off -fopenmp csrc/verify/check_vec_math_avx512.cpp -o /tmp/cvm512
-//   /tmp/cvm512 [exp] [log] [tanh] [sigmoid] [gelu] [speed] [--stride N]    (none named: all)
+//   /tmp/cvm512 [exp] [log] [tanh] [sigmoid] [gelu] [erf] [speed] [--stride N]    (none named: all)
 //
-// exp/log/tanh/sigmoid/gelu: every one of the 2^32 float32 bit patterns (or every N-th with --stride), in chunks
+// exp/log/tanh/sigmoid/gelu/erf: every one of the 2^32 float32 bit patterns (or every N-th with --stride), in chunks
 //   through the AVX-512 and the AVX2 routine, alternately out of place and in place, compared
 //   bit for bit; every 257th pattern also with the scalar function. Plus all lengths 0..67 at
 //   alignments 0..15, for the n % 16 tail, against the scalar function.
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   bool want_exp = false, want_log = false, want_speed = false, want_tanh = false, want_sigmoid = false,
-       want_gelu = false;
+       want_gelu = false, want_erf = false;
   uint64_t stride = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -127,23 +127,27 @@ int main(int argc, char** argv) {
       want_sigmoid = true;
     else if (a == "gelu")
       want_gelu = true;
+    else if (a == "erf")
+      want_erf = true;
     else if (a == "--stride" && i + 1 < argc)
       stride = std::strtoull(argv[++i], nullptr, 10);
   }
-  if (!want_exp && !want_log && !want_speed && !want_tanh && !want_sigmoid && !want_gelu)
-    want_exp = want_log = want_speed = want_tanh = want_sigmoid = want_gelu = true;
+  if (!want_exp && !want_log && !want_speed && !want_tanh && !want_sigmoid && !want_gelu && !want_erf)
+    want_exp = want_log = want_speed = want_tanh = want_sigmoid = want_gelu = want_erf = true;
   bool ok = true;
   if (want_exp) ok &= run_all("exp", exp_array_avx512, exp_array_avx2, cr_expf, stride);
   if (want_log) ok &= run_all("log", log_array_avx512, log_array_avx2, cr_logf, stride);
   if (want_tanh) ok &= run_all("tanh", tanh_array_avx512, tanh_array_avx2, cr_tanhf, stride);
   if (want_sigmoid) ok &= run_all("sigmoid", sigmoid_array_avx512, sigmoid_array_avx2, cr_sigmoidf, stride);
   if (want_gelu) ok &= run_all("gelu", gelu_array_avx512, gelu_array_avx2, vec_math_gelu_detail::gelu_scalar, stride);
+  if (want_erf) ok &= run_all("erf", erf_array_avx512, erf_array_avx2, cr_erff, stride);
   if (want_speed) {
     speed("exp", exp_array_avx512, exp_array_avx2, -10.0f, 10.0f);
     speed("log", log_array_avx512, log_array_avx2, 1e-3f, 100.0f);
     speed("tanh", tanh_array_avx512, tanh_array_avx2, -5.0f, 5.0f);
     speed("sigmoid", sigmoid_array_avx512, sigmoid_array_avx2, -10.0f, 10.0f);
     speed("gelu", gelu_array_avx512, gelu_array_avx2, -5.0f, 5.0f);
+    speed("erf", erf_array_avx512, erf_array_avx2, -4.0f, 4.0f);
   }
   std::printf(ok ? "OK\n" : "FAIL\n");
   return ok ? 0 : 1;
