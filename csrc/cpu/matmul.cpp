@@ -110,42 +110,48 @@ __attribute__((target("avx2,fma"))) inline __m256d canon4(__m256d x) {
   return _mm256_blendv_pd(x, nan, _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
 }
 
+// gather_rows for 6 rows into micro-panels of DMR rows (element (i, k) to dst[k*DMR + i],
+// i < 6), transposing 6×8 blocks in registers: moving one element at a time made packing A
+// about 5% of a large multiply. A copy: no arithmetic.
+template <int DMR>
+__attribute__((target("avx2,fma"))) void pack6_rows(const float* a, int64_t rs, int64_t kc, float* dst) {
+  constexpr int MR = DMR;
+  int64_t k = 0;
+  for (; k + 8 <= kc; k += 8, dst += 8 * MR) {
+    const float* r = a + k;
+    // Interleave row pairs: t0 holds rows 0,1 of columns 0,1 (low lane) and 4,5
+    // (high lane); t1 the same for columns 2,3 and 6,7.
+    const __m256 t0 = _mm256_unpacklo_ps(_mm256_loadu_ps(r), _mm256_loadu_ps(r + rs));
+    const __m256 t1 = _mm256_unpackhi_ps(_mm256_loadu_ps(r), _mm256_loadu_ps(r + rs));
+    const __m256 t2 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 2 * rs), _mm256_loadu_ps(r + 3 * rs));
+    const __m256 t3 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 2 * rs), _mm256_loadu_ps(r + 3 * rs));
+    const __m256 t4 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 4 * rs), _mm256_loadu_ps(r + 5 * rs));
+    const __m256 t5 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 4 * rs), _mm256_loadu_ps(r + 5 * rs));
+    // Rows 0..3 of column c in the low lane of top[c], of column c+4 in the high lane.
+    const __m256 top[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
+                           _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE)};
+    // Rows 4,5 of columns (0,1), (2,3), (4,5), (6,7), two columns per register.
+    const __m128 bottom[4] = {_mm256_castps256_ps128(t4), _mm256_castps256_ps128(t5), _mm256_extractf128_ps(t4, 1),
+                              _mm256_extractf128_ps(t5, 1)};
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      _mm_storeu_ps(dst + c * MR, _mm256_castps256_ps128(top[c]));
+      _mm_storeu_ps(dst + (c + 4) * MR, _mm256_extractf128_ps(top[c], 1));
+      _mm_storel_pi(reinterpret_cast<__m64*>(dst + 2 * c * MR + 4), bottom[c]);
+      _mm_storeh_pi(reinterpret_cast<__m64*>(dst + (2 * c + 1) * MR + 4), bottom[c]);
+    }
+  }
+  for (; k < kc; ++k, dst += MR)
+    for (int i = 0; i < 6; ++i) dst[i] = a[i * rs + k];
+}
+
 // 6×16 floats: 12 ymm accumulators hide the fma latency on two fma pipes, and the other
 // 4 registers hold the two B vectors and a broadcast A element.
 struct Avx2F32Kernel {
   using Elem = float;
   static constexpr int MR = 6, NR = 16, MC = 144, KC = 256, NC = 512;
 
-  // gather_rows for 6 rows, transposing 6×8 blocks in registers: moving one element at
-  // a time made packing A about 5% of a large multiply.
-  __attribute__((target("avx2,fma"))) static void pack_a_rows(const float* a, int64_t rs, int64_t kc, float* dst) {
-    int64_t k = 0;
-    for (; k + 8 <= kc; k += 8, dst += 8 * MR) {
-      const float* r = a + k;
-      // Interleave row pairs: t0 holds rows 0,1 of columns 0,1 (low lane) and 4,5
-      // (high lane); t1 the same for columns 2,3 and 6,7.
-      const __m256 t0 = _mm256_unpacklo_ps(_mm256_loadu_ps(r), _mm256_loadu_ps(r + rs));
-      const __m256 t1 = _mm256_unpackhi_ps(_mm256_loadu_ps(r), _mm256_loadu_ps(r + rs));
-      const __m256 t2 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 2 * rs), _mm256_loadu_ps(r + 3 * rs));
-      const __m256 t3 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 2 * rs), _mm256_loadu_ps(r + 3 * rs));
-      const __m256 t4 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 4 * rs), _mm256_loadu_ps(r + 5 * rs));
-      const __m256 t5 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 4 * rs), _mm256_loadu_ps(r + 5 * rs));
-      // Rows 0..3 of column c in the low lane of top[c], of column c+4 in the high lane.
-      const __m256 top[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
-                             _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE)};
-      // Rows 4,5 of columns (0,1), (2,3), (4,5), (6,7), two columns per register.
-      const __m128 bottom[4] = {_mm256_castps256_ps128(t4), _mm256_castps256_ps128(t5), _mm256_extractf128_ps(t4, 1),
-                                _mm256_extractf128_ps(t5, 1)};
-#pragma GCC unroll 4
-      for (int c = 0; c < 4; ++c) {
-        _mm_storeu_ps(dst + c * MR, _mm256_castps256_ps128(top[c]));
-        _mm_storeu_ps(dst + (c + 4) * MR, _mm256_extractf128_ps(top[c], 1));
-        _mm_storel_pi(reinterpret_cast<__m64*>(dst + 2 * c * MR + 4), bottom[c]);
-        _mm_storeh_pi(reinterpret_cast<__m64*>(dst + (2 * c + 1) * MR + 4), bottom[c]);
-      }
-    }
-    gather_rows<MR>(a + k, rs, kc - k, dst);
-  }
+  static void pack_a_rows(const float* a, int64_t rs, int64_t kc, float* dst) { pack6_rows<MR>(a, rs, kc, dst); }
 
   __attribute__((target("avx2,fma"))) static void tile(int64_t kc, const float* a, const float* b, float* c,
                                                        int64_t ldc, bool add, bool last) {
@@ -265,7 +271,14 @@ struct Avx512Kernel {
   using V = typename Z::V;
   static constexpr int MR = MR_, NR = 2 * Z::L, MC = MC_, KC = 256, NC = NC_;
 
-  static void pack_a_rows(const T* a, int64_t rs, int64_t kc, T* dst) { gather_rows<MR>(a, rs, kc, dst); }
+  static void pack_a_rows(const T* a, int64_t rs, int64_t kc, T* dst) {
+    if constexpr (sizeof(T) == 4 && MR == 12) {  // two 6-row halves of the AVX2 packer
+      pack6_rows<12>(a, rs, kc, dst);
+      pack6_rows<12>(a + 6 * rs, rs, kc, dst + 6);
+    } else {
+      gather_rows<MR>(a, rs, kc, dst);
+    }
+  }
 
   REPMODE_AVX512_GEMM static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool add, bool last) {
     V acc[MR][2];
