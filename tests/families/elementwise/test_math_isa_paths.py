@@ -1,5 +1,5 @@
-"""The SIMD array math (AVX-512: exp, log, tanh, sigmoid, gelu on 16 lanes; AVX2: the same and
-erf on 8) against the scalar routines, bit for bit: random bit patterns (NaN payloads,
+"""The SIMD array math (exp, log, tanh, sigmoid, erf, gelu: 16 lanes on AVX-512, 8 on AVX2) and
+the elementwise engine's compiled loops against the scalar path, bit for bit: random bit patterns (NaN payloads,
 infinities, subnormals), the special-value edges of each function, and every length 0..70 at
 several offsets (the n % 16 and n % 32 tails). The exhaustive check over all 2^32 inputs is
 csrc/verify/check_vec_math_avx512.cpp (docs/evidence.md)."""
@@ -71,3 +71,18 @@ def test_recurrent_cells_on_every_isa():
             outs[isa] = (y.detach(), h.detach(), c.detach())
     for isa, got in outs.items():
         assert_bitwise_equal(got, outs["scalar"], f"isa={isa}")
+
+
+@pytest.mark.parametrize("length", [1031, 47])
+def test_every_elementwise_op_at_tail_lengths(length):
+    """The elementwise engine's compiled loop (an AVX-512 copy, an AVX2 copy, the portable one)
+    for every op, at lengths that leave a tail after 16- and 8-wide vectors."""
+    from test_elementwise_ops import _all_ops, _inputs
+    x, g, w = _inputs(n=length)  # ends with 0, -0, +-30, +-1e-30, 88, -90
+    results = {}
+    for isa in available_isas():
+        with cpu_isa(isa), num_threads(1), repmode.enabled():
+            results[isa] = _all_ops(x, g, w)
+    for isa, got in results.items():
+        for name, value in got.items():
+            assert_bitwise_equal(value, results["scalar"][name], f"{name} {isa}")
