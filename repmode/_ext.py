@@ -58,4 +58,7 @@ def cpu_isa() -> str:
 
 _env_isa = os.environ.get("REPMODE_CPU_ISA", "").strip().lower()
 if _env_isa and _env_isa != "auto":
-    set_cpu_isa(_env_isa)
+    try:
+        set_cpu_isa(_env_isa)
+    except ValueError as error:  # name the variable: the user did not call set_cpu_isa
+        raise ValueError(f"REPMODE_CPU_ISA={_env_isa}: {error}") from None

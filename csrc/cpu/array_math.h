@@ -1,7 +1,7 @@
 // Math routines over contiguous arrays through the fastest CPU path that gives the scalar
-// routines' bits (csrc/common/math_*.h): the AVX2 array versions for float32 when active
-// (each verified bitwise against its scalar routine on all 2^32 inputs), the scalar
-// routines otherwise.
+// routines' bits (csrc/common/math_*.h): the AVX-512 array versions or the AVX2 ones
+// for float32 when active (each verified bitwise against its scalar routine on all 2^32 inputs),
+// the scalar routines otherwise.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +15,8 @@
 #include "vec_math_erf_avx2.h"
 #include "vec_math_gelu_avx2.h"
 #include "vec_math_hyperbolic_avx2.h"
+#include "vec_math_avx512.h"
+#include "vec_math_more_avx512.h"
 #endif
 
 namespace repmode::cpu {
@@ -22,6 +24,7 @@ namespace repmode::cpu {
 // out[i] = exp_of(in[i]); in == out is allowed.
 inline void exp_array(const float* in, float* out, int64_t n) {
 #if defined(__x86_64__)
+  if (active_isa() == Isa::avx512) return exp_array_avx512(in, out, n);
   if (active_isa() >= Isa::avx2) return exp_array_avx2(in, out, n);
 #endif
   for (int64_t i = 0; i < n; ++i) out[i] = exp_of(in[i]);
@@ -42,9 +45,18 @@ inline bool unary_array_op(int op) {
   return false;
 }
 
-// out[i] = EwFormula<float, op>(in[i]) for an op accepted by unary_array_op<float>.
+// out[i] = EwFormula<float, op>(in[i]) for an op accepted by unary_array_op<float>. An AVX-512
+// CPU runs their AVX-512 versions.
 inline void unary_array(int op, const float* in, float* out, int64_t n) {
 #if defined(__x86_64__)
+  if (active_isa() == Isa::avx512) {
+    if (op == int(EwOp::exp)) return exp_array_avx512(in, out, n);
+    if (op == int(EwOp::log)) return log_array_avx512(in, out, n);
+    if (op == int(EwOp::tanh)) return tanh_array_avx512(in, out, n);
+    if (op == int(EwOp::sigmoid)) return sigmoid_array_avx512(in, out, n);
+    if (op == int(EwOp::gelu)) return gelu_array_avx512(in, out, n);
+    if (op == int(EwOp::erf)) return erf_array_avx512(in, out, n);
+  }
   switch (static_cast<EwOp>(op)) {
     case EwOp::exp:
       return exp_array_avx2(in, out, n);
@@ -99,8 +111,34 @@ __attribute__((target("avx2"))) inline float contiguous_row_max_avx2(const float
 }
 #endif
 
+#if defined(__x86_64__)
+// contiguous_row_max_avx2 on 16 lanes: the same maxima (max is exact; a lane's order of
+// comparisons changes only which zero a zero maximum is, see above), NaN tracked apart.
+__attribute__((target("avx512f,avx512dq,avx2"))) inline float contiguous_row_max_avx512(const float* x, int64_t n) {
+  __m512 m = _mm512_loadu_ps(x);
+  __mmask16 nan = _mm512_cmp_ps_mask(m, m, _CMP_UNORD_Q);
+  int64_t i = 16;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(x + i);
+    m = _mm512_max_ps(v, m);  // a NaN in v is tracked below, not by max
+    nan |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+  }
+  if (nan) return Canonical<float>::nan();
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, m);
+  float r = lanes[0];
+  for (int l = 1; l < 16; ++l) r = lanes[l] > r ? lanes[l] : r;
+  for (; i < n; ++i) {
+    if (x[i] != x[i]) return Canonical<float>::nan();
+    r = x[i] > r ? x[i] : r;
+  }
+  return r;
+}
+#endif
+
 inline float contiguous_row_max(const float* x, int64_t n) {
 #if defined(__x86_64__)
+  if (n >= 16 && active_isa() == Isa::avx512) return contiguous_row_max_avx512(x, n);
   if (n >= 8 && active_isa() >= Isa::avx2) return contiguous_row_max_avx2(x, n);
 #endif
   return row_max<float>(n, [&](int64_t j) { return x[j]; });

@@ -92,6 +92,11 @@ REPMODE_TARGET_AVX2 void walk_avx2(const EwJob<T>& job, int64_t begin, int64_t e
 }
 
 template <typename T, EwOp op>
+REPMODE_TARGET_AVX512 void walk_avx512(const EwJob<T>& job, int64_t begin, int64_t end) {
+  walk<T, op>(job, begin, end);
+}
+
+template <typename T, EwOp op>
 void walk_portable(const EwJob<T>& job, int64_t begin, int64_t end) {
   walk<T, op>(job, begin, end);
 }
@@ -104,13 +109,15 @@ int64_t numel_of(const EwJob<T>& job) {
   return k;
 }
 
-// kAvx2: also compile an AVX2 copy of the loop (worth it for ops the compiler vectorizes;
-// the per-element arithmetic is the same IEEE sequence either way).
+// kAvx2: also compile AVX2 and AVX-512 copies of the loop (worth it for ops the compiler
+// vectorizes; the per-element arithmetic is the same IEEE sequence either way).
 template <typename T, EwOp op, bool kAvx2>
 void run(const EwJob<T>& job) {
-  const bool avx2 = kAvx2 && active_isa() >= Isa::avx2;
+  const Isa isa = kAvx2 ? active_isa() : Isa::scalar;
   parallel_for(numel_of(job), job.nthreads, 1, [&](int64_t begin, int64_t end) {
-    if (avx2)
+    if (isa == Isa::avx512)
+      walk_avx512<T, op>(job, begin, end);
+    else if (isa == Isa::avx2)
       walk_avx2<T, op>(job, begin, end);
     else
       walk_portable<T, op>(job, begin, end);

@@ -9,7 +9,9 @@
 // The AVX2 float path keeps the 32 lanes of a chunk in four registers (lane l is element
 // l % 8 of register l / 8) and adds e_j to lane j % 32 in increasing j, as the reference
 // does. The last, partial group of 32 is padded with -0.0, which changes no lane: v + -0.0
-// is v for every v, zeros and NaN included. So the bits are the reference's.
+// is v for every v, zeros and NaN included. So the bits are the reference's. The AVX-512 path
+// holds the same 32 lanes in two registers (lane l is element l % 16 of register l / 16), with
+// the same additions in the same order.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +24,7 @@
 
 #if defined(__x86_64__)
 #include "vec_math_avx2.h"
+#include "vec_math_avx512.h"
 #endif
 
 namespace repmode::cpu {
@@ -55,16 +58,49 @@ __attribute__((target("avx2,fma"))) inline float exp_shifted_chunk_avx2(const fl
   return lane_tree(lanes);
 }
 
+// The same on 16-float vectors.
+template <bool kStore>
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"))) inline float exp_shifted_chunk_avx512(
+    const float* x, float m, float* out, int64_t len) {
+  const __m512 vm = _mm512_set1_ps(m);
+  __m512 acc[2] = {_mm512_set1_ps(-0.0f), _mm512_set1_ps(-0.0f)};
+  int64_t i = 0;
+  for (; i + 32 <= len; i += 32) {
+    const __m512 x0 = _mm512_sub_ps(_mm512_loadu_ps(x + i), vm), x1 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm);
+    __m512 y0, y1;
+    const unsigned b0 = exp16_fast(x0, &y0), b1 = exp16_fast(x1, &y1);
+    const __m512 e0 = exp16_settle(x0, y0, b0), e1 = exp16_settle(x1, y1, b1);
+    if (kStore) {
+      _mm512_storeu_ps(out + i, e0);
+      _mm512_storeu_ps(out + i + 16, e1);
+    }
+    acc[0] = _mm512_add_ps(acc[0], e0);
+    acc[1] = _mm512_add_ps(acc[1], e1);
+  }
+  if (i < len) {
+    alignas(64) float e[32];
+    for (int l = 0; l < 32; ++l) e[l] = i + l < len ? cr_expf(x[i + l] - m) : -0.0f;
+    for (int g = 0; g < 2; ++g) acc[g] = _mm512_add_ps(acc[g], _mm512_load_ps(e + 16 * g));
+    if (kStore)
+      for (int64_t l = 0; i + l < len; ++l) out[i + l] = e[l];
+  }
+  alignas(64) float lanes[kSumLanes];
+  for (int g = 0; g < 2; ++g) _mm512_store_ps(lanes + 16 * g, acc[g]);
+  return lane_tree(lanes);
+}
+
 template <bool kStore>
 inline float exp_shifted_sum_avx2(const float* x, float m, float* out, int64_t n) {
   const int64_t chunks = chunk_count(n);
   float small[16] = {};
   std::vector<float> large(chunks > 16 ? chunks : 0);
+  const bool avx512 = active_isa() == Isa::avx512;
   float* vals = chunks > 16 ? large.data() : small;
   for (int64_t c = 0; c < chunks; ++c) {
     const int64_t begin = c * kSumChunk;
     const int64_t len = n - begin < kSumChunk ? n - begin : kSumChunk;
-    vals[c] = exp_shifted_chunk_avx2<kStore>(x + begin, m, kStore ? out + begin : nullptr, len);
+    vals[c] = avx512 ? exp_shifted_chunk_avx512<kStore>(x + begin, m, kStore ? out + begin : nullptr, len)
+                     : exp_shifted_chunk_avx2<kStore>(x + begin, m, kStore ? out + begin : nullptr, len);
   }
   return finish_from_chunks(vals, chunks);
 }

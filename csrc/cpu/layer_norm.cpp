@@ -51,6 +51,12 @@ REPMODE_TARGET_AVX2 void forward_rows_avx2(const T* x, int64_t i0, int64_t i1, i
 }
 
 template <typename T>
+REPMODE_TARGET_AVX512 void forward_rows_avx512(const T* x, int64_t i0, int64_t i1, int64_t N, const T* w, const T* b,
+                                               T e, T* y, T* mean, T* rstd, T* buf) {
+  forward_rows_body(x, i0, i1, N, w, b, e, y, mean, rstd, buf);
+}
+
+template <typename T>
 void forward_rows_scalar(const T* x, int64_t i0, int64_t i1, int64_t N, const T* w, const T* b, T e, T* y, T* mean,
                          T* rstd, T* buf) {
   forward_rows_body(x, i0, i1, N, w, b, e, y, mean, rstd, buf);
@@ -62,7 +68,9 @@ void layer_norm_forward(const T* x, int64_t M, int64_t N, const T* w, const T* b
   const T e = T(eps);
   parallel_for(M, nthreads, 4 * N, [&](int64_t i0, int64_t i1) {
     std::vector<T> buf(N);
-    if (active_isa() >= Isa::avx2)
+    if (active_isa() == Isa::avx512)
+      forward_rows_avx512(x, i0, i1, N, w, b, e, y, mean, rstd, buf.data());
+    else if (active_isa() == Isa::avx2)
       forward_rows_avx2(x, i0, i1, N, w, b, e, y, mean, rstd, buf.data());
     else
       forward_rows_scalar(x, i0, i1, N, w, b, e, y, mean, rstd, buf.data());
@@ -134,6 +142,12 @@ REPMODE_TARGET_AVX2 void param_grads_avx2(const T* g, const T* x, const T* mean,
 }
 
 template <typename T>
+REPMODE_TARGET_AVX512 void param_grads_avx512(const T* g, const T* x, const T* mean, const T* rstd, int64_t M,
+                                              int64_t N, int64_t j0, int64_t j1, T* dw, T* db) {
+  param_grads_body(g, x, mean, rstd, M, N, j0, j1, dw, db);
+}
+
+template <typename T>
 void param_grads_scalar(const T* g, const T* x, const T* mean, const T* rstd, int64_t M, int64_t N, int64_t j0,
                         int64_t j1, T* dw, T* db) {
   param_grads_body(g, x, mean, rstd, M, N, j0, j1, dw, db);
@@ -163,6 +177,12 @@ REPMODE_TARGET_AVX2 void dx_rows_avx2(const T* g, const T* x, const T* mean, con
 }
 
 template <typename T>
+REPMODE_TARGET_AVX512 void dx_rows_avx512(const T* g, const T* x, const T* mean, const T* rstd, const T* w, int64_t N,
+                                          int64_t i0, int64_t i1, T* dx, T* gw, T* gx) {
+  dx_rows_body(g, x, mean, rstd, w, N, i0, i1, dx, gw, gx);
+}
+
+template <typename T>
 void dx_rows_scalar(const T* g, const T* x, const T* mean, const T* rstd, const T* w, int64_t N, int64_t i0, int64_t i1,
                     T* dx, T* gw, T* gx) {
   dx_rows_body(g, x, mean, rstd, w, N, i0, i1, dx, gw, gx);
@@ -171,11 +191,13 @@ void dx_rows_scalar(const T* g, const T* x, const T* mean, const T* rstd, const 
 template <typename T>
 void layer_norm_backward(const T* g, const T* x, const T* mean, const T* rstd, const T* w, int64_t M, int64_t N, T* dx,
                          T* dw, T* db, int nthreads) {
-  const bool avx2 = active_isa() >= Isa::avx2;
+  const bool avx512 = active_isa() == Isa::avx512, avx2 = active_isa() == Isa::avx2;
   if (dx)
     parallel_for(M, nthreads, 6 * N, [&](int64_t i0, int64_t i1) {
       std::vector<T> gw(N), gx(N);
-      if (avx2)
+      if (avx512)
+        dx_rows_avx512(g, x, mean, rstd, w, N, i0, i1, dx, gw.data(), gx.data());
+      else if (avx2)
         dx_rows_avx2(g, x, mean, rstd, w, N, i0, i1, dx, gw.data(), gx.data());
       else
         dx_rows_scalar(g, x, mean, rstd, w, N, i0, i1, dx, gw.data(), gx.data());
@@ -187,7 +209,9 @@ void layer_norm_backward(const T* g, const T* x, const T* mean, const T* rstd, c
   parallel_for(blocks, nthreads, 3 * kBlock * M, [&](int64_t b0, int64_t b1) {
     const int64_t j0 = b0 * kBlock;
     const int64_t j1 = b1 * kBlock < N ? b1 * kBlock : N;
-    if (avx2)
+    if (avx512)
+      param_grads_avx512(g, x, mean, rstd, M, N, j0, j1, dw, db);
+    else if (avx2)
       param_grads_avx2(g, x, mean, rstd, M, N, j0, j1, dw, db);
     else
       param_grads_scalar(g, x, mean, rstd, M, N, j0, j1, dw, db);

@@ -14,7 +14,7 @@
 //    and after the last group the total, made canonical, is written to C.
 //  * A micro-kernel runs k in order and does one fma per (output, k). Padding rows and
 //    columns of a packed panel only feed outputs that are thrown away.
-//  * Every path (AVX2 or scalar) computes the same fma and additions per output, each exactly
+//  * Every path (AVX-512, AVX2 or scalar) computes the same fma and additions per output, each exactly
 //    rounded, so paths differ in speed only.
 
 #include "matmul.h"
@@ -110,42 +110,48 @@ __attribute__((target("avx2,fma"))) inline __m256d canon4(__m256d x) {
   return _mm256_blendv_pd(x, nan, _mm256_cmp_pd(x, x, _CMP_UNORD_Q));
 }
 
+// gather_rows for 6 rows into micro-panels of DMR rows (element (i, k) to dst[k*DMR + i],
+// i < 6), transposing 6×8 blocks in registers: moving one element at a time made packing A
+// about 5% of a large multiply. A copy: no arithmetic.
+template <int DMR>
+__attribute__((target("avx2,fma"))) void pack6_rows(const float* a, int64_t rs, int64_t kc, float* dst) {
+  constexpr int MR = DMR;
+  int64_t k = 0;
+  for (; k + 8 <= kc; k += 8, dst += 8 * MR) {
+    const float* r = a + k;
+    // Interleave row pairs: t0 holds rows 0,1 of columns 0,1 (low lane) and 4,5
+    // (high lane); t1 the same for columns 2,3 and 6,7.
+    const __m256 t0 = _mm256_unpacklo_ps(_mm256_loadu_ps(r), _mm256_loadu_ps(r + rs));
+    const __m256 t1 = _mm256_unpackhi_ps(_mm256_loadu_ps(r), _mm256_loadu_ps(r + rs));
+    const __m256 t2 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 2 * rs), _mm256_loadu_ps(r + 3 * rs));
+    const __m256 t3 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 2 * rs), _mm256_loadu_ps(r + 3 * rs));
+    const __m256 t4 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 4 * rs), _mm256_loadu_ps(r + 5 * rs));
+    const __m256 t5 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 4 * rs), _mm256_loadu_ps(r + 5 * rs));
+    // Rows 0..3 of column c in the low lane of top[c], of column c+4 in the high lane.
+    const __m256 top[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
+                           _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE)};
+    // Rows 4,5 of columns (0,1), (2,3), (4,5), (6,7), two columns per register.
+    const __m128 bottom[4] = {_mm256_castps256_ps128(t4), _mm256_castps256_ps128(t5), _mm256_extractf128_ps(t4, 1),
+                              _mm256_extractf128_ps(t5, 1)};
+#pragma GCC unroll 4
+    for (int c = 0; c < 4; ++c) {
+      _mm_storeu_ps(dst + c * MR, _mm256_castps256_ps128(top[c]));
+      _mm_storeu_ps(dst + (c + 4) * MR, _mm256_extractf128_ps(top[c], 1));
+      _mm_storel_pi(reinterpret_cast<__m64*>(dst + 2 * c * MR + 4), bottom[c]);
+      _mm_storeh_pi(reinterpret_cast<__m64*>(dst + (2 * c + 1) * MR + 4), bottom[c]);
+    }
+  }
+  for (; k < kc; ++k, dst += MR)
+    for (int i = 0; i < 6; ++i) dst[i] = a[i * rs + k];
+}
+
 // 6×16 floats: 12 ymm accumulators hide the fma latency on two fma pipes, and the other
 // 4 registers hold the two B vectors and a broadcast A element.
 struct Avx2F32Kernel {
   using Elem = float;
   static constexpr int MR = 6, NR = 16, MC = 144, KC = 256, NC = 512;
 
-  // gather_rows for 6 rows, transposing 6×8 blocks in registers: moving one element at
-  // a time made packing A about 5% of a large multiply.
-  __attribute__((target("avx2,fma"))) static void pack_a_rows(const float* a, int64_t rs, int64_t kc, float* dst) {
-    int64_t k = 0;
-    for (; k + 8 <= kc; k += 8, dst += 8 * MR) {
-      const float* r = a + k;
-      // Interleave row pairs: t0 holds rows 0,1 of columns 0,1 (low lane) and 4,5
-      // (high lane); t1 the same for columns 2,3 and 6,7.
-      const __m256 t0 = _mm256_unpacklo_ps(_mm256_loadu_ps(r), _mm256_loadu_ps(r + rs));
-      const __m256 t1 = _mm256_unpackhi_ps(_mm256_loadu_ps(r), _mm256_loadu_ps(r + rs));
-      const __m256 t2 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 2 * rs), _mm256_loadu_ps(r + 3 * rs));
-      const __m256 t3 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 2 * rs), _mm256_loadu_ps(r + 3 * rs));
-      const __m256 t4 = _mm256_unpacklo_ps(_mm256_loadu_ps(r + 4 * rs), _mm256_loadu_ps(r + 5 * rs));
-      const __m256 t5 = _mm256_unpackhi_ps(_mm256_loadu_ps(r + 4 * rs), _mm256_loadu_ps(r + 5 * rs));
-      // Rows 0..3 of column c in the low lane of top[c], of column c+4 in the high lane.
-      const __m256 top[4] = {_mm256_shuffle_ps(t0, t2, 0x44), _mm256_shuffle_ps(t0, t2, 0xEE),
-                             _mm256_shuffle_ps(t1, t3, 0x44), _mm256_shuffle_ps(t1, t3, 0xEE)};
-      // Rows 4,5 of columns (0,1), (2,3), (4,5), (6,7), two columns per register.
-      const __m128 bottom[4] = {_mm256_castps256_ps128(t4), _mm256_castps256_ps128(t5), _mm256_extractf128_ps(t4, 1),
-                                _mm256_extractf128_ps(t5, 1)};
-#pragma GCC unroll 4
-      for (int c = 0; c < 4; ++c) {
-        _mm_storeu_ps(dst + c * MR, _mm256_castps256_ps128(top[c]));
-        _mm_storeu_ps(dst + (c + 4) * MR, _mm256_extractf128_ps(top[c], 1));
-        _mm_storel_pi(reinterpret_cast<__m64*>(dst + 2 * c * MR + 4), bottom[c]);
-        _mm_storeh_pi(reinterpret_cast<__m64*>(dst + (2 * c + 1) * MR + 4), bottom[c]);
-      }
-    }
-    gather_rows<MR>(a + k, rs, kc - k, dst);
-  }
+  static void pack_a_rows(const float* a, int64_t rs, int64_t kc, float* dst) { pack6_rows<MR>(a, rs, kc, dst); }
 
   __attribute__((target("avx2,fma"))) static void tile(int64_t kc, const float* a, const float* b, float* c,
                                                        int64_t ldc, bool add, bool last) {
@@ -215,6 +221,97 @@ struct Avx2F64Kernel {
     }
   }
 };
+
+// ---- AVX-512 ----
+// The same per-lane sequence as the AVX2 kernels (and gemm_chain_step / gemm_chain_finish): one
+// _mm512_fmadd per (output, k) in k order from +0.0, one _mm512_add of the group's partial in c,
+// and a masked blend to the canonical NaN. Only the tile is wider: MR rows × 2 zmm of columns
+// (32 floats or 16 doubles), 2·MR accumulators; the A element is broadcast from the packed panel.
+#define REPMODE_AVX512_GEMM __attribute__((target("avx512f,avx512vl,avx512dq,avx2,fma")))
+
+template <typename T>
+struct Zmm;
+template <>
+struct Zmm<float> {
+  using V = __m512;
+  static constexpr int L = 16;
+  REPMODE_AVX512_GEMM static inline V zero() { return _mm512_setzero_ps(); }
+  REPMODE_AVX512_GEMM static inline V load(const float* p) { return _mm512_loadu_ps(p); }
+  REPMODE_AVX512_GEMM static inline void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  REPMODE_AVX512_GEMM static inline V bcast(const float* p) { return _mm512_set1_ps(*p); }
+  REPMODE_AVX512_GEMM static inline V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  REPMODE_AVX512_GEMM static inline V add(V a, V b) { return _mm512_add_ps(a, b); }
+  REPMODE_AVX512_GEMM static inline V canon(V x) {
+    const __m512 nan = _mm512_castsi512_ps(_mm512_set1_epi32(int(kCanonicalNanBits32)));
+    return _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x, nan);
+  }
+};
+template <>
+struct Zmm<double> {
+  using V = __m512d;
+  static constexpr int L = 8;
+  REPMODE_AVX512_GEMM static inline V zero() { return _mm512_setzero_pd(); }
+  REPMODE_AVX512_GEMM static inline V load(const double* p) { return _mm512_loadu_pd(p); }
+  REPMODE_AVX512_GEMM static inline void store(double* p, V v) { _mm512_storeu_pd(p, v); }
+  REPMODE_AVX512_GEMM static inline V bcast(const double* p) { return _mm512_set1_pd(*p); }
+  REPMODE_AVX512_GEMM static inline V fmadd(V a, V b, V c) { return _mm512_fmadd_pd(a, b, c); }
+  REPMODE_AVX512_GEMM static inline V add(V a, V b) { return _mm512_add_pd(a, b); }
+  REPMODE_AVX512_GEMM static inline V canon(V x) {
+    const __m512d nan = _mm512_castsi512_pd(_mm512_set1_epi64(static_cast<long long>(kCanonicalNanBits64)));
+    return _mm512_mask_blend_pd(_mm512_cmp_pd_mask(x, x, _CMP_UNORD_Q), x, nan);
+  }
+};
+
+// MR×(2 zmm) tiles. float: 12×32 (24 accumulators; the 32 zmm registers hold them, the two B
+// vectors and the broadcast); double: 12×16. MC, NC keep the packed panels within scratch.
+template <typename T, int MR_, int MC_, int NC_>
+struct Avx512Kernel {
+  using Elem = T;
+  using Z = Zmm<T>;
+  using V = typename Z::V;
+  static constexpr int MR = MR_, NR = 2 * Z::L, MC = MC_, KC = 256, NC = NC_;
+
+  static void pack_a_rows(const T* a, int64_t rs, int64_t kc, T* dst) {
+    if constexpr (sizeof(T) == 4 && MR == 12) {  // two 6-row halves of the AVX2 packer
+      pack6_rows<12>(a, rs, kc, dst);
+      pack6_rows<12>(a + 6 * rs, rs, kc, dst + 6);
+    } else {
+      gather_rows<MR>(a, rs, kc, dst);
+    }
+  }
+
+  REPMODE_AVX512_GEMM static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool add, bool last) {
+    V acc[MR][2];
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      acc[i][0] = Z::zero();
+      acc[i][1] = Z::zero();
+    }
+#pragma GCC unroll 2
+    for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
+      const V b0 = Z::load(b);
+      const V b1 = Z::load(b + Z::L);
+#pragma GCC unroll 16
+      for (int i = 0; i < MR; ++i) {
+        const V ai = Z::bcast(a + i);
+        acc[i][0] = Z::fmadd(ai, b0, acc[i][0]);
+        acc[i][1] = Z::fmadd(ai, b1, acc[i][1]);
+      }
+    }
+#pragma GCC unroll 16
+    for (int i = 0; i < MR; ++i) {
+      if (add) {  // gemm_chunk_combine: the group's partial in c plus this chunk's chain
+        acc[i][0] = Z::add(Z::load(c + i * ldc), acc[i][0]);
+        acc[i][1] = Z::add(Z::load(c + i * ldc + Z::L), acc[i][1]);
+      }
+      Z::store(c + i * ldc, last ? Z::canon(acc[i][0]) : acc[i][0]);
+      Z::store(c + i * ldc + Z::L, last ? Z::canon(acc[i][1]) : acc[i][1]);
+    }
+  }
+};
+
+using Avx512F32Kernel = Avx512Kernel<float, 12, 144, 512>;
+using Avx512F64Kernel = Avx512Kernel<double, 12, 96, 256>;
 
 #endif  // REPMODE_GEMM_X86
 
@@ -445,6 +542,7 @@ struct Kernels<float> {
   using Scalar = ScalarKernel<float, 4, 4, 64, 256, 256>;
 #if REPMODE_GEMM_X86
   using Avx2 = Avx2F32Kernel;
+  using Avx512 = Avx512F32Kernel;
 #endif
 };
 template <>
@@ -452,6 +550,7 @@ struct Kernels<double> {
   using Scalar = ScalarKernel<double, 4, 4, 64, 256, 256>;
 #if REPMODE_GEMM_X86
   using Avx2 = Avx2F64Kernel;
+  using Avx512 = Avx512F64Kernel;
 #endif
 };
 
@@ -466,8 +565,8 @@ void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sA
   if (sCn != 1 && sCm == 1) p = transposed(p);
   nthreads = std::max(nthreads, 1);
 #if REPMODE_GEMM_X86
-  // No AVX-512 kernel yet: an AVX-512 CPU takes the AVX2 path (same bits).
-  if (active_isa() != Isa::scalar) return run_gemm<typename Kernels<T>::Avx2>(p, nthreads);
+  if (active_isa() == Isa::avx512) return run_gemm<typename Kernels<T>::Avx512>(p, nthreads);
+  if (active_isa() == Isa::avx2) return run_gemm<typename Kernels<T>::Avx2>(p, nthreads);
 #endif
   run_gemm<typename Kernels<T>::Scalar>(p, nthreads);
 }

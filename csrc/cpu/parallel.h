@@ -39,10 +39,15 @@ void parallel_for(int64_t n, int nthreads, int64_t work_per_item, const Fn& fn) 
 // per-output arithmetic is unchanged (no contraction: -ffp-contract=off, no reassociation).
 // `flatten` inlines every call beneath it (the math routines too), so their explicit fmas
 // become FMA instructions instead of calls to the portable fma.
+// REPMODE_TARGET_AVX512 is the same for AVX-512 (512-bit vectors preferred): wider vectors
+// over the same independent per-lane sequences.
 #if defined(__x86_64__)
 #define REPMODE_TARGET_AVX2 __attribute__((target("avx2,fma"), flatten))
+#define REPMODE_TARGET_AVX512 \
+  __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma,prefer-vector-width=512"), flatten))
 #else
 #define REPMODE_TARGET_AVX2
+#define REPMODE_TARGET_AVX512
 #endif
 #define REPMODE_INLINE inline __attribute__((always_inline))
 
@@ -66,6 +71,11 @@ REPMODE_TARGET_AVX2 void run_avx2(const Body& body, int64_t begin, int64_t end) 
 }
 
 template <typename Body>
+REPMODE_TARGET_AVX512 void run_avx512(const Body& body, int64_t begin, int64_t end) {
+  body(begin, end);
+}
+
+template <typename Body>
 void run_portable(const Body& body, int64_t begin, int64_t end) {
   body(begin, end);
 }
@@ -73,9 +83,11 @@ void run_portable(const Body& body, int64_t begin, int64_t end) {
 // parallel_for over rows whose body(begin, end) is compiled for the active ISA path.
 template <typename Body>
 void rows_parallel(int64_t rows, int nthreads, int64_t work_per_row, const Body& body) {
-  const bool avx2 = active_isa() >= Isa::avx2;
+  const Isa isa = active_isa();
   parallel_for(rows, nthreads, work_per_row, [&](int64_t begin, int64_t end) {
-    if (avx2)
+    if (isa == Isa::avx512)
+      run_avx512(body, begin, end);
+    else if (isa == Isa::avx2)
       run_avx2(body, begin, end);
     else
       run_portable(body, begin, end);

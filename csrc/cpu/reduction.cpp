@@ -39,13 +39,20 @@ REPMODE_TARGET_AVX2 void contiguous_chunks_avx2(const T* p, int64_t n, int64_t c
 }
 
 template <typename T>
+REPMODE_TARGET_AVX512 void contiguous_chunks_avx512(const T* p, int64_t n, int64_t c0, int64_t c1, T* vals) {
+  contiguous_chunks_body(p, n, c0, c1, vals);
+}
+
+template <typename T>
 void contiguous_chunks_scalar(const T* p, int64_t n, int64_t c0, int64_t c1, T* vals) {
   contiguous_chunks_body(p, n, c0, c1, vals);
 }
 
 template <typename T>
 void contiguous_chunks(const T* p, int64_t n, int64_t c0, int64_t c1, T* vals) {
-  if (active_isa() >= Isa::avx2)
+  if (active_isa() == Isa::avx512)
+    contiguous_chunks_avx512(p, n, c0, c1, vals);
+  else if (active_isa() == Isa::avx2)
     contiguous_chunks_avx2(p, n, c0, c1, vals);
   else
     contiguous_chunks_scalar(p, n, c0, c1, vals);
@@ -111,6 +118,11 @@ REPMODE_TARGET_AVX2 void columns_avx2(const T* x, int64_t m0, int64_t width, int
 }
 
 template <typename T>
+REPMODE_TARGET_AVX512 void columns_avx512(const T* x, int64_t m0, int64_t width, int64_t N, int64_t sN, T* cv) {
+  columns_body(x, m0, width, N, sN, cv);
+}
+
+template <typename T>
 void columns_scalar(const T* x, int64_t m0, int64_t width, int64_t N, int64_t sN, T* cv) {
   columns_body(x, m0, width, N, sN, cv);
 }
@@ -126,7 +138,9 @@ void columns_contiguous(const T* x, int64_t M, int64_t N, int64_t sN, T* out, in
     for (int64_t b = b0; b < b1; ++b) {
       const int64_t m0 = b * kColumnBlock;
       const int64_t width = M - m0 < kColumnBlock ? M - m0 : kColumnBlock;
-      if (active_isa() >= Isa::avx2)
+      if (active_isa() == Isa::avx512)
+        columns_avx512(x, m0, width, N, sN, cv.data());
+      else if (active_isa() == Isa::avx2)
         columns_avx2(x, m0, width, N, sN, cv.data());
       else
         columns_scalar(x, m0, width, N, sN, cv.data());
