@@ -74,10 +74,6 @@ register_passthrough(_overloads(
     "aten.empty_permuted.default", "aten._efficientzerotensor.default",
 ), reason="allocation (uninitialised, or zeros): no arithmetic")
 
-register_passthrough(_overloads(
-    "aten.conj_physical.default", "aten.conj_physical_.default",
-), reason="conjugation: a copy (real tensors) or a sign flip of the imaginary parts, exact")
-
 register_passthrough(_overloads("aten.hash_tensor.default"),
                      reason="XOR of the elements' bit patterns: exact integer logic, independent of order")
 
