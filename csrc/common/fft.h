@@ -144,8 +144,7 @@ REPMODE_HD void fft_butterfly(Cx* out, int64_t k, int64_t m, int r, const Cx* tw
 // fft_radix(n), m = n / r, the r subsequences in[j::r] are transformed recursively into
 // out[j m .. (j+1) m), then fft_butterfly for k = 0..m-1 (each k independent). tw is the table
 // of W_N^i for an N that n divides, tstep = N / n.
-REPMODE_HD void fft_recursive(const Cx* in, int64_t is, Cx* out, int64_t n, const Cx* tw, int64_t tstep,
-                              bool forward) {
+REPMODE_HD void fft_recursive(const Cx* in, int64_t is, Cx* out, int64_t n, const Cx* tw, int64_t tstep, bool forward) {
   if (n == 1) {
     out[0] = in[0];
     return;
@@ -174,8 +173,8 @@ REPMODE_HD Cx fft_chirp(int64_t k, int64_t n) {
 // bhat_i = FFT_M(b)_i * (1/M) (each component times the power of two 1/M), b_j = conj(c_j) for
 // 0 <= j < n, b_{M-j} = conj(c_j) for 0 < j < n, 0 elsewhere (direction-adjusted c).
 // chirp: c for this direction (n entries), twM: the table of W_M^i, work: 2 M entries.
-REPMODE_HD void fft_bluestein(const Cx* x, int64_t xs, int64_t n, Cx* out, int64_t M, const Cx* chirp,
-                              const Cx* bhat, const Cx* twM, Cx* work) {
+REPMODE_HD void fft_bluestein(const Cx* x, int64_t xs, int64_t n, Cx* out, int64_t M, const Cx* chirp, const Cx* bhat,
+                              const Cx* twM, Cx* work) {
   Cx* a = work;
   Cx* A = work + M;
   for (int64_t j = 0; j < n; ++j) a[j] = cx_mul(x[j * xs], chirp[j]);

@@ -46,7 +46,7 @@ template <typename T>
 struct GridLimits;
 template <>
 struct GridLimits<float> {
-  static constexpr float round_magic = 8388608.0f;  // 2^23
+  static constexpr float round_magic = 8388608.0f;   // 2^23
   static constexpr float int_limit = 2147483648.0f;  // torch converts floats to int32
 };
 template <>
@@ -273,8 +273,8 @@ template <typename T>
 REPMODE_HD GridAxes<T> grid_axes_of(const GridSampleGeom& g) {
   const bool three = g.nsp == 3;
   return GridAxes<T>{grid_axis<T>(g.W, g.padding, g.align_corners, three),
-                 grid_axis<T>(g.H, g.padding, g.align_corners, three),
-                 grid_axis<T>(g.D, g.padding, g.align_corners, three)};
+                     grid_axis<T>(g.H, g.padding, g.align_corners, three),
+                     grid_axis<T>(g.D, g.padding, g.align_corners, three)};
 }
 
 // The taps of one output position: up to 16 (offset into an input plane at strides xs, weight);
@@ -300,7 +300,8 @@ REPMODE_HD int64_t grid_plane_offset(const GridSampleGeom& g, int64_t z, int64_t
 }
 
 template <typename T>
-REPMODE_HD void grid_taps_at(const GridSampleGeom& g, const GridAxes<T>& ax, const T* gp, bool want_grad, GridTaps<T>& t) {
+REPMODE_HD void grid_taps_at(const GridSampleGeom& g, const GridAxes<T>& ax, const T* gp, bool want_grad,
+                             GridTaps<T>& t) {
   const T gx = gp[0];
   const T gy = gp[g.gs[4]];
   T* gmx = want_grad ? &t.gmx : nullptr;
@@ -323,8 +324,7 @@ REPMODE_HD void grid_taps_at(const GridSampleGeom& g, const GridAxes<T>& ax, con
       yi[i] = grid_tap_index(ax.y, fy + T(-1 + i));
     }
     for (int j = 0; j < 4; ++j)
-      for (int i = 0; i < 4; ++i)
-        t.off[j * 4 + i] = (xi[i] < 0 || yi[j] < 0) ? -1 : yi[j] * g.xs[3] + xi[i] * g.xs[4];
+      for (int i = 0; i < 4; ++i) t.off[j * 4 + i] = (xi[i] < 0 || yi[j] < 0) ? -1 : yi[j] * g.xs[3] + xi[i] * g.xs[4];
     t.count = 16;
     return;
   }
@@ -428,7 +428,7 @@ struct GridGrad {
 // One channel's contributions: grad_input plane gi (may be null) and the grid gradient.
 template <typename T>
 REPMODE_HD void grid_backward_channel(const GridSampleGeom& g, const GridTaps<T>& t, const T* plane, T* gi, T go,
-                                     bool want_grid, GridGrad<T>& acc) {
+                                      bool want_grid, GridGrad<T>& acc) {
   if (g.interp == kGridNearest) {
     if (gi && t.off[0] >= 0) gi[t.off[0]] = gi[t.off[0]] + go;
     return;

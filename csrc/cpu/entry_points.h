@@ -224,8 +224,8 @@ void linalg_svd_jacobi(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t
 // not at all); forward: the direction of c2c (r2c is forward, c2r inverse); reference: every line
 // through the plain scalar fft_recursive / fft_bluestein (no lane walk).
 void fft_lines(int mode, int src_dtype, uintptr_t src, const Ints& src_strides, int dst_dtype, uintptr_t dst,
-               int64_t outer, int64_t inner, int64_t n_src, int64_t n_fft, int64_t n_dst, bool forward,
-               double divisor, int nthreads, bool reference);
+               int64_t outer, int64_t inner, int64_t n_src, int64_t n_fft, int64_t n_dst, bool forward, double divisor,
+               int nthreads, bool reference);
 // Test aid: (re, im) of the twiddle W_n^k = exp(-2 pi i k / n), 0 <= k < n.
 std::vector<double> fft_twiddle_of(int64_t k, int64_t n);
 // |z| of n contiguous complex values (interleaved pairs of dtype) into n reals.

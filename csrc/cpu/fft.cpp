@@ -30,9 +30,9 @@ using Table = std::vector<Cx>;
 using TablePtr = std::shared_ptr<const Table>;
 
 std::mutex cache_mutex;
-std::map<int64_t, TablePtr> twiddle_cache;                   // N -> W_N^i
-std::map<std::pair<int64_t, bool>, TablePtr> chirp_cache;    // (n, forward) -> chirp c_k
-std::map<std::pair<int64_t, bool>, TablePtr> filter_cache;   // (n, forward) -> bhat
+std::map<int64_t, TablePtr> twiddle_cache;                  // N -> W_N^i
+std::map<std::pair<int64_t, bool>, TablePtr> chirp_cache;   // (n, forward) -> chirp c_k
+std::map<std::pair<int64_t, bool>, TablePtr> filter_cache;  // (n, forward) -> bhat
 
 // The caches hold at most kCacheEntries complex values in all: a new table that would pass the
 // bound empties them first (tables in use stay alive through their shared_ptr; a dropped table is
@@ -201,7 +201,9 @@ namespace lanes_avx2 {
 
 // The two copies of the lane walk, as types for run_lines_with.
 struct LanesPortable {
-  static void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* w) { lanes_portable::lane_transform(p, x, y, w); }
+  static void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* w) {
+    lanes_portable::lane_transform(p, x, y, w);
+  }
   static void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* w, CxL* a, CxL* b) {
     lanes_portable::line_transform(p, x, y, w, a, b);
   }
@@ -374,8 +376,8 @@ void run_lines(int mode, const S* src, const Ints& ss, D* dst, int64_t outer, in
 }  // namespace
 
 void fft_lines(int mode, int src_dtype, uintptr_t src, const Ints& src_strides, int dst_dtype, uintptr_t dst,
-               int64_t outer, int64_t inner, int64_t n_src, int64_t n_fft, int64_t n_dst, bool forward,
-               double divisor, int nthreads, bool reference) {
+               int64_t outer, int64_t inner, int64_t n_src, int64_t n_fft, int64_t n_dst, bool forward, double divisor,
+               int nthreads, bool reference) {
   if (mode < kC2C || mode > kC2R) throw std::invalid_argument("fft_lines: unknown mode " + std::to_string(mode));
   if (src_strides.size() != 3) throw std::invalid_argument("fft_lines: src_strides needs 3 entries");
   if (n_fft < 1) throw std::invalid_argument("fft_lines: the transform length must be positive");

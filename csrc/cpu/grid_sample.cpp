@@ -187,7 +187,7 @@ void backward_reference(const T* go, const T* x, const T* grid, T* gi, T* gg, co
             if (g.interp != kGridNearest)
               for (int64_t c = 0; c < g.C; ++c)
                 grid_backward_channel<T>(g, t, x + n * g.xs[0] + c * g.xs[1], nullptr, go_at(n, c, od, oh, ow), true,
-                                    acc);
+                                         acc);
             grid_write_grad<T>(g, t, acc, gg + n * g.gs[0] + od * g.gs[1] + oh * g.gs[2] + ow * g.gs[3]);
           }
 }

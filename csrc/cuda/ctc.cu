@@ -73,12 +73,18 @@ __global__ void ctc_backward_kernel(CtcArgs a, const T* lp, const T* grad_out, i
 CtcArgs ctc_args(int64_t T, int64_t B, int64_t C, int64_t lp_ts, int64_t lp_bs, int64_t lp_cs, uintptr_t targets,
                  uintptr_t tg_offsets, int64_t tg_stride, uintptr_t input_lengths, uintptr_t target_lengths,
                  int64_t blank) {
-  return CtcArgs{T,         B,
-                 C,         lp_ts,
-                 lp_bs,     lp_cs,
-                 ptr<const int64_t>(targets), ptr<const int64_t>(tg_offsets),
-                 tg_stride, ptr<const int64_t>(input_lengths),
-                 ptr<const int64_t>(target_lengths), blank};
+  return CtcArgs{T,
+                 B,
+                 C,
+                 lp_ts,
+                 lp_bs,
+                 lp_cs,
+                 ptr<const int64_t>(targets),
+                 ptr<const int64_t>(tg_offsets),
+                 tg_stride,
+                 ptr<const int64_t>(input_lengths),
+                 ptr<const int64_t>(target_lengths),
+                 blank};
 }
 
 }  // namespace
@@ -96,7 +102,7 @@ void ctc_loss_forward(int dtype, int64_t T, int64_t B, int64_t C, uintptr_t lp, 
     if (B <= 0) return;
     StreamScratch<double> alpha(B * T * S_max, scope.get());
     ctc_forward_kernel<V><<<blocks_for(B, 64), 64, 0, scope.get()>>>(a, ptr<const V>(lp), S_max, ptr<V>(nll),
-                                                                      ptr<V>(log_alpha), alpha.get());
+                                                                     ptr<V>(log_alpha), alpha.get());
     check_launch("ctc_forward_kernel");
   });
 }
@@ -116,8 +122,8 @@ void ctc_loss_backward(int dtype, int64_t T, int64_t B, int64_t C, uintptr_t lp,
     StreamScratch<double> beta(B * T * S_max, scope.get());
     StreamScratch<double> lg(B * C, scope.get());
     ctc_backward_kernel<V><<<blocks_for(B, 64), 64, 0, scope.get()>>>(a, ptr<const V>(lp), ptr<const V>(grad_out),
-                                                                       go_stride, zero_infinity, ptr<V>(grad),
-                                                                       alpha.get(), beta.get(), lg.get(), S_max);
+                                                                      go_stride, zero_infinity, ptr<V>(grad),
+                                                                      alpha.get(), beta.get(), lg.get(), S_max);
     check_launch("ctc_backward_kernel");
   });
 }
