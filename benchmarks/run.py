@@ -266,6 +266,26 @@ def case_models():
     return rows
 
 
+def case_fft():
+    """issue 28: a batch of 1,024 complex64 transforms of length 1,024, one of length 2^20, and a
+    prime-length (Bluestein) rfft batch (benchmarks/bench_fft.py)."""
+    import bench_fft
+    return [_row(name, native, rep) for name, native, rep in bench_fft.main(threads=torch.get_num_threads())]
+
+
+def case_linalg():
+    """issue 27: Cholesky, QR and eigh of a 512 x 512 float32 matrix (benchmarks/bench_linalg.py's
+    inputs), one call each timed (eigh takes seconds in repmode)."""
+    from bench_linalg import _inputs
+    x, spd, sym, _ = (t.float() for t in _inputs(512))
+    rows = []
+    for name, fn, repeats in (("cholesky", lambda: torch.linalg.cholesky(spd), 3),
+                              ("qr", lambda: torch.linalg.qr(x), 2), ("eigh", lambda: torch.linalg.eigh(sym), 1)):
+        native, rep = compare(fn, repeats, rounds=1)
+        rows.append(_row(f"linalg.{name} of 512×512 float32", native, rep))
+    return rows
+
+
 def case_cnn_step():
     return _example_step("train_cnn", "CNN training step (examples/train_cnn.py, batch 64, SGD momentum)")
 
@@ -391,6 +411,8 @@ CASES = {
     "trace": case_trace,
     "ddp": case_ddp_step,
     "models": case_models,
+    "fft": case_fft,
+    "linalg": case_linalg,
 }
 
 
