@@ -47,6 +47,7 @@ def _import_families() -> None:
         linalg,
         losses,
         margin_losses,
+        mathtail,
         matmul,
         padding,
         passthrough,
