@@ -42,7 +42,10 @@ _family(aten.acos.default, aten.acos_.default, aten.acos.out, operands=_unary(AC
 _family(aten.atan2.default, aten.atan2_.default, aten.atan2.out, operands=_binary(ATAN2), dtypes=dtypes_of(ATAN2))
 
 # hyperbolic functions, tan and log10 (csrc/common/math_tail.h)
-for _name, _op in (("sinh", SINH), ("cosh", COSH), ("tan", TAN), ("log10", LOG10), ("asinh", ASINH),
-                   ("acosh", ACOSH), ("atanh", ATANH)):
-    _family(getattr(aten, _name).default, getattr(aten, _name + "_").default, getattr(aten, _name).out,
-            operands=_unary(_op), dtypes=dtypes_of(_op))
+_family(aten.sinh.default, aten.sinh_.default, aten.sinh.out, operands=_unary(SINH), dtypes=dtypes_of(SINH))
+_family(aten.cosh.default, aten.cosh_.default, aten.cosh.out, operands=_unary(COSH), dtypes=dtypes_of(COSH))
+_family(aten.tan.default, aten.tan_.default, aten.tan.out, operands=_unary(TAN), dtypes=dtypes_of(TAN))
+_family(aten.log10.default, aten.log10_.default, aten.log10.out, operands=_unary(LOG10), dtypes=dtypes_of(LOG10))
+_family(aten.asinh.default, aten.asinh_.default, aten.asinh.out, operands=_unary(ASINH), dtypes=dtypes_of(ASINH))
+_family(aten.acosh.default, aten.acosh_.default, aten.acosh.out, operands=_unary(ACOSH), dtypes=dtypes_of(ACOSH))
+_family(aten.atanh.default, aten.atanh_.default, aten.atanh.out, operands=_unary(ATANH), dtypes=dtypes_of(ATANH))

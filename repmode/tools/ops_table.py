@@ -42,6 +42,7 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "convolution": "Convolution",
     "elementwise": "Elementwise",
     "elementwise_more": "More elementwise functions",
+    "mathtail": "Inverse trigonometric and hyperbolic functions, tan, log10",
     "embedding": "Embedding",
     "foreach": "Optimizers",
     "fused_optim": "Optimizers",

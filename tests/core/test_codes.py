@@ -109,7 +109,8 @@ UNARY = {
     "ATAN": (torch.atan, X), "ASIN": (torch.asin, [-0.9, -0.25, 0.0, 0.125, 0.5, 0.99]),
     "ACOS": (torch.acos, [-0.9, -0.25, 0.0, 0.125, 0.5, 0.99]), "SINH": (torch.sinh, X), "COSH": (torch.cosh, X),
     "TAN": (torch.tan, X), "LOG10": (torch.log10, POS), "ASINH": (torch.asinh, X),
-    "ACOSH": (torch.acosh, [1.0, 1.125, 1.5, 2.5, 3.0, 10.0]), "ATANH": (torch.atanh, [-0.9, -0.25, 0.0, 0.125, 0.5, 0.99]),
+    "ACOSH": (torch.acosh, [1.0, 1.125, 1.5, 2.5, 3.0, 10.0]),
+    "ATANH": (torch.atanh, [-0.9, -0.25, 0.0, 0.125, 0.5, 0.99]),
 }
 PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0), "ROUND_DECIMALS": (10.0, 0.0), "SOFTSHRINK": (0.6, 0.0)}
 BINARY = {
