@@ -54,6 +54,12 @@ void elementwise_contiguous(int op, int64_t n, T* out, const T* a, const T* b, i
                  [&](int64_t begin, int64_t end) { unary_array(op, a + begin, out + begin, end - begin); });
     return;
   }
+  if (b != nullptr && c == nullptr && binary_array_op<T>(op, sb)) {  // likewise, two operands
+    parallel_for(n, nthreads, 8, [&](int64_t begin, int64_t end) {
+      binary_array(op, a + begin, b + begin * sb, sb, out + begin, end - begin);
+    });
+    return;
+  }
   const T zero = T(0);
   EwJob<T> job;
   job.flat = true;

@@ -19,6 +19,7 @@
 #include <random>
 
 #include "../../common/math_atan.h"
+#include "../../cpu/vec_math_atan_avx2.h"
 #include "../math_verify.h"
 
 namespace {
@@ -31,7 +32,7 @@ __float128 asin_q(__float128 x) { return asinq(x); }
 long double acos_ld(long double x) { return acosl(x); }
 __float128 acos_q(__float128 x) { return acosq(x); }
 
-verify::RegisterUnary atanf_case({"atanf", repmode::cr_atanf, atan_ld, atan_q});
+verify::RegisterUnary atanf_case({"atanf", repmode::cr_atanf, atan_ld, atan_q, repmode::cpu::atan_array_avx2});
 verify::RegisterUnary asinf_case({"asinf", repmode::cr_asinf, asin_ld, asin_q});
 verify::RegisterUnary acosf_case({"acosf", repmode::cr_acosf, acos_ld, acos_q});
 verify::RegisterDouble atan_case({"atan", repmode::repmode_atan, atan_q, 1e-30, 1e30});
