@@ -349,8 +349,9 @@ REPMODE_HD float cr_atan2f_impl(float yf, float xf, int* path) {
 }
 
 // asin / acos of float32: the octant arithmetic on (|x|, sqrt(1 - x^2)) or (sqrt(1 - x^2), |x|).
-// For 2^-13 <= |x| < 1, 1 - |x| and 1 + |x| are exact in double (at most 37 significant
-// bits), so s = RN(sqrt(RN((1 - |x|)(1 + |x|)))) is within 1.5 u of sqrt(1 - x^2); the ratio
+// For 2^-26 <= |x| < 1 (asin: 2^-12, acos: 2^-26 are the smallest reaching here), 1 - |x|
+// and 1 + |x| are exact in double (at most 50 significant bits), so
+// s = RN(sqrt(RN((1 - |x|)(1 + |x|)))) is within 1.5 u of sqrt(1 - x^2); the ratio
 // the core sees is off by <= 1.5 u relative, which moves atan by at most 1.5 u of itself
 // (t/((1 + t^2) atan t) <= 1) -- or, in the swapped octant, by <= 1.5 u/2 absolute against a
 // result >= pi/4. With the core's general 8.7 u and the octant step: < 13 u < 2^-49.2.

@@ -117,9 +117,9 @@ REPMODE_HD double sinh_poly(double z) {
 //  * cosh: E + 1/E adds no cancellation: <= 3.35 u + u = 4.35 u.
 //  * sinh, a >= 1/4: |error of E - 1/E| <= 3.35 u (E + 1/E), relative 3.35 u coth(a) <=
 //    3.35 u * 4.083 (a >= 1/4) plus the subtraction's rounding: < 14.7 u.
-//  * sinh, a < 1/4: a + a (z P(z)) with z = a^2 exact... (rounded once, u), P's Horner steps
-//    (< 3 u of P), the truncation after a^11/11! (< a^12/13! < 2^-56.5 relative): the term
-//    a z P < 0.0105 a carries < 6 u of itself, the final addition u: < 1.07 u.
+//  * sinh, a < 1/4: a + a (z P(z)) with z = RN(a^2), P's Horner steps (< 3 u of P) and the
+//    truncation after a^11/11! (< a^12/13! < 2^-56.5 relative): the term a z P < 0.0105 a
+//    carries < 6 u of itself, the final addition u: < 1.07 u.
 // Results >= 2^-12 (normal). Overflow: a <= 89.5 keeps E < 2^129.2 (no double overflow); a
 // result above FLT_MAX + ulp/2 converts to +-inf, the correctly rounded overflow.
 REPMODE_HD float sinhcoshf_impl(float xf, bool cosh, int* path) {
