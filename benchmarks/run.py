@@ -134,6 +134,22 @@ def case_unary_math():
     return rows
 
 
+def case_math_tail():
+    """atan2 (rotary/polar code), tan, sinh of 16M float32: the correctly rounded scalar routines of
+    csrc/common/math_atan.h and math_tail.h (no SIMD copy yet) against native torch."""
+    g = torch.Generator().manual_seed(0)
+    y, x = torch.randn(16 * 2**20, generator=g), torch.randn(16 * 2**20, generator=g)
+    rows = []
+    native, rep = compare(lambda: torch.atan2(y, x), repeats=5)
+    rows.append(_row("atan2 of 16M float32 pairs (correctly rounded in repmode)", native, rep, y.numel() * 12 / 1e9,
+                     "GB/s"))
+    for name, fn in (("tan", torch.tan), ("sinh", torch.sinh)):
+        native, rep = compare(lambda: fn(x), repeats=5)
+        rows.append(_row(f"{name} of 16M float32 (correctly rounded in repmode)", native, rep, x.numel() * 8 / 1e9,
+                         "GB/s"))
+    return rows
+
+
 def case_scatter_add():
     """16M source elements added into 1M destinations (about 16 contributions each, random indices):
     repmode adds them in increasing source position (the compiled walk: threads own destination
@@ -398,6 +414,7 @@ CASES = {
     "softmax": case_softmax,
     "sort_topk": case_sort_topk,
     "unary_math": case_unary_math,
+    "math_tail": case_math_tail,
     "random": case_random,
     "scatter_add16M": case_scatter_add,
     "conv": case_conv,

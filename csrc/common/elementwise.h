@@ -99,7 +99,18 @@ namespace repmode {
   X(softshrink, 76)             /* p0 = lambd */                                         \
   X(log_sigmoid, 77)                                                                     \
   X(log_sigmoid_backward, 78)   /* a = grad, b = input */                                \
-  X(glu, 79)                    /* a * sigmoid(b), a and b the halves */
+  X(glu, 79)                    /* a * sigmoid(b), a and b the halves */                 \
+  X(atan, 80)                   /* correctly rounded for float32 (math_atan.h) */        \
+  X(atan2, 81)                  /* atan2(a, b), correctly rounded for float32 */         \
+  X(asin, 82)                                                                            \
+  X(acos, 83)                                                                            \
+  X(sinh, 84)                   /* correctly rounded for float32 (math_tail.h) */        \
+  X(cosh, 85)                                                                            \
+  X(tan, 86)                                                                             \
+  X(log10, 87)                                                                           \
+  X(asinh, 88)                                                                           \
+  X(acosh, 89)                                                                           \
+  X(atanh, 90)
 // clang-format on
 
 enum class EwOp : int {
@@ -412,6 +423,23 @@ REPMODE_EW(sinc, {
   return narrow<T>(s / (kPi * x));
 })
 REPMODE_EW(hypot, return canon(hypot_of(a, b));)
+
+// ---- inverse trigonometric functions (csrc/common/math_atan.h: correctly rounded float32,
+// float64 within 0.5 ulp + 2^-95) ----
+REPMODE_EW(atan, return canon(atan_of(a));)
+REPMODE_EW(atan2, return canon(atan2_of(a, b));)
+REPMODE_EW(asin, return canon(asin_of(a));)
+REPMODE_EW(acos, return canon(acos_of(a));)
+
+// ---- hyperbolic functions, tan, log10 (csrc/common/math_tail.h: correctly rounded float32,
+// float64 within the bounds of docs/math.md) ----
+REPMODE_EW(sinh, return canon(sinh_of(a));)
+REPMODE_EW(cosh, return canon(cosh_of(a));)
+REPMODE_EW(tan, return canon(tan_of(a));)
+REPMODE_EW(log10, return canon(log10_of(a));)
+REPMODE_EW(asinh, return canon(asinh_of(a));)
+REPMODE_EW(acosh, return canon(acosh_of(a));)
+REPMODE_EW(atanh, return canon(atanh_of(a));)
 REPMODE_EW(ldexp, return canon(ldexp_of(a, b));)
 
 // ---- mobile activations: torch's own chains of single operations in T (docs/semantics.md,

@@ -17,6 +17,7 @@
 #include "vec_math_hyperbolic_avx2.h"
 #include "vec_math_avx512.h"
 #include "vec_math_more_avx512.h"
+#include "vec_math_atan_avx2.h"
 #endif
 
 namespace repmode::cpu {
@@ -39,7 +40,7 @@ inline bool unary_array_op(int op) {
 #if defined(__x86_64__)
   if (sizeof(T) == 4 && active_isa() >= Isa::avx2)
     return op == int(EwOp::exp) || op == int(EwOp::log) || op == int(EwOp::tanh) || op == int(EwOp::sigmoid) ||
-           op == int(EwOp::erf) || op == int(EwOp::gelu);
+           op == int(EwOp::erf) || op == int(EwOp::gelu) || op == int(EwOp::atan);
 #endif
   (void)op;
   return false;
@@ -70,6 +71,8 @@ inline void unary_array(int op, const float* in, float* out, int64_t n) {
       return erf_array_avx2(in, out, n);
     case EwOp::gelu:
       return gelu_array_avx2(in, out, n);
+    case EwOp::atan:
+      return atan_array_avx2(in, out, n);
     default:
       break;
   }
@@ -77,6 +80,26 @@ inline void unary_array(int op, const float* in, float* out, int64_t n) {
   (void)op, (void)in, (void)out, (void)n;
 }
 inline void unary_array(int, const double*, double*, int64_t) {}
+
+// Two-operand elementwise ops whose float32 formula has an AVX2 array version with the same bits
+// (b an array, sb = 1, or one value, sb = 0).
+template <typename T>
+inline bool binary_array_op(int op, int64_t sb) {
+#if defined(__x86_64__)
+  if (sizeof(T) == 4 && active_isa() >= Isa::avx2 && (sb == 0 || sb == 1)) return op == int(EwOp::atan2);
+#endif
+  (void)op, (void)sb;
+  return false;
+}
+
+// out[i] = EwFormula<float, op>(a[i], b[i * sb]) for an op accepted by binary_array_op<float>.
+inline void binary_array(int op, const float* a, const float* b, int64_t sb, float* out, int64_t n) {
+#if defined(__x86_64__)
+  if (op == int(EwOp::atan2)) return atan2_array_avx2(a, b, sb, out, n);
+#endif
+  (void)op, (void)a, (void)b, (void)sb, (void)out, (void)n;
+}
+inline void binary_array(int, const double*, const double*, int64_t, double*, int64_t) {}
 
 // The row maximum of the staged softmax/log_softmax paths. NaN wins, as in row_max; which of
 // +0/-0 is returned for a zero maximum may differ from row_max, and no output depends on it:

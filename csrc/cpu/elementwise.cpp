@@ -37,7 +37,9 @@ EwLayout coalesce(const std::vector<int64_t>& sizes, const std::vector<int64_t>*
 
 template <typename T>
 void dispatch(int op, const EwJob<T>& job) {
-  if (run_arith<T>(op, job) || run_math<T>(op, job) || run_activations<T>(op, job) || run_more<T>(op, job)) return;
+  if (run_arith<T>(op, job) || run_math<T>(op, job) || run_activations<T>(op, job) || run_more<T>(op, job) ||
+      run_mathtail<T>(op, job))
+    return;
   throw std::invalid_argument("repmode: unknown elementwise op code " + std::to_string(op));
 }
 
@@ -50,6 +52,12 @@ void elementwise_contiguous(int op, int64_t n, T* out, const T* a, const T* b, i
   if (unary_array_op<T>(op)) {  // same bits as the formula, through the SIMD array routines
     parallel_for(n, nthreads, 8,
                  [&](int64_t begin, int64_t end) { unary_array(op, a + begin, out + begin, end - begin); });
+    return;
+  }
+  if (b != nullptr && c == nullptr && binary_array_op<T>(op, sb)) {  // likewise, two operands
+    parallel_for(n, nthreads, 8, [&](int64_t begin, int64_t end) {
+      binary_array(op, a + begin, b + begin * sb, sb, out + begin, end - begin);
+    });
     return;
   }
   const T zero = T(0);

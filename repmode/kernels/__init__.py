@@ -51,6 +51,7 @@ def _import_families() -> None:
         linear_cross_entropy,
         losses,
         margin_losses,
+        mathtail,
         matmul,
         moe,
         padding,

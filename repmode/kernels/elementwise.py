@@ -61,6 +61,9 @@ _EXACT_FOR_INTEGERS = {ADD, SUB, MUL, NEG, RELU, ABS, MINIMUM, MAXIMUM, CLAMP, S
 # Ops whose result is floating even for integer inputs (torch's rule: the default dtype).
 _FLOAT_RESULT = {DIV, EXP, LOG, LOG1P, EXPM1, LOG2, EXP2, TANH, SIGMOID, ERF, ERFC, SIN, COS, RSQRT, SQRT,
                  RECIPROCAL, COPYSIGN, XLOG1PY, SINC, LOGIT}
+# (the math long tail, repmode/kernels/mathtail.py: integer inputs give the default float dtype)
+_FLOAT_RESULT |= {_EW[n] for n in ("ATAN", "ATAN2", "ASIN", "ACOS", "SINH", "COSH", "TAN", "LOG10", "ASINH", "ACOSH",
+                                   "ATANH")}
 
 
 def dtypes_of(*ops) -> tuple[str, ...]:

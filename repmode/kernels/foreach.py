@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from ..registry import DISPATCH, REGISTRY, overloads_named, register_composite
-from . import elementwise, elementwise_more, integer, matmul, passthrough, reduction  # noqa: F401  (registrations looked up here)
+from . import elementwise, elementwise_more, integer, mathtail, matmul, passthrough, reduction  # noqa: F401  (registrations looked up here)
 from ._common import call_registered
 
 aten = torch.ops.aten
@@ -172,7 +172,13 @@ FOREACH_OVERLOADS = (
     "aten._foreach_sub.List", "aten._foreach_sub.Scalar", "aten._foreach_sub.ScalarList",
     "aten._foreach_sub_.List", "aten._foreach_sub_.Scalar", "aten._foreach_sub_.ScalarList",
     "aten._foreach_tanh.default", "aten._foreach_tanh_.default", "aten._foreach_trunc.default",
-    "aten._foreach_trunc_.default", "aten._foreach_zero_.default"
+    "aten._foreach_trunc_.default", "aten._foreach_zero_.default",
+    # the math long tail (repmode/kernels/mathtail.py)
+    "aten._foreach_acos.default", "aten._foreach_acos_.default", "aten._foreach_asin.default",
+    "aten._foreach_asin_.default", "aten._foreach_atan.default", "aten._foreach_atan_.default",
+    "aten._foreach_cosh.default", "aten._foreach_cosh_.default", "aten._foreach_log10.default",
+    "aten._foreach_log10_.default", "aten._foreach_sinh.default", "aten._foreach_sinh_.default",
+    "aten._foreach_tan.default", "aten._foreach_tan_.default",
 
 )
 

@@ -43,6 +43,7 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "fft": "FFT",
     "elementwise": "Elementwise",
     "elementwise_more": "More elementwise functions",
+    "mathtail": "Inverse trigonometric and hyperbolic functions, tan, log10",
     "embedding": (("aten._embedding_bag", "EmbeddingBag"), ("aten.", "Embedding")),
     "foreach": "Optimizers",
     "fused_optim": "Optimizers",

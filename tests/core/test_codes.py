@@ -28,6 +28,8 @@ PINNED = {
         "LOGIT_BACKWARD": 67, "XLOG1PY": 68, "SINC": 69, "HYPOT": 70, "LDEXP": 71,
         "HARDSWISH": 72, "HARDSWISH_BACKWARD": 73, "HARDSIGMOID": 74, "HARDSIGMOID_BACKWARD": 75, "SOFTSHRINK": 76,
         "LOG_SIGMOID": 77, "LOG_SIGMOID_BACKWARD": 78, "GLU": 79,
+        "ATAN": 80, "ATAN2": 81, "ASIN": 82, "ACOS": 83, "SINH": 84, "COSH": 85, "TAN": 86, "LOG10": 87,
+        "ASINH": 88, "ACOSH": 89, "ATANH": 90,
     },
     "RandomDist": {"UNIFORM": 0, "NORMAL": 1, "EXPONENTIAL": 3, "GEOMETRIC": 4, "LOG_NORMAL": 5, "CAUCHY": 6},
     "PoolKind": {"MAX": 0, "AVG": 1, "ADAPTIVE_AVG": 2, "ADAPTIVE_MAX": 3},
@@ -105,6 +107,11 @@ UNARY = {
     "FREXP_MANTISSA": (lambda t: torch.frexp(t)[0], X),
     "FREXP_EXPONENT": (lambda t: torch.frexp(t)[1].to(torch.float64), X),
     "NAN_TO_NUM": (torch.nan_to_num, X), "ROUND_DECIMALS": (lambda t: torch.round(t, decimals=1), X),
+    "ATAN": (torch.atan, X), "ASIN": (torch.asin, [-0.9, -0.25, 0.0, 0.125, 0.5, 0.99]),
+    "ACOS": (torch.acos, [-0.9, -0.25, 0.0, 0.125, 0.5, 0.99]), "SINH": (torch.sinh, X), "COSH": (torch.cosh, X),
+    "TAN": (torch.tan, X), "LOG10": (torch.log10, POS), "ASINH": (torch.asinh, X),
+    "ACOSH": (torch.acosh, [1.0, 1.125, 1.5, 2.5, 3.0, 10.0]),
+    "ATANH": (torch.atanh, [-0.9, -0.25, 0.0, 0.125, 0.5, 0.99]),
 }
 PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0), "ROUND_DECIMALS": (10.0, 0.0), "SOFTSHRINK": (0.6, 0.0)}
 BINARY = {
@@ -115,6 +122,7 @@ BINARY = {
     "LOGADDEXP": torch.logaddexp, "LOGADDEXP2": torch.logaddexp2, "XLOG1PY": torch.special.xlog1py,
     "HYPOT": torch.hypot, "LDEXP": lambda a, b: torch.ldexp(a, b.round().to(torch.int64)),
     "GLU": lambda a, b: F.glu(torch.cat([a, b])),
+    "ATAN2": torch.atan2,
     "HARDSWISH_BACKWARD": lambda g, x: torch.ops.aten.hardswish_backward(g, x),
     # (torch's float64 kernel multiplies by the float32 constant RN32(1/6); repmode by RN64(1/6))
     "HARDSIGMOID_BACKWARD": lambda g, x: torch.where((x > -3) & (x < 3), g * (1.0 / 6.0), 0.0),

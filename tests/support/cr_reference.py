@@ -15,6 +15,10 @@ _MP = {
     "tanh": mpmath.tanh, "sigmoid": lambda x: 1 / (1 + mpmath.exp(-x)), "erf": mpmath.erf, "erfc": mpmath.erfc,
     "rsqrt": lambda x: 1 / mpmath.sqrt(x), "sqrt": mpmath.sqrt, "reciprocal": lambda x: 1 / x,
     "pow": mpmath.power,
+    # the math long tail (csrc/common/math_atan.h, math_tail.h)
+    "atan": mpmath.atan, "asin": mpmath.asin, "acos": mpmath.acos, "atan2": mpmath.atan2, "sinh": mpmath.sinh,
+    "cosh": mpmath.cosh, "tan": mpmath.tan, "log10": mpmath.log10, "asinh": mpmath.asinh, "acosh": mpmath.acosh,
+    "atanh": mpmath.atanh,
 }
 
 _F64 = {
@@ -22,6 +26,9 @@ _F64 = {
     "log1p": torch.log1p, "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh, "sigmoid": torch.sigmoid,
     "erf": torch.erf, "erfc": torch.erfc, "rsqrt": torch.rsqrt, "sqrt": torch.sqrt,
     "reciprocal": torch.reciprocal, "pow": torch.pow,
+    "atan": torch.atan, "asin": torch.asin, "acos": torch.acos, "atan2": torch.atan2, "sinh": torch.sinh,
+    "cosh": torch.cosh, "tan": torch.tan, "log10": torch.log10, "asinh": torch.asinh, "acosh": torch.acosh,
+    "atanh": torch.atanh,
 }
 
 F32_MAX = float(torch.finfo(torch.float32).max)
