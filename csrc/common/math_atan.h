@@ -56,8 +56,8 @@
 
 #include "defs.h"
 #include "math.h"
-#include "math_hyperbolic.h"   // dd_div, f32_boundary_within
-#include "math_log_family.h"   // f32_to_double_exact
+#include "math_hyperbolic.h"  // dd_div, f32_boundary_within
+#include "math_log_family.h"  // f32_to_double_exact
 
 namespace repmode {
 namespace math_detail {
@@ -274,8 +274,7 @@ REPMODE_HD_COLD float atan_accurate_round(DD w, uint32_t sign, int* path) {
 // atan(q) = q - q^3/3 + ... lies just below the boundary (by q^3/3, far inside the accurate
 // path's bound) and rounds down. Recognised exactly: q = RN(a/b) with a - q b == 0 (two_prod)
 // and q equidistant from the two float32 values around it.
-REPMODE_HD_COLD float atan2f_accurate_path(double a, double b, bool swap, bool xneg, uint32_t sign,
-                                           int* path) {
+REPMODE_HD_COLD float atan2f_accurate_path(double a, double b, bool swap, bool xneg, uint32_t sign, int* path) {
   DD v = atan_core_accurate(DD{a, 0.0}, DD{b, 0.0});
   float out = atan_accurate_round(octant_accurate(v, swap, xneg), sign, path);
   if (path && *path != 3) return out;

@@ -341,8 +341,8 @@ REPMODE_HD float cr_atanhf_impl(float xf, int* path) {
   uint32_t ax = ux & 0x7fffffffu;
   uint32_t sign = ux & 0x80000000u;
   if (path) *path = 0;
-  if (ax > 0x3f800000u) return Canonical<float>::nan();                        // |x| > 1, inf, NaN
-  if (ax == 0x3f800000u) return float_from_bits(0x7f800000u | sign);          // atanh(+-1) = +-inf
+  if (ax > 0x3f800000u) return Canonical<float>::nan();               // |x| > 1, inf, NaN
+  if (ax == 0x3f800000u) return float_from_bits(0x7f800000u | sign);  // atanh(+-1) = +-inf
   // |x| < 2^-12: atanh = x + x^3/3 + ...: x^2/3 < 2^-25.58 relative: x.
   if (ax < 0x39800000u) return xf;
   double a = double(float_from_bits(ax));

@@ -104,10 +104,10 @@ REPMODE_ATAN_AVX2_FN inline void atan2_array_avx2(const float* y, const float* x
                                       _mm256_or_si256(_mm256_cmpeq_epi32(ex, zero), _mm256_cmpeq_epi32(ex, top)));
     unsigned flag = unsigned(_mm256_movemask_ps(_mm256_castsi256_ps(special)));
     int f0, f1;
-    __m256d w0 = atan2_fast4(_mm256_cvtps_pd(_mm256_castps256_ps128(yf)), _mm256_cvtps_pd(_mm256_castps256_ps128(xf)),
-                             &f0);
-    __m256d w1 = atan2_fast4(_mm256_cvtps_pd(_mm256_extractf128_ps(yf, 1)),
-                             _mm256_cvtps_pd(_mm256_extractf128_ps(xf, 1)), &f1);
+    __m256d w0 =
+        atan2_fast4(_mm256_cvtps_pd(_mm256_castps256_ps128(yf)), _mm256_cvtps_pd(_mm256_castps256_ps128(xf)), &f0);
+    __m256d w1 =
+        atan2_fast4(_mm256_cvtps_pd(_mm256_extractf128_ps(yf, 1)), _mm256_cvtps_pd(_mm256_extractf128_ps(xf, 1)), &f1);
     flag |= unsigned(f0) | (unsigned(f1) << 4);
     __m256 res = _mm256_set_m128(_mm256_cvtpd_ps(w1), _mm256_cvtpd_ps(w0));
     __m256i sign = _mm256_and_si256(uy, _mm256_set1_epi32(int32_t(0x80000000u)));

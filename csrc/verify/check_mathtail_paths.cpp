@@ -14,8 +14,8 @@
 // Plus every `--sample`-th input (default 61) compared with the reference whatever its path,
 // which measures the fast path on ~70 million inputs per function.
 //
-//   g++ -O2 -std=c++17 -ffp-contract=off -fopenmp csrc/verify/check_mathtail_paths.cpp -o /tmp/check_mathtail_paths -lquadmath
-//   /tmp/check_mathtail_paths [--sample N] [--stride S] atanf asinf ...   (no names: all ten)
+//   g++ -O2 -std=c++17 -ffp-contract=off -fopenmp csrc/verify/check_mathtail_paths.cpp -o /tmp/check_mathtail_paths
+//   -lquadmath /tmp/check_mathtail_paths [--sample N] [--stride S] atanf asinf ...   (no names: all ten)
 //   /tmp/check_mathtail_paths --all atanf ...   the reference on every input (prefiltered, see
 //                                               reference_prefiltered): the exhaustive check
 //   --progress   report after each sixteenth of the bit patterns
@@ -139,40 +139,40 @@ int main(int argc, char** argv) {
     // 16 chunks of 2^28 bit patterns in order, each reported as it ends (a run cut short still
     // says which inputs it covered).
     for (int64_t chunk = 0; chunk < 16; ++chunk) {
-    const int64_t lo = chunk << 28, hi = (chunk + 1) << 28;
+      const int64_t lo = chunk << 28, hi = (chunk + 1) << 28;
 #pragma omp parallel for schedule(dynamic, 65536) reduction(+ : n_fast, n_acc, n_special, n_hard, checked, wrong)
-    for (int64_t i = (lo + stride - 1) / stride * stride; i < hi; i += stride) {
-      float x = float_from_bits(uint32_t(i));
-      int path = -1;
-      float got = c.impl(x, &path);
-      n_fast += path == 1;
-      n_acc += path == 2;
-      n_hard += path == 3;
-      n_special += path == 0;
-      bool check = all || path != 1 || (i / stride) % sample == 0;
-      // Special inputs that are NaN (the bulk of path 0) are checked on the sample only: the
-      // canonical NaN is a bit test.
-      if (!all && path == 0 && std::isnan(x) && (i / stride) % sample != 0) {
-        wrong += bits_of(got) != repmode::kCanonicalNanBits32;
-        continue;
-      }
-      if (!check) continue;
-      ++checked;
-      RefStats st;
-      uint32_t ref = all ? reference_prefiltered(c, x, st) : reference_f32(x, c.ref_ld, c.ref_q, st);
-      if (bits_of(got) != ref || st.undecided) {
-        ++wrong;
+      for (int64_t i = (lo + stride - 1) / stride * stride; i < hi; i += stride) {
+        float x = float_from_bits(uint32_t(i));
+        int path = -1;
+        float got = c.impl(x, &path);
+        n_fast += path == 1;
+        n_acc += path == 2;
+        n_hard += path == 3;
+        n_special += path == 0;
+        bool check = all || path != 1 || (i / stride) % sample == 0;
+        // Special inputs that are NaN (the bulk of path 0) are checked on the sample only: the
+        // canonical NaN is a bit test.
+        if (!all && path == 0 && std::isnan(x) && (i / stride) % sample != 0) {
+          wrong += bits_of(got) != repmode::kCanonicalNanBits32;
+          continue;
+        }
+        if (!check) continue;
+        ++checked;
+        RefStats st;
+        uint32_t ref = all ? reference_prefiltered(c, x, st) : reference_f32(x, c.ref_ld, c.ref_q, st);
+        if (bits_of(got) != ref || st.undecided) {
+          ++wrong;
 #pragma omp critical
-        if (wrong <= 10)
-          std::printf("  MISMATCH %s(%a [0x%08x]) = %a, want %a (path %d)\n", c.name, x, bits_of(x), got,
-                      float_from_bits(ref), path);
+          if (wrong <= 10)
+            std::printf("  MISMATCH %s(%a [0x%08x]) = %a, want %a (path %d)\n", c.name, x, bits_of(x), got,
+                        float_from_bits(ref), path);
+        }
       }
-    }
-    if (progress)
-      std::printf("  %s: bit patterns [0x%08llx, 0x%08llx) done: %llu checked, %llu wrong, %llu undecided, %.0f s\n",
-                  c.name, (unsigned long long)0, (unsigned long long)hi, (unsigned long long)checked,
-                  (unsigned long long)wrong, (unsigned long long)n_hard, omp_get_wtime() - t0);
-    std::fflush(stdout);
+      if (progress)
+        std::printf("  %s: bit patterns [0x%08llx, 0x%08llx) done: %llu checked, %llu wrong, %llu undecided, %.0f s\n",
+                    c.name, (unsigned long long)0, (unsigned long long)hi, (unsigned long long)checked,
+                    (unsigned long long)wrong, (unsigned long long)n_hard, omp_get_wtime() - t0);
+      std::fflush(stdout);
     }
     double secs = omp_get_wtime() - t0;
     std::printf("%-8s %14llu %12llu %12llu %12llu %10llu %12llu %9llu %8.0f\n", c.name,

@@ -58,8 +58,7 @@ uint32_t atan2_reference(float y, float x, RefStats& st) {
     if (fabsq(q) > ldexpq((__float128)1.0, -100)) ++st.undecided;
     return bits_of(f);
   }
-  if (near_f32_boundary_q(q, ldexpq((__float128)1.0, -100)))
-    ++st.undecided;
+  if (near_f32_boundary_q(q, ldexpq((__float128)1.0, -100))) ++st.undecided;
   return bits_of((float)q);
 }
 
@@ -97,20 +96,81 @@ std::pair<float, float> sample_pair(std::mt19937_64& rng) {
 Row run_atan2f(const Options& opt) {
   Row row;
   row.name = "atan2f";
-  const float sp[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.0f, -1.0f, 0x1p-149f, -0x1p-149f, 0x1p-126f,
-                      -0x1p-126f, 0x1.fffffep127f, -0x1.fffffep127f, 0.5f, -0.5f, 2.0f, -2.0f, 3.0f, -3.0f,
-                      0x1.000002p0f, 0x1.fffffep-1f, -0x1.000002p0f, 0x1p-24f, 0x1p24f, 0x1p-64f, 0x1p64f,
-                      0x1p100f, 0x1p-100f, 0x1.921fb6p0f, 0x1.921fb6p1f, 1e-30f, 1e30f, 0x1.fffffep-127f,
-                      0x1p-140f, 7.0f, 1.0f / 3.0f, 0.1f, -0.1f, 10.0f, 1e-10f, 1e10f, 0x1.6a09e6p0f,
-                      0x1.6a09e6p-1f, -0x1.6a09e6p-1f, 0x1.bb67aep0f, 0x1.279a74p-1f, 0x1.0p-13f, 0x1.0p13f,
-                      0x1.7ffffep0f, 0x1.800002p0f, 65504.0f, 0x1p-14f, 0x1.8p-149f, 5e-39f, 123456.0f,
-                      -7.5f, 0x1p-30f, 0x1p30f, 0x1p-60f, 0x1p60f, 0x1p-90f, 0x1p90f, 0x1p-120f, 0x1p120f,
-                      0x1.5p-127f, 0x1.5p120f, 1.5f, 0.75f, 0.25f, 4.0f};
+  const float sp[] = {0.0f,
+                      -0.0f,
+                      INFINITY,
+                      -INFINITY,
+                      NAN,
+                      1.0f,
+                      -1.0f,
+                      0x1p-149f,
+                      -0x1p-149f,
+                      0x1p-126f,
+                      -0x1p-126f,
+                      0x1.fffffep127f,
+                      -0x1.fffffep127f,
+                      0.5f,
+                      -0.5f,
+                      2.0f,
+                      -2.0f,
+                      3.0f,
+                      -3.0f,
+                      0x1.000002p0f,
+                      0x1.fffffep-1f,
+                      -0x1.000002p0f,
+                      0x1p-24f,
+                      0x1p24f,
+                      0x1p-64f,
+                      0x1p64f,
+                      0x1p100f,
+                      0x1p-100f,
+                      0x1.921fb6p0f,
+                      0x1.921fb6p1f,
+                      1e-30f,
+                      1e30f,
+                      0x1.fffffep-127f,
+                      0x1p-140f,
+                      7.0f,
+                      1.0f / 3.0f,
+                      0.1f,
+                      -0.1f,
+                      10.0f,
+                      1e-10f,
+                      1e10f,
+                      0x1.6a09e6p0f,
+                      0x1.6a09e6p-1f,
+                      -0x1.6a09e6p-1f,
+                      0x1.bb67aep0f,
+                      0x1.279a74p-1f,
+                      0x1.0p-13f,
+                      0x1.0p13f,
+                      0x1.7ffffep0f,
+                      0x1.800002p0f,
+                      65504.0f,
+                      0x1p-14f,
+                      0x1.8p-149f,
+                      5e-39f,
+                      123456.0f,
+                      -7.5f,
+                      0x1p-30f,
+                      0x1p30f,
+                      0x1p-60f,
+                      0x1p60f,
+                      0x1p-90f,
+                      0x1p90f,
+                      0x1p-120f,
+                      0x1p120f,
+                      0x1.5p-127f,
+                      0x1.5p120f,
+                      1.5f,
+                      0.75f,
+                      0.25f,
+                      4.0f};
   const int nsp = int(sizeof(sp) / sizeof(sp[0]));
   uint64_t bad = 0, quad = 0, undecided = 0, ties = 0, checked = 0, accurate = 0, hard = 0, invariance_bad = 0;
   double t0 = omp_get_wtime();
-  auto check = [&](float y, float x, uint64_t& bad_, uint64_t& quad_, uint64_t& und_, uint64_t& ties_,
-                   uint64_t& acc_, uint64_t& hard_) {
+  auto check = [&](float y, float x, uint64_t& bad_, uint64_t& quad_, uint64_t& und_, uint64_t& ties_, uint64_t& acc_,
+                   uint64_t& hard_) {
     int path;
     float got = repmode::math_detail::atan_detail::cr_atan2f_impl(y, x, &path);
     acc_ += path >= 2;
@@ -162,8 +222,11 @@ Row run_atan2f(const Options& opt) {
   row.quad = quad;
   row.undecided = undecided;
   row.ties = ties;
-  std::printf("  atan2f: %llu pairs reached the accurate path, %llu undecided there, %llu invariance failures, %llu tiny-quotient midpoints (rounded toward 0)\n",
-              (unsigned long long)accurate, (unsigned long long)hard, (unsigned long long)invariance_bad, (unsigned long long)ties);
+  std::printf(
+      "  atan2f: %llu pairs reached the accurate path, %llu undecided there, %llu invariance failures, %llu "
+      "tiny-quotient midpoints (rounded toward 0)\n",
+      (unsigned long long)accurate, (unsigned long long)hard, (unsigned long long)invariance_bad,
+      (unsigned long long)ties);
   return row;
 }
 verify::RegisterCustom atan2f_case({"atan2f", run_atan2f});
@@ -209,10 +272,11 @@ Row run_atan2(const Options& opt) {
 #pragma omp critical
     if (local > max_ulp) max_ulp = local, wy = ly, wx = lx;
   }
-  std::printf("atan2 (float64) %llu random pairs: max error %.4f ulp (y = %a, x = %a), %llu not correctly rounded, "
-              "%llu non-canonical NaN, %.1f s\n",
-              (unsigned long long)opt.samples, max_ulp, wy, wx, (unsigned long long)not_cr,
-              (unsigned long long)nan_bad, omp_get_wtime() - t0);
+  std::printf(
+      "atan2 (float64) %llu random pairs: max error %.4f ulp (y = %a, x = %a), %llu not correctly rounded, "
+      "%llu non-canonical NaN, %.1f s\n",
+      (unsigned long long)opt.samples, max_ulp, wy, wx, (unsigned long long)not_cr, (unsigned long long)nan_bad,
+      omp_get_wtime() - t0);
   row.seconds = omp_get_wtime() - t0;
   row.checked = opt.samples;
   row.bad = (max_ulp > 0.5001) + nan_bad;
