@@ -241,15 +241,19 @@ def _training_step_row(label, model, optimizer, x, y, clip_grad_norm=None, inner
             torch.nn.utils.clip_grad_norm_(model.parameters(), clip_grad_norm)
         optimizer.step()
 
-    # Interleaved: native, the pass-through mode (the floor any TorchDispatchMode pays for
-    # this step's ~100 small ops) and repmode.
+    return _step_row(label, step, rounds=3, repeats=5, inner=inner)
+
+
+def _step_row(label, step, rounds, repeats, inner=1):
+    """A training step timed interleaved: native, the pass-through mode (the floor any
+    TorchDispatchMode pays for the step's small ops) and repmode."""
     native = bare = rep = float("inf")
-    for _ in range(3):
-        native = min(native, best_time(step, 5, inner))
+    for _ in range(rounds):
+        native = min(native, best_time(step, repeats, inner))
         with PassThroughMode():
-            bare = min(bare, best_time(step, 5, inner))
+            bare = min(bare, best_time(step, repeats, inner))
         with repmode.enabled():
-            rep = min(rep, best_time(step, 5, inner))
+            rep = min(rep, best_time(step, repeats, inner))
     name, n_text, r_text, ratio = _row(label, native, rep)
     return name, n_text, r_text, f"{ratio} (pass-through mode alone: {bare / native:.2f}×)"
 
@@ -267,19 +271,8 @@ def case_models():
     """The mid-size model group (issue 29): one AdamW step of each model of benchmarks/models.py,
     native, the pass-through mode and repmode interleaved."""
     from models import MODELS, build
-    rows = []
-    for name, (label, _) in MODELS.items():
-        _, _, step = build(name)
-        native = bare = rep = float("inf")
-        for _ in range(2):
-            native = min(native, best_time(step, 3))
-            with PassThroughMode():
-                bare = min(bare, best_time(step, 3))
-            with repmode.enabled():
-                rep = min(rep, best_time(step, 3))
-        row_name, n_text, r_text, ratio = _row(f"model step: {label}, AdamW", native, rep)
-        rows.append((row_name, n_text, r_text, f"{ratio} (pass-through mode alone: {bare / native:.2f}×)"))
-    return rows
+    return [_step_row(f"model step: {label}, AdamW", build(name)[2], rounds=2, repeats=3)
+            for name, (label, _) in MODELS.items()]
 
 
 def case_fft():

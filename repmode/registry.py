@@ -150,26 +150,14 @@ def inplace_variant(op, impl: Callable) -> Callable:
     def run_inplace(func, args, kwargs):
         self = args[0]
         result = impl(functional, args, kwargs)
-        if result.shape != self.shape:
+        if result.shape != self.shape:  # in place, self is never resized
             raise RuntimeError(f"output with shape {list(self.shape)} doesn't match the broadcast shape "
                                f"{list(result.shape)}")
-        if not torch.can_cast(result.dtype, self.dtype):
-            raise RuntimeError(f"result type {_dtype_name(result.dtype)} can't be cast to the desired output "
-                               f"type {_dtype_name(self.dtype)}")
-        if self.dtype in LOW_PRECISION and result.dtype != self.dtype and result.is_floating_point():
-            result = round_to(result, self.dtype)
-        self.copy_(result)
-        return self
+        return write_out(result, self)
 
     run_inplace.__module__ = impl.__module__
     run_inplace.__name__ = f"{getattr(impl, '__name__', 'impl')}_inplace_variant"
     return run_inplace
-
-
-def _dtype_name(dtype) -> str:
-    # torch's message spells dtypes as ScalarType names (Float, Long, Bool)
-    return {torch.float32: "Float", torch.float64: "Double", torch.int64: "Long", torch.int32: "Int",
-            torch.bool: "Bool", torch.bfloat16: "BFloat16", torch.float16: "Half"}.get(dtype, str(dtype))
 
 
 def register_passthrough(overloads: Iterable, reason: str, family: str = "passthrough") -> None:
@@ -280,9 +268,14 @@ def round_to(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """``x`` rounded once (to nearest even) to ``dtype``; for bf16/fp16 every NaN is written as the
     canonical pattern: torch's conversion keeps a NaN's own bits in a pattern that differs between
     its CPU paths (0xFFFF for bf16 here) and GPUs."""
-    y = x.to(dtype)
-    nan = CANONICAL_LOW_NAN.get(dtype)
-    if nan is not None and y.is_floating_point():
+    return canonical_low_nans_(x.to(dtype))
+
+
+def canonical_low_nans_(y: torch.Tensor) -> torch.Tensor:
+    """Write every NaN of a bf16/fp16 tensor ``y`` as the canonical pattern, in place (other dtypes
+    are left as they are); returns ``y``."""
+    nan = CANONICAL_LOW_NAN.get(y.dtype)
+    if nan is not None:
         is_nan = torch.isnan(y)
         if bool(is_nan.any()):
             y.view(torch.int16).masked_fill_(is_nan, nan)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from ..registry import CANONICAL_LOW_NAN, LOW_PRECISION, register_kernel, register_passthrough, run_native
+from ..registry import canonical_low_nans_, register_kernel, register_passthrough, run_native
 from ..registry import overloads_named as _overloads
 from ._common import ANY
 
@@ -220,11 +220,8 @@ register_passthrough(_overloads(
 # floating tensor to bf16/fp16, every NaN written as the canonical pattern: torch's conversion keeps
 # bits of the NaN in a pattern that differs between its CPU paths (0xFFFF for bf16 here) and GPUs.
 def _narrowed_nans_canonical(dst: torch.Tensor, src) -> None:
-    if dst.dtype in LOW_PRECISION and isinstance(src, torch.Tensor) and src.is_floating_point() \
-            and src.dtype != dst.dtype:
-        is_nan = torch.isnan(dst)
-        if bool(is_nan.any()):
-            dst.view(torch.int16).masked_fill_(is_nan, CANONICAL_LOW_NAN[dst.dtype])
+    if isinstance(src, torch.Tensor) and src.is_floating_point() and src.dtype != dst.dtype:
+        canonical_low_nans_(dst)
 
 
 @register_kernel(aten._to_copy.default, ANY)

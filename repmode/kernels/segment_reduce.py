@@ -95,19 +95,16 @@ def segment_reduce(func, args, kwargs):
 
 @register_composite(aten._segment_reduce_backward.default, FLOAT_WIDENED)
 def segment_reduce_backward(func, args, kwargs):
-    grad, data = args[0], args[2]
-    axis = normalize_dims([_args(func, args, kwargs)[2]], data.dim())[0]
-    result = _segment_reduce_backward(func, args, kwargs)
-    lengths, ids = _segments(data, *_args(func, args, kwargs)[:2], axis, True)
-    # positions in no segment (unsafe lengths short of the axis) get a zero gradient
-    return call_registered(aten.where.self, ids < grad.shape[axis], result, torch.zeros((), dtype=data.dtype))
-
-
-def _segment_reduce_backward(func, args, kwargs):
     grad, output, data, reduce = args[:4]
     lengths, offsets, axis, initial = _args(func, args, kwargs)
     axis = normalize_dims([axis], data.dim())[0]
     lengths, ids = _segments(data, lengths, offsets, axis, True)
+    result = _segment_reduce_backward(grad, output, data, reduce, lengths, ids, axis, initial)
+    # positions in no segment (unsafe lengths short of the axis) get a zero gradient
+    return call_registered(aten.where.self, ids < grad.shape[axis], result, torch.zeros((), dtype=data.dtype))
+
+
+def _segment_reduce_backward(grad, output, data, reduce, lengths, ids, axis, initial):
     spare_shape = (*grad.shape[:axis], grad.shape[axis] + 1, *grad.shape[axis + 1:])
     zero = torch.zeros((), dtype=data.dtype)
 
