@@ -68,6 +68,15 @@ def case_mm():
     native, rep = compare(lambda: g.t() @ x)
     rows.append(_row("mm (64 × 200,704) × (200,704 × 576), a weight gradient (long k)", native, rep,
                      2 * 64 * 576 * 64 * 56 * 56 / 1e12, "TFLOP/s"))
+    # The same product with the split turned off (one block per output tile, the whole of k each):
+    # what the split gains, timed in this run (same bits either way).
+    os.environ["REPMODE_CUDA_SPLIT_K"] = "0"
+    try:
+        native, rep = compare(lambda: g.t() @ x)
+    finally:
+        del os.environ["REPMODE_CUDA_SPLIT_K"]
+    rows.append(_row("the same weight gradient, split-k off (10 blocks)", native, rep,
+                     2 * 64 * 576 * 64 * 56 * 56 / 1e12, "TFLOP/s"))
     return rows
 
 

@@ -20,6 +20,8 @@
 // cores, no TF32.
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <type_traits>
 
@@ -70,6 +72,13 @@ constexpr int64_t kSplitBelowTiles = 132;
 constexpr int64_t kSplitTargetBlocks = 264;
 constexpr int64_t kSplitScratchMax = int64_t(1) << 26;
 static_assert(kGemmChunk % ShapeF32::BK == 0 && kGemmChunk % ShapeF64::BK == 0, "a k-tile must divide the chunk");
+
+// REPMODE_CUDA_SPLIT_K=0 turns the split off, so that a benchmark can time the same product both
+// ways in one process (benchmarks/bench_cuda.py); read at each launch, as the bits do not depend on it.
+static bool split_k_allowed() {
+  const char* v = std::getenv("REPMODE_CUDA_SPLIT_K");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
 
 // Four consecutive shared-memory elements (16-byte aligned) into registers.
 __device__ __forceinline__ void load4(const float* p, float* r) {
@@ -352,7 +361,7 @@ void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int6
   const int64_t tiles = tiles_m * tiles_n * batch, chunks = gemm_chunks(K);
   // Split k where the tiles alone leave the GPU idle (speed only: the bits are the same).
   int64_t slice_chunks = chunks;
-  if (chunks > 1 && tiles < kSplitBelowTiles && batch * M * N * chunks <= kSplitScratchMax) {
+  if (chunks > 1 && tiles < kSplitBelowTiles && batch * M * N * chunks <= kSplitScratchMax && split_k_allowed()) {
     const int64_t want = std::min<int64_t>(chunks, (kSplitTargetBlocks + tiles - 1) / tiles);
     slice_chunks = (chunks + want - 1) / want;
   }

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from ..registry import register_kernel
+from ..registry import register_composite, register_kernel
 from ._common import DTYPE_CODE, FLOAT_ONLY, FLOATS, arguments, check_device, kernels_for, launch_arg, unsupported
 
 aten = torch.ops.aten
@@ -115,3 +115,12 @@ def ctc_loss_backward(func, args, kwargs):
                                              grad.data_ptr(), 2 * max_len + 1, grad.stride(0), bool(zero_infinity),
                                              out.data_ptr(), launch_arg(log_probs))
     return out
+
+
+@register_composite([aten._use_cudnn_ctc_loss.default, aten._use_cudnn_ctc_loss.Tensor,
+                     aten._use_miopen_ctc_loss.default, aten._use_miopen_ctc_loss.Tensor], ("any",))
+def use_vendor_ctc_loss(func, args, kwargs):
+    """``torch.ctc_loss`` asks these on GPU tensors before choosing cuDNN's or MIOpen's kernel, whose
+    order is its own: the answer is always False, so the call goes to ``_ctc_loss`` above on every
+    device."""
+    return False

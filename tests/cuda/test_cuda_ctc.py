@@ -69,7 +69,7 @@ def test_ctc_loss_on_cuda_tensors_gives_the_cpu_bits():
     lp, tg, _, _, il, tl, _ = _case(torch.float32, False, False)
     out = {}
     for device in ("cpu", "cuda"):
-        x = lp.to(device).requires_grad_()
+        x = lp.detach().to(device).requires_grad_()  # a leaf on each device
         with repmode.enabled():
             loss = F.ctc_loss(x, tg.to(device), il, tl, reduction="sum", zero_infinity=True)
             loss.backward()

@@ -38,12 +38,29 @@ OPS = [
     (ew.ADDCMUL, 3, (1.0,)), (ew.ADDCMUL, 3, (0.3,)), (ew.ADDCDIV, 3, (1.0,)), (ew.ADDCDIV, 3, (-2.5,)),
     (ew.LERP, 3, ()),
 ]
+# The codes of repmode/kernels/elementwise_more.py and mathtail.py, by their names in the extension's table.
+_EW = ew._EW
+OPS += [(_EW[name], 2, ()) for name in (
+    "COPYSIGN", "FMOD", "REMAINDER", "FLOOR_DIVIDE", "FMAX", "FMIN", "HEAVISIDE", "NEXTAFTER", "LOGADDEXP",
+    "LOGADDEXP2", "XLOG1PY", "HYPOT", "LDEXP", "HARDSWISH_BACKWARD", "HARDSIGMOID_BACKWARD", "LOG_SIGMOID_BACKWARD",
+    "GLU", "ATAN2")]
+OPS += [(_EW[name], 1, ()) for name in (
+    "FRAC", "FREXP_MANTISSA", "FREXP_EXPONENT", "SINC", "HARDSWISH", "HARDSIGMOID", "LOG_SIGMOID", "ATAN", "ASIN",
+    "ACOS", "SINH", "COSH", "TAN", "LOG10", "ASINH", "ACOSH", "ATANH")]
+OPS += [
+    (_EW["NAN_TO_NUM"], 1, (0.0, 3.0e38, -3.0e38)), (_EW["NAN_TO_NUM"], 1, (1.5, 7.0, -7.0)),
+    (_EW["ROUND_DECIMALS"], 1, (100.0, 0.0)), (_EW["ROUND_DECIMALS"], 1, (10.0, 1.0)),
+    (_EW["LOGIT"], 1, (0.0, 0.0, 0.0)), (_EW["LOGIT"], 1, (1e-6, 1.0 - 1e-6, 1.0)),
+    (_EW["LOGIT_BACKWARD"], 2, (0.0, 0.0, 0.0)), (_EW["LOGIT_BACKWARD"], 2, (0.25, 0.75, 1.0)),
+    (_EW["SOFTSHRINK"], 1, (0.5,)),
+]
 OP_IDS = [f"op{code}-{'_'.join(map(str, p)) or 'noparam'}" for code, _, p in OPS]
 
 
 def test_every_op_code_is_covered():
-    codes = {v for k, v in vars(ew).items() if k.isupper() and not k.startswith("_") and type(v) is int}
-    assert codes <= {code for code, _, _ in OPS}
+    # Every code of the extension's table (csrc/common/elementwise.h), not only those this module names.
+    missing = sorted(set(_EW.values()) - {code for code, _, _ in OPS})
+    assert not missing, [ew._EW_NAME[c] for c in missing]
 
 
 # --- elementwise (general N-d form) ---

@@ -102,6 +102,13 @@ def test_split_k_for_few_tiles(dtype, K):
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
+def test_split_k_turned_off_gives_the_same_bits(dtype, monkeypatch):
+    """REPMODE_CUDA_SPLIT_K=0 (the benchmark's A/B switch) walks all of k in one block per tile."""
+    monkeypatch.setenv("REPMODE_CUDA_SPLIT_K", "0")
+    contiguous_case(1, 8, 20, 70_000, dtype, seed=11)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
 def test_unsplit_k_with_many_tiles(dtype):
     """132 one-element tiles (batch 132, 1 x 1 outputs) are enough to fill the GPU, so k is not
     split: each block folds its chunks into C and its groups into the totals in scratch."""

@@ -239,3 +239,11 @@ def test_conv1d_bilstm_ctc_model_trains_with_the_same_digests_at_1_and_2_threads
     b = _train_ctc_model(2)
     assert a == b
     assert all(math.isfinite(v) for v in a[1]) and a[1][1] < a[1][0]
+
+
+def test_the_cudnn_question_is_answered_no_so_every_device_takes_repmodes_kernel():
+    # torch.ctc_loss asks _use_cudnn_ctc_loss on CUDA tensors; both overloads answer False in the mode.
+    lp, tg, il, tl = _case()
+    with repmode.enabled():
+        assert torch.ops.aten._use_cudnn_ctc_loss(lp, tg, il.tolist(), tl.tolist(), 0) is False
+        assert torch.ops.aten._use_cudnn_ctc_loss.Tensor(lp, tg, il, tl, 0) is False

@@ -14,6 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from support import THREAD_COUNTS, assert_bitwise_equal, available_isas, cpu_isa, num_threads
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import repmode
 from repmode.kernels import grid_sample
@@ -123,6 +124,11 @@ def test_forwards_and_the_unique_native_backwards_equal_native_torch_bit_for_bit
     # backward (torch's sequential loop) and every nearest backward (one tap per position).
     # torch's vectorized 2-d grad_input adds a vector of positions corner by corner, which is not
     # unique across vector widths: not compared.
+    if case[:2] == ("bicubic", "reflection") and dtype == torch.float32 and torch.__version__ < "2.13":
+        # torch 2.11's float32 bicubic reflection rounds differently from 2.13's (seen on the GPU
+        # machine's torch 2.11: repmode gave the same bits there as here, native did not; 2.12 not
+        # tried). repmode follows 2.13; its accuracy against float64 is checked below on any torch.
+        pytest.skip("native float32 bicubic reflection changed its rounding in torch 2.12/2.13")
     x, grid, g = _inputs(case[3], case[4], dtype, seed=2)
     got, nat = _run(case, x, grid, g), _native(case, x, grid, g)
     assert_bitwise_equal(got[0], nat[0], "forward")
@@ -180,9 +186,25 @@ def test_low_precision_is_the_float32_result_rounded_once(dtype, mode):
         assert_bitwise_equal(a, b.to(dtype), what)
 
 
+class _SeenOps(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.seen = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.seen.add(func)
+        return func(*args, **(kwargs or {}))
+
+
 def test_the_cpu_fallback_ops_are_the_same_kernels():
     case = ("bicubic", "reflection", False, (2, 3, 5, 7), (4, 6))
     x, grid, g = _inputs(case[3], case[4], torch.float32, seed=7)
+    with _SeenOps() as probe:
+        aten._grid_sampler_2d_cpu_fallback_backward(g, x, grid, 2, 2, False)
+    if aten._grid_sampler_2d_cpu_fallback_backward.default not in probe.seen:
+        # torch 2.11 runs this private op as a composite below every dispatch mode (its loop is
+        # native C++; the mode sees only its zeros_like): docs/semantics.md "Grid sampling"
+        pytest.skip("this torch runs _grid_sampler_2d_cpu_fallback_backward beneath dispatch modes")
     with repmode.enabled():
         out = aten.grid_sampler_2d(x, grid, 2, 2, False)
         fb = aten._grid_sampler_2d_cpu_fallback(x, grid, 2, 2, False)
