@@ -2,6 +2,8 @@
 support package (tests/support; `from support import assert_bitwise_equal, ...`)."""
 from __future__ import annotations
 
+import os
+
 import pytest
 import torch
 
@@ -32,3 +34,21 @@ try:
     _hsettings.load_profile(_profile)
 except ImportError:  # hypothesis is only needed by the property tests
     pass
+
+
+# The long tier: whole-example trainings and other checks that take minutes each on the 2-core CI
+# machine. They run with `pytest --long` (or REPMODE_LONG=1), outside CI, and their results are
+# recorded in docs/evidence.md ("The long tier"); without it they are reported as skipped with
+# that reason, so a run always shows what it left out.
+def pytest_addoption(parser):
+    parser.addoption("--long", action="store_true", default=False,
+                     help="also run the tests marked `long` (minutes each; outside CI, see docs/evidence.md)")
+
+
+def pytest_collection_modifyitems(config, items):
+    if config.getoption("--long") or os.environ.get("REPMODE_LONG") == "1":
+        return
+    skip = pytest.mark.skip(reason="long tier: run with `pytest --long` (outside CI; docs/evidence.md)")
+    for item in items:
+        if "long" in item.keywords:
+            item.add_marker(skip)

@@ -1,7 +1,8 @@
 // CTC loss (docs/semantics.md "CTC loss"): the alpha/beta recursions of Graves et al. (2006) in log
 // space, for one batch element, in float64 (float32 log-probabilities widened exactly) with
 // repmode's own exp/log (csrc/common/math.h). Everything here is a function of one sequence's
-// data only; the CPU kernel runs batch elements on threads (csrc/cpu/ctc.cpp), never splits one.
+// data only; the CPU kernel runs batch elements on threads (csrc/cpu/ctc.cpp), never splits one,
+// and the GPU one thread per element (csrc/cuda/ctc.cu), both through ctc_forward_one / ctc_backward_one.
 #pragma once
 
 #include "defs.h"
@@ -120,6 +121,87 @@ REPMODE_HD void ctc_grad_row(const CtcProbs<T>& lp, const CtcTarget& tg, int64_t
     const double v = (repmode_exp(p) - repmode_exp((lg[c] + nll) - p)) * gr;
     grad[c * grad_cs] = canon(T(v));
   }
+}
+
+// ---- one batch element, whole: what a CPU thread (csrc/cpu/ctc.cpp) or a GPU thread
+// (csrc/cuda/ctc.cu) runs for element b; the backends differ only in where the scratch lives ----
+
+// The batch: log_probs (T, B, C) with strides, the targets (padded (B, max) with stride, or
+// concatenated: tg_offsets[b] is element b's first label), the lengths (int64 each).
+struct CtcBatch {
+  int64_t T, B, C;
+  int64_t lp_ts, lp_bs, lp_cs;
+  const int64_t* targets;
+  const int64_t* tg_offsets;
+  int64_t tg_stride;
+  const int64_t* input_lengths;
+  const int64_t* target_lengths;
+  int64_t blank;
+
+  static CtcBatch from(int64_t T, int64_t B, int64_t C, int64_t lp_ts, int64_t lp_bs, int64_t lp_cs, uintptr_t targets,
+                       uintptr_t tg_offsets, int64_t tg_stride, uintptr_t input_lengths, uintptr_t target_lengths,
+                       int64_t blank) {
+    return CtcBatch{T,
+                    B,
+                    C,
+                    lp_ts,
+                    lp_bs,
+                    lp_cs,
+                    reinterpret_cast<const int64_t*>(targets),
+                    reinterpret_cast<const int64_t*>(tg_offsets),
+                    tg_stride,
+                    reinterpret_cast<const int64_t*>(input_lengths),
+                    reinterpret_cast<const int64_t*>(target_lengths),
+                    blank};
+  }
+  template <typename T_>
+  REPMODE_HD CtcProbs<T_> probs(const T_* lp, int64_t b) const {
+    return CtcProbs<T_>{lp + b * lp_bs, lp_ts, lp_cs};
+  }
+  REPMODE_HD CtcTarget target(int64_t b) const { return CtcTarget{targets + tg_offsets[b], tg_stride, blank}; }
+};
+
+// Forward of element b: nll[b] and its (T, S_max) block of log_alpha (-inf outside the path).
+// alpha: scratch of at least T * S_max doubles.
+template <typename T>
+REPMODE_HD void ctc_forward_one(const CtcBatch& a, const T* lp, int64_t b, int64_t S_max, T* nll, T* log_alpha,
+                                double* alpha) {
+  const int64_t Tb = a.input_lengths[b], L = a.target_lengths[b], S = 2 * L + 1;
+  T* la = log_alpha + b * a.T * S_max;
+  for (int64_t i = 0; i < a.T * S_max; ++i) la[i] = T(ctc_neg_inf());
+  if (Tb > 0) {
+    ctc_alpha<T>(a.probs(lp, b), a.target(b), Tb, L, alpha);
+    for (int64_t t = 0; t < Tb; ++t)
+      for (int64_t s = 0; s < S; ++s) la[t * S_max + s] = canon(T(alpha[t * S + s]));
+  }
+  nll[b] = canon(T(ctc_nll(alpha, Tb, L)));
+}
+
+// Backward of element b into grad (T, B, C) contiguous: zero past its input length, and zero
+// where zero_infinity is set and its loss (in T) is +inf. alpha, beta: scratch of at least
+// T * S_max doubles each; lg: C doubles.
+template <typename T>
+REPMODE_HD void ctc_backward_one(const CtcBatch& a, const T* lp, int64_t b, const T* grad_out, int64_t go_stride,
+                                 bool zero_infinity, T* grad, double* alpha, double* beta, double* lg) {
+  const int64_t Tb = a.input_lengths[b], L = a.target_lengths[b];
+  T* g = grad + b * a.C;
+  const int64_t g_ts = a.B * a.C;
+  if (Tb > 0) {
+    const CtcProbs<T> probs = a.probs(lp, b);
+    const CtcTarget tg = a.target(b);
+    ctc_alpha<T>(probs, tg, Tb, L, alpha);
+    const double nll = ctc_nll(alpha, Tb, L);
+    if (!(zero_infinity && T(nll) == T(-ctc_neg_inf()))) {
+      ctc_beta<T>(probs, tg, Tb, L, beta);
+      const double gr = double(grad_out[b * go_stride]);
+      for (int64_t t = 0; t < Tb; ++t) ctc_grad_row<T>(probs, tg, t, L, a.C, alpha, beta, nll, gr, lg, g + t * g_ts, 1);
+    } else {
+      for (int64_t t = 0; t < Tb; ++t)
+        for (int64_t c = 0; c < a.C; ++c) g[t * g_ts + c] = T(0);
+    }
+  }
+  for (int64_t t = Tb; t < a.T; ++t)
+    for (int64_t c = 0; c < a.C; ++c) g[t * g_ts + c] = T(0);
 }
 
 }  // namespace repmode

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import torch
 
+from .. import errors
 from ..registry import register_composite, register_kernel
 from ._common import DTYPE_CODE, FLOAT_ONLY, FLOATS, arguments, check_device, kernels_for, launch_arg, unsupported
 
@@ -122,5 +123,8 @@ def ctc_loss_backward(func, args, kwargs):
 def use_vendor_ctc_loss(func, args, kwargs):
     """``torch.ctc_loss`` asks these on GPU tensors before choosing cuDNN's or MIOpen's kernel, whose
     order is its own: the answer is always False, so the call goes to ``_ctc_loss`` above on every
-    device."""
+    device. (Sparse or quantized inputs: refused as every kernel refuses them.)"""
+    refusal = errors.layout_refusal(func, args, kwargs)
+    if refusal is not None:
+        raise refusal
     return False

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from repmode._ext import codes as _ext_codes
+
 ROOT = Path(__file__).resolve().parents[2]
 CUDA_TESTS = ROOT / "tests" / "cuda"
 
@@ -38,7 +40,12 @@ SUBSET = [
     "tests/cuda/test_cuda_softmax_loss.py::test_nll_loss_forward",
     "tests/cuda/test_cuda_ctc.py::test_ctc_forward_and_backward[False-False-False-dtype0]",
 ]
-SUBSET_FILTER: list[str] = []
+_EW_CODES = _ext_codes("EwOp")
+# The elementwise codes from 51 on (copysign ... atanh) leave the emulated subset: the emulator checks
+# the kernels' indexing and partitioning, which codes 0-50 exercise on every layout already; each
+# code's formula is csrc/common code shared with the CPU, and all of them run on a GPU in tests/cuda.
+_LATER_CODES = sorted(code for code in _EW_CODES.values() if code >= 51)
+SUBSET_FILTER: list[str] = ["-k", "not (" + " or ".join(f"op{code}-" for code in _LATER_CODES) + ")"]
 
 
 def _why_not() -> str | None:

@@ -31,8 +31,14 @@ def run_example(name: str, *args: str) -> dict[str, str]:
     return lines
 
 
+# The Transformer and LSTM examples train for minutes on 2 cores: the long tier (their digests are
+# also compared CPU against CUDA by `repmode crosscheck` on each GPU run).
+LONG_EXAMPLES = {"train_transformer.py", "train_lstm.py"}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(EXAMPLES))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.long) if n in LONG_EXAMPLES else n
+                                  for n in sorted(EXAMPLES)])
 def test_example_is_reproducible_across_thread_counts(name):
     one = run_example(name, "--threads", "1")
     two = run_example(name, "--threads", "2")
@@ -76,7 +82,8 @@ def test_find_divergence_example(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name,epochs", [("train_cnn.py", "2"), ("train_transformer.py", "1")])
+@pytest.mark.parametrize("name,epochs", [("train_cnn.py", "2"),
+                                         pytest.param("train_transformer.py", "1", marks=pytest.mark.long)])
 def test_examples_train_under_bf16_autocast_reproducibly(name, epochs):
     one = run_example(name, "--amp", "bf16", "--epochs", epochs, "--threads", "1")
     two = run_example(name, "--amp", "bf16", "--epochs", epochs, "--threads", "2")
