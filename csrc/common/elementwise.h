@@ -262,7 +262,8 @@ REPMODE_EW(gelu_tanh_backward, {
   const Wide g = a, x = b;
   const Wide x2 = x * x;
   const Wide u = kSqrt2OverPi * (x + kGeluKappa * (x2 * x));
-  const Wide s = sigmoid_of(u + u), sn = sigmoid_of(-(u + u));
+  const SigmoidPair sp = repmode_sigmoid_pair(u + u);  // sigmoid_of(u + u), sigmoid_of(-(u + u))
+  const Wide s = sp.s, sn = sp.sn;
   const Wide du = kSqrt2OverPi * (1.0 + kGeluKappa3 * x2);
   return narrow<T>(g * (s + 2.0 * x * s * sn * du));
 })
@@ -272,7 +273,8 @@ REPMODE_EW(silu, {
 })
 REPMODE_EW(silu_backward, {
   const Wide g = a, x = b;
-  return narrow<T>(g * (sigmoid_of(x) * (1.0 + x * sigmoid_of(-x))));
+  const SigmoidPair sp = repmode_sigmoid_pair(x);  // sigmoid_of(x), sigmoid_of(-x)
+  return narrow<T>(g * (sp.s * (1.0 + x * sp.sn)));
 })
 REPMODE_EW(mish, {
   const Wide x = a;

@@ -332,4 +332,27 @@ REPMODE_HD double repmode_sigmoid(double x) {
   return dd_div_to_double(x < 0.0 ? E : DD{1.0, 0.0}, D);
 }
 
+// sigmoid(x) and sigmoid(-x) together, bit for bit repmode_sigmoid(x) and repmode_sigmoid(-x):
+// where both take repmode_sigmoid's general path (2^-55 <= |x| <= 37.5) they share a = |x|,
+// E = e^-a and D = 1 + E, and differ only in the last division's numerator (E for the negative
+// argument, 1 for the other); elsewhere (NaN, tiny, large |x|) the two calls themselves. For the
+// formulas that need both (silu_backward, gelu_tanh_backward): one exp and one DD sum less.
+struct SigmoidPair {
+  double s, sn;  // sigmoid(x), sigmoid(-x)
+};
+REPMODE_HD SigmoidPair repmode_sigmoid_pair(double x) {
+  using namespace math_detail;
+  const uint64_t ax = bits_of(x) & 0x7fffffffffffffffull;
+  const double a = double_from_bits(ax);
+  if (ax > 0x7ff0000000000000ull || ax < 0x3c80000000000000ull || !(a <= 37.5))
+    return SigmoidPair{repmode_sigmoid(x), repmode_sigmoid(-x)};
+  int m;
+  DD e = exp_fast(-a, m);  // as repmode_sigmoid: m >= -59, the scaling is exact
+  double sc = pow2(m);
+  DD E = {e.hi * sc, e.lo * sc};
+  DD D = dd_add(DD{1.0, 0.0}, E);
+  const double of_pos = dd_div_to_double(DD{1.0, 0.0}, D), of_neg = dd_div_to_double(E, D);
+  return x < 0.0 ? SigmoidPair{of_neg, of_pos} : SigmoidPair{of_pos, of_neg};
+}
+
 }  // namespace repmode

@@ -1,5 +1,6 @@
 // Convolution on the CPU by lowering onto the canonical GEMM (matmul.h); the lowering itself
-// (chunks, im2col/col2im, tables) is in convolution_lowering.{h,cpp}.
+// (chunks, im2col/col2im, tables) is in convolution_lowering.{h,cpp}. Depthwise convolutions
+// take the direct kernel of convolution_depthwise.cpp instead (the same chains).
 //
 // Forward: for image n and group g, Y_g (Co/G × L) = W_g (Co/G × K) · col (K × L), where
 // col[(ci, f), pos] = x_padded[n, ci, pos·stride − pad + f·dil] (im2col) and K runs over
@@ -119,6 +120,7 @@ template <typename T>
 void conv_forward(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, int nthreads) {
   const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig();
   if (g.N == 0 || g.Co == 0 || L == 0) return;
+  if (conv_depthwise_direct(g)) return conv_depthwise_forward<T>(g, x, w, bias, y, nthreads);
   const int64_t lc = std::min<int64_t>(L, std::max<int64_t>(16, kChunkElems / std::max<int64_t>(K, 1) / 16 * 16));
   const int64_t nchunks = (L + lc - 1) / lc;
   const double work = double(g.N) * double(g.Co) * double(L) * double(K);
@@ -152,6 +154,7 @@ template <typename T>
 void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx, int nthreads) {
   const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig(), lin = g.in_len();
   if (g.N == 0 || g.Ci == 0 || lin == 0) return;
+  if (conv_depthwise_direct(g)) return conv_depthwise_grad_input<T>(g, gy, w, bias, gx, nthreads);
   const int64_t rows = g.out[0] * g.out[1], rowlen = g.out[2];
   const int64_t crow = std::max<int64_t>(1, kChunkElems / std::max<int64_t>(K * rowlen, 1));
   const double work = double(g.N) * double(g.Co) * double(L) * double(K);
@@ -256,6 +259,7 @@ void conv_grad_weight(const ConvGeom& g, const T* x, const T* gy, T* gw, int nth
     for (int64_t i = 0; i < wsize; ++i) gw[i] = T(0);
     return;
   }
+  if (conv_depthwise_direct(g)) return conv_depthwise_grad_weight<T>(g, x, gy, gw, nthreads);
   if (K * L <= small_image_elems() && g.N > 1) {
     conv_grad_weight_small<T>(g, x, gy, gw, nthreads);
     return;

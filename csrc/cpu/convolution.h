@@ -22,6 +22,16 @@ void conv_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, 
 template <typename T>
 void conv_grad_weight(const ConvGeom& g, const T* x, const T* gy, T* gw, int nthreads);
 
+// Depthwise convolutions (groups = Ci = Co, kernel volume <= 256, non-empty) take a direct
+// kernel (csrc/cpu/convolution_depthwise.cpp) with the channels as vector lanes: the same chains.
+bool conv_depthwise_direct(const ConvGeom& g);
+template <typename T>
+void conv_depthwise_forward(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, int nthreads);
+template <typename T>
+void conv_depthwise_grad_input(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx, int nthreads);
+template <typename T>
+void conv_depthwise_grad_weight(const ConvGeom& g, const T* x, const T* gy, T* gw, int nthreads);
+
 // Sets how many elements of lowered columns one chunk may hold (elems > 0; a speed knob
 // that never changes results, exposed so tests reach the chunk boundaries with small
 // shapes). Returns the previous value; elems <= 0 only reads it.

@@ -114,18 +114,41 @@ def _params(params):
     return [float(p) for p in params]
 
 
+def _flat_operand(a: Tensor, x, inplace: bool):
+    """(pointer, stride, value) of an operand the hot path can pass with ``a`` (contiguous, of a's dtype and
+    shape, or a Python number: pointer 0, stride 0), or None."""
+    if type(x) is float or type(x) is int:
+        return 0, 0, float(x)
+    if isinstance(x, Tensor) and x.dtype is a.dtype and x.shape == a.shape and x.is_contiguous() and x.is_cpu \
+            and not (inplace and _overlaps_partially(a, x)):
+        return x.data_ptr(), 1, 0.0
+    return None
+
+
 def elementwise(op, func, args, kwargs, a, b=None, c=None, params=(), inplace=False):
     """``formula(op)(a, b, c, *params)`` into a new tensor or into ``a`` (in-place); out= overloads
     write the new tensor into theirs (registry.out_variant)."""
     # Hot path: a contiguous float CPU tensor alone, with a number, or with a tensor of its own
-    # dtype and shape. Everything else (broadcasting, promotion, strides) takes the general path.
-    if c is None and len(params) <= 2 and isinstance(a, Tensor):
+    # dtype and shape (and likewise a third operand: lerp, addcmul, addcdiv of the optimizers).
+    # Everything else (broadcasting, promotion, strides) takes the general path.
+    if len(params) <= 2 and isinstance(a, Tensor):
         code = DTYPE_CODE.get(a.dtype)
         if code is not None and a.is_cpu and a.is_contiguous():
             n = a.numel()
             threads = get_num_threads() if n >= _PARALLEL_MIN else 1
             p0 = float(params[0]) if params else 0.0
             p1 = float(params[1]) if len(params) > 1 else 0.0
+            if c is not None:
+                fb = _flat_operand(a, b, inplace)
+                fc = _flat_operand(a, c, inplace) if fb is not None else None
+                if fc is None:
+                    return elementwise_general(op, func, args, kwargs, a, b, c, params, inplace)
+                res = a if inplace else torch.empty_like(a)
+                # the general entry over one dim of n elements: the same loop as the general path's
+                # (whose coalescing gives this very layout), without its Python bookkeeping
+                C.elementwise(op, code, [n], res.data_ptr(), [1], a.data_ptr(), [1], 0.0, fb[0], [fb[1]], fb[2], True,
+                              fc[0], [fc[1]], fc[2], True, [p0, p1], threads)
+                return res
             if b is None or type(b) is float or type(b) is int:
                 res = a if inplace else torch.empty_like(a)
                 C.elementwise_flat(op, code, n, res.data_ptr(), a.data_ptr(), 0, 0.0 if b is None else float(b),
