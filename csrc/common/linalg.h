@@ -18,6 +18,63 @@
 
 namespace repmode {
 
+// ---- Wide: double-double numbers for the float64 QR, eigh and SVD ------------------------------
+// A Wide is the unevaluated sum hi + lo of two doubles with |lo| <= ulp(hi)/2 (normalized by a
+// final fast_two_sum, so hi is the nearest double to the value). The float64 routines run the same
+// templates below with T = Wide (about 106 bits): every +, -, *, /, sqrt, fma and dot of the
+// algorithm is one of the operations here, each a fixed sequence of IEEE operations and explicit
+// fmas (Dekker/Knuth two-sum, fma two-product; QD's accurate addition and division), so a Wide
+// result is as reproducible as a double one. Outputs are rounded once: the output is `hi`.
+struct Wide {
+  double hi, lo;
+  REPMODE_HD Wide() : hi(0.0), lo(0.0) {}
+  REPMODE_HD Wide(double x) : hi(x), lo(0.0) {}  // NOLINT: implicit, so T(0), T(1) read as in double
+  REPMODE_HD Wide(double h, double l) : hi(h), lo(l) {}
+};
+
+namespace wide_detail {
+REPMODE_HD Wide of(math_detail::DD d) { return Wide(d.hi, d.lo); }
+REPMODE_HD math_detail::DD dd(Wide w) { return {w.hi, w.lo}; }
+}  // namespace wide_detail
+
+// a + b: two two-sums, renormalized twice (error <= 2^-104 |a + b| up to cancellation of lo parts).
+REPMODE_HD Wide operator+(Wide a, Wide b) {
+  return wide_detail::of(math_detail::dd_add(wide_detail::dd(a), wide_detail::dd(b)));
+}
+REPMODE_HD Wide operator-(Wide a) { return Wide(-a.hi, -a.lo); }
+REPMODE_HD Wide operator-(Wide a, Wide b) { return a + (-b); }
+// a * b: the exact two-product of the high parts, the cross terms added, renormalized.
+REPMODE_HD Wide operator*(Wide a, Wide b) {
+  return wide_detail::of(math_detail::dd_mul(wide_detail::dd(a), wide_detail::dd(b)));
+}
+// a / b: three quotient digits q1 + q2 + q3, each remainder computed in Wide.
+REPMODE_HD Wide operator/(Wide a, Wide b) {
+  const double q1 = a.hi / b.hi;
+  Wide r = a - b * Wide(q1);
+  const double q2 = r.hi / b.hi;
+  r = r - b * Wide(q2);
+  const double q3 = r.hi / b.hi;
+  return wide_detail::of(math_detail::fast_two_sum(q1, q2)) + Wide(q3);
+}
+REPMODE_HD bool operator<(Wide a, Wide b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+REPMODE_HD bool operator>(Wide a, Wide b) { return b < a; }
+REPMODE_HD bool operator<=(Wide a, Wide b) { return !(b < a); }
+REPMODE_HD bool operator==(Wide a, Wide b) { return a.hi == b.hi && a.lo == b.lo; }
+REPMODE_HD bool operator!=(Wide a, Wide b) { return !(a == b); }
+// fma in Wide: a * b + c with the rounding of one Wide multiplication and one addition.
+REPMODE_HD Wide repmode_fma(Wide a, Wide b, Wide c) { return a * b + c; }
+// sqrt: s = sqrt(hi), one Newton correction with the exact remainder a - s*s.
+REPMODE_HD Wide sqrt_of(Wide a) {
+  if (!(a.hi > 0.0)) return Wide(sqrt_of(a.hi));
+  const double s = sqrt_of(a.hi);
+  const Wide r = a - wide_detail::of(math_detail::two_prod(s, s));
+  return wide_detail::of(math_detail::fast_two_sum(s, r.hi / (2.0 * s)));
+}
+// The inputs of the Wide routines are finite (non-finite matrices are masked by the callers).
+REPMODE_HD Wide canon(Wide x) { return x; }
+// The double nearest to x (hi, normalized), with the canonical NaN.
+REPMODE_HD double round_wide(Wide x) { return canon(x.hi); }
+
 // sum_{t < len} x[t * xs] * y[t * ys] in the matrix-product order (terms in increasing t).
 template <typename T>
 REPMODE_HD T linalg_dot(int64_t len, const T* x, int64_t xs, const T* y, int64_t ys) {

@@ -215,6 +215,17 @@ void linalg_eigh_jacobi(int dtype, int64_t batch, int64_t n, uintptr_t s, uintpt
 // singular values (all unsorted); sweeps[b] = the sweeps run.
 void linalg_svd_jacobi(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t g, uintptr_t vt, uintptr_t s,
                        bool compute_v, uintptr_t sweeps, int nthreads);
+// float64 in Wide (double-double, csrc/common/linalg.h), each output rounded once; the same
+// layouts as the entries above. geqrf_wide also writes Q's first qcols columns (column-major,
+// (batch, qcols, m)) from the unrounded reflectors when qcols > 0.
+void linalg_geqrf_wide(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t a, uintptr_t tau, int64_t qcols,
+                       uintptr_t q, int nthreads);
+void linalg_apply_q_wide(int dtype, int64_t batch, int64_t m, int64_t k, uintptr_t a, uintptr_t tau, int64_t ncols,
+                         uintptr_t c, bool transpose, int nthreads);
+void linalg_eigh_jacobi_wide(int dtype, int64_t batch, int64_t n, uintptr_t s, uintptr_t vt, bool compute_v,
+                             uintptr_t sweeps, int nthreads);
+void linalg_svd_jacobi_wide(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t g, uintptr_t vt, uintptr_t s,
+                            bool compute_v, uintptr_t sweeps, int nthreads);
 // --- fft (csrc/cpu/fft.cpp) ---
 // One pass of 1-d transforms over the lines of a (outer, n_src, inner) view: mode 0 c2c, 1 r2c (real
 // input, imaginary +0), 2 c2r (X_0 .. X_{n_fft/2} extended as Hermitian, real part written). src:

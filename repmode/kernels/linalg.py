@@ -361,31 +361,43 @@ def linalg_slogdet(func, args, kwargs):
 
 # ---- Householder QR ---------------------------------------------------------------------------
 
-def _geqrf64(A):
-    """(a, tau): a float64 (*, n, m) contiguous = the column-major m x n result; tau (*, min(m, n))."""
+def _geqrf64(A, wide: bool, qcols: int = 0):
+    """(a, tau, Q): a float64 (*, n, m) contiguous = the column-major m x n result; tau (*, min(m, n));
+    wide (the float64 definition): computed in double-double, and Q's first qcols columns as
+    (*, qcols, m) (column-major) from the unrounded reflectors (None when qcols = 0)."""
     m, n = A.shape[-2], A.shape[-1]
     w = _work(A.mT)
     tau = torch.zeros(*A.shape[:-2], min(m, n), dtype=F64)
+    Q = None
+    if wide and qcols:
+        Q = torch.zeros(*A.shape[:-2], qcols, m, dtype=F64)
+        if Q.numel() and not w.numel():  # no reflectors: Q is the identity's first columns
+            Q.copy_(torch.eye(m, dtype=F64)[:qcols])
     if w.numel():
-        C.linalg_geqrf(_F64, _batch(A.shape[:-2]), m, n, w.data_ptr(), tau.data_ptr(), _threads())
-    return w, tau
+        if wide:
+            C.linalg_geqrf_wide(_F64, _batch(A.shape[:-2]), m, n, w.data_ptr(), tau.data_ptr(), qcols,
+                                Q.data_ptr() if Q is not None else 0, _threads())
+        else:
+            C.linalg_geqrf(_F64, _batch(A.shape[:-2]), m, n, w.data_ptr(), tau.data_ptr(), _threads())
+    return w, tau, Q
 
 
-def _apply_q64(refl_cm, tau, Ccm, transpose):
+def _apply_q64(refl_cm, tau, Ccm, transpose, wide: bool):
     """C := Q C (Qᵀ C) in place of Ccm (*, ncols, m) contiguous (column-major C); refl_cm (*, k, m)
-    contiguous float64 column-major reflectors, tau (*, k) float64."""
+    contiguous float64 column-major reflectors, tau (*, k) float64; wide: in double-double."""
     m, k, ncols = refl_cm.shape[-1], refl_cm.shape[-2], Ccm.shape[-2]
     if Ccm.numel() and k:
-        C.linalg_apply_q(_F64, _batch(Ccm.shape[:-2]), m, k, refl_cm.data_ptr(), tau.data_ptr(), ncols,
-                         Ccm.data_ptr(), transpose, _threads())
+        fn = C.linalg_apply_q_wide if wide else C.linalg_apply_q
+        fn(_F64, _batch(Ccm.shape[:-2]), m, k, refl_cm.data_ptr(), tau.data_ptr(), ncols, Ccm.data_ptr(), transpose,
+           _threads())
     return Ccm
 
 
-def _householder_product64(refl_cm, tau, ncols):
+def _householder_product64(refl_cm, tau, ncols, wide: bool):
     """The first ncols columns of Q = H_0 ... H_{k-1}, as (*, ncols, m) contiguous (column-major)."""
     m = refl_cm.shape[-1]
     eye = torch.eye(m, dtype=F64)[:ncols].expand(*refl_cm.shape[:-2], ncols, m)
-    return _apply_q64(refl_cm, tau, _work(eye), False)
+    return _apply_q64(refl_cm, tau, _work(eye), False, wide)
 
 
 @register_kernel(aten.geqrf.default, FLOAT_ONLY, out=aten.geqrf.a)
@@ -394,7 +406,7 @@ def geqrf(func, args, kwargs):
     dtype = _check(func, args, kwargs, A)
     if A.dim() < 2:
         raise RuntimeError(f"geqrf: The input tensor A must have at least 2 dimensions, got {A.dim()}")
-    a, tau = _geqrf64(A)
+    a, tau, _ = _geqrf64(A, dtype == F64)
     return _result(a, dtype).mT, _result(tau, dtype)
 
 
@@ -410,7 +422,7 @@ def householder_product(func, args, kwargs):
                            f"tau.shape[-1], got {tuple(A.shape)} and tau {tuple(tau.shape)}")
     batch = torch.broadcast_shapes(A.shape[:-2], tau.shape[:-1])
     refl = _work(A[..., :k].expand(*batch, m, k).mT)
-    Q = _householder_product64(refl, _work(tau.expand(*batch, k)), n)
+    Q = _householder_product64(refl, _work(tau.expand(*batch, k)), n, dtype == F64)
     return _result(Q, dtype).mT
 
 
@@ -428,9 +440,9 @@ def ormqr(func, args, kwargs):
     tau64 = _work(tau.expand(*batch, k))
     Cb = Cm.expand(*batch, *Cm.shape[-2:])
     if left:  # Q C or Qᵀ C on the columns of C
-        return _result(_apply_q64(refl, tau64, _work(Cb.mT), transpose), dtype).mT
+        return _result(_apply_q64(refl, tau64, _work(Cb.mT), transpose, dtype == F64), dtype).mT
     # C Q = (Qᵀ Cᵀ)ᵀ and C Qᵀ = (Q Cᵀ)ᵀ: the rows of C are the columns of Cᵀ (H_j is symmetric)
-    return _result(_apply_q64(refl, tau64, _work(Cb), not transpose), dtype)
+    return _result(_apply_q64(refl, tau64, _work(Cb), not transpose, dtype == F64), dtype)
 
 
 @register_kernel(aten.linalg_qr.default, FLOAT_ONLY, out=aten.linalg_qr.out)
@@ -444,12 +456,15 @@ def linalg_qr(func, args, kwargs):
         raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
     m, n = A.shape[-2], A.shape[-1]
     k = min(m, n)
-    a, tau = _geqrf64(A)  # (*, n, m): column-major
+    wide = dtype == F64
+    qcols = 0 if mode == "r" else (m if mode == "complete" else k)
+    a, tau, Q = _geqrf64(A, wide, qcols)  # (*, n, m): column-major
     rows = m if mode == "complete" else k
     R = _result(a.mT[..., :rows, :].triu(), dtype).contiguous()
     if mode == "r":
         return torch.empty(0, dtype=dtype), R
-    Q = _householder_product64(a[..., :k, :].contiguous(), tau, m if mode == "complete" else k)
+    if not wide:
+        Q = _householder_product64(a[..., :k, :].contiguous(), tau, qcols, False)
     return _result(Q, dtype).mT, R
 
 
@@ -474,8 +489,9 @@ def linalg_eigh(func, args, kwargs):
     VT = torch.empty(*batch, n, n, dtype=F64) if compute_v else torch.empty(0, dtype=F64)
     sweeps = torch.zeros(batch, dtype=torch.int32)
     if S.numel():
-        C.linalg_eigh_jacobi(_F64, _batch(batch), n, S.data_ptr(), VT.data_ptr() if compute_v else 0, compute_v,
-                             sweeps.data_ptr(), _threads())
+        fn = C.linalg_eigh_jacobi_wide if dtype == F64 else C.linalg_eigh_jacobi  # float64: double-double
+        fn(_F64, _batch(batch), n, S.data_ptr(), VT.data_ptr() if compute_v else 0, compute_v, sweeps.data_ptr(),
+           _threads())
     w = S.diagonal(0, -2, -1)
     w, order = torch.sort(w, dim=-1, stable=True)  # ascending; equal values keep the lower index first
     w = torch.where(finite.unsqueeze(-1), w, torch.nan)
@@ -493,19 +509,21 @@ def linalg_eigh(func, args, kwargs):
 
 # ---- singular value decomposition -------------------------------------------------------------
 
-def _complete_columns(U: torch.Tensor, r: int, cols: int) -> torch.Tensor:
+def _complete_columns(U: torch.Tensor, r: int, cols: int, wide: bool) -> torch.Tensor:
     """U (*, m, ≥r) float64 whose first r columns are orthonormal -> (*, m, cols): those r columns,
     then columns r.. of the complete Q of the Householder QR of them (an orthonormal complement in
     the fixed QR order)."""
     m = U.shape[-2]
     if r == cols:
         return U[..., :cols]
-    a, tau = _geqrf64(U[..., :r])
-    Q = _householder_product64(a[..., :r, :].contiguous(), tau, m).mT  # (*, m, m)
+    a, tau, Q = _geqrf64(U[..., :r], wide, m)
+    if not wide:
+        Q = _householder_product64(a[..., :r, :].contiguous(), tau, m, False)
+    Q = Q.mT  # (*, m, m)
     return torch.cat([U[..., :r], Q[..., r:cols]], dim=-1)
 
 
-def _svd64(M: torch.Tensor, full: bool, compute_uv: bool):
+def _svd64(M: torch.Tensor, full: bool, compute_uv: bool, wide: bool):
     """(U, S, V) of M (*, m, n) with m >= n in float64: S descending, U (*, m, n or m), V (*, n, n)."""
     m, n = M.shape[-2], M.shape[-1]
     batch = M.shape[:-2]
@@ -520,8 +538,9 @@ def _svd64(M: torch.Tensor, full: bool, compute_uv: bool):
     S = torch.zeros(*batch, n, dtype=F64)
     sweeps = torch.zeros(batch, dtype=torch.int32)
     if G.numel():
-        C.linalg_svd_jacobi(_F64, _batch(batch), m, n, G.data_ptr(), VT.data_ptr() if compute_uv else 0,
-                            S.data_ptr(), compute_uv, sweeps.data_ptr(), _threads())
+        fn = C.linalg_svd_jacobi_wide if wide else C.linalg_svd_jacobi
+        fn(_F64, _batch(batch), m, n, G.data_ptr(), VT.data_ptr() if compute_uv else 0, S.data_ptr(), compute_uv,
+           sweeps.data_ptr(), _threads())
     S, order = torch.sort(S, dim=-1, descending=True, stable=True)  # equal values: the lower index first
     S = torch.where(finite.unsqueeze(-1), S, torch.nan)
     if not compute_uv:
@@ -543,7 +562,7 @@ def _svd64(M: torch.Tensor, full: bool, compute_uv: bool):
         done = []
         for b in range(flatU.shape[0]):
             r = int((flatS[b] > 0).sum())
-            done.append(_complete_columns(flatU[b], r, cols) if r < cols else flatU[b])
+            done.append(_complete_columns(flatU[b], r, cols, wide) if r < cols else flatU[b])
         U = torch.stack(done).reshape(*batch, m, cols) if done else U.new_empty(*batch, m, cols)
     U = torch.where(finite[..., None, None], U, torch.nan)
     V = torch.where(finite[..., None, None], V, torch.nan)
@@ -558,9 +577,9 @@ def linalg_svd(func, args, kwargs):
         raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
     m, n = A.shape[-2], A.shape[-1]
     if m >= n:
-        U, S, V = _svd64(A, full, compute_uv)
+        U, S, V = _svd64(A, full, compute_uv, dtype == F64)
     else:  # Aᵀ = U' S V'ᵀ  =>  A = V' S U'ᵀ
-        V, S, U = _svd64(A.mT, full, compute_uv)
+        V, S, U = _svd64(A.mT, full, compute_uv, dtype == F64)
     if not compute_uv:
         return torch.empty(0, dtype=dtype), _result(S.contiguous(), dtype), torch.empty(0, dtype=dtype)
     return _result(U.contiguous(), dtype), _result(S.contiguous(), dtype), _result(V.mT.contiguous(), dtype)
