@@ -628,6 +628,96 @@ def linalg_pinv(func, args, kwargs):
     return _bmm_nd(left, U.mT)
 
 
+# ---- least squares ----------------------------------------------------------------------------
+
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _lstsq_qr64(A, B, wide):
+    """(X, C) in float64: the least-squares solution of A X ≈ B by Householder QR for full-rank A
+    (*, m, n) and B (*, m, k) of one batch; C = Qᵀ B (m >= n; None for m < n, where X is the
+    minimum-norm solution: Aᵀ = Q R, Rᵀ y = B, X = Q [y; 0])."""
+    m, n, k = A.shape[-2], A.shape[-1], B.shape[-1]
+    if m >= n:
+        a, tau, _ = _geqrf64(A, wide)  # (*, n, m): column-major
+        Ccm = _apply_q64(a, tau, _work(B.mT), True, wide)  # Qᵀ B, column-major (*, k, m)
+        R = a.mT[..., :n, :].contiguous()  # the upper triangle is R (the solve reads no other entry)
+        X = _trsm64(R, Ccm.mT[..., :n, :].contiguous(), True, False)
+        return X, Ccm.mT
+    a, tau, _ = _geqrf64(A.mT, wide)  # Aᵀ (n x m) = Q R: (*, m, n) column-major
+    Rt = a.contiguous()  # row-major (*, m, n) = Rᵀ in its first m columns (lower triangle), reflectors above
+    y = _trsm64(Rt[..., :, :m].contiguous(), _work(B), False, False)
+    Zcm = torch.zeros(*B.shape[:-2], k, n, dtype=F64)
+    Zcm[..., :m] = y.mT
+    return _apply_q64(a, tau, Zcm, False, wide).mT, None
+
+
+@register_kernel(aten.linalg_lstsq.default, FLOAT_ONLY, out=aten.linalg_lstsq.out)
+def linalg_lstsq(func, args, kwargs):
+    """Least squares with a defined driver (docs/semantics.md "Least squares"): full-rank matrices by
+    Householder QR (m < n: the minimum-norm solution through the QR of Aᵀ), rank-deficient ones (rank
+    by the rule of the singular values) by the SVD's minimum-norm solution; in float64 inside."""
+    A, B, rcond, driver = params(func, args, kwargs, "self", "b", "rcond", "driver")
+    dtype = _check(func, args, kwargs, A, B)
+    driver = "gelsy" if driver is None else driver
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.linalg.lstsq: input must have at least 2 dimensions, got {A.dim()}")
+    vector = _is_vector_rhs(A, B)
+    B2 = B.unsqueeze(-1) if vector else B
+    if B2.dim() < 2 or B2.shape[-2] != A.shape[-2]:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2) ({A.shape[-2]} and "
+                           f"{B2.shape[-2] if B2.dim() > 1 else '?'})")
+    A, B2, batch = _broadcast_batch(A, B2)
+    m, n, k = A.shape[-2], A.shape[-1], B2.shape[-1]
+    r = min(m, n)
+    wide = dtype == F64
+    eps = torch.finfo(dtype).eps
+    rc = eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    # rank (gelsy, gelsd, gelss): the singular values sigma_i > rcond * sigma_1 (in the dtype)
+    need_svd = driver != "gels" and r > 0 and _batch(batch) > 0
+    if need_svd:
+        if m >= n:
+            U, S64, V = _svd64(A, False, True, wide)  # U (*, m, n), V (*, n, n)
+        else:
+            V, S64, U = _svd64(A.mT, False, True, wide)  # V (*, n, m), U (*, m, m)
+        S = _result(S64, dtype)
+        tol = call_registered(aten.mul.Tensor, S[..., :1], torch.tensor(rc, dtype=dtype))
+        keep = S > tol
+        rank = keep.sum(-1)
+        full = rank == r
+    else:
+        S = torch.zeros(*batch, r, dtype=dtype)
+        rank = torch.zeros(batch, dtype=torch.int64)
+        full = torch.ones(batch, dtype=torch.bool)
+    if m == 0 or n == 0 or k == 0 or _batch(batch) == 0:
+        X = torch.zeros(*batch, n, k, dtype=F64)
+        # gels (LAPACK's quick return) zeroes B for an empty A: its residuals are 0
+        C = None if m < n else torch.zeros(B2.shape, dtype=F64) if driver == "gels" else _work(B2)
+    else:
+        X, C = _lstsq_qr64(A, B2, wide)
+        if need_svd and not bool(full.all()):  # minimum-norm: V diag(1/sigma for kept sigma) Uᵀ B
+            inv = torch.where(keep, call_registered(aten.reciprocal.default, S64), torch.zeros((), dtype=F64))
+            UtB = _bmm_nd(U.mT, _work(B2))
+            Xs = _bmm_nd(V, call_registered(aten.mul.Tensor, UtB, inv.unsqueeze(-1)))
+            X = torch.where(full[..., None, None], X, Xs)
+    # residuals: m > n, not gelsy, and (gelsd/gelss) every matrix of full rank n: the squares of
+    # rows n .. m-1 of Qᵀ B summed over those rows (repmode's mul and sum, in float64)
+    if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
+        tail = C[..., n:, :]
+        residuals = _result(call_registered(aten.sum.dim_IntList, call_registered(aten.mul.Tensor, tail, tail),
+                                            [-2]), dtype)
+    else:
+        residuals = torch.empty(0, dtype=dtype)
+    if vector:
+        X = X.squeeze(-1)
+    if driver == "gels":
+        rank = torch.empty(0, dtype=torch.int64)
+    sv = S if driver in ("gelsd", "gelss") else torch.empty(0, dtype=dtype)
+    return _result(X.contiguous(), dtype), residuals, rank, sv.contiguous()
+
+
 # ---- matrix exponential -----------------------------------------------------------------------
 
 _EXP_DEGREE = 18  # Taylor degree; with ‖X‖₁ ≤ 1/2 the truncation is below 2⁻⁸⁰ relative
@@ -701,12 +791,5 @@ register_refusal(
     "the LDLᵀ factorization (Bunch-Kaufman pivoting) has no fixed-order implementation in repmode yet; use "
     "torch.linalg.cholesky (positive-definite) or torch.linalg.lu_factor / solve, which repmode runs in a fixed "
     "order.",
-    family="linalg",
-)
-register_refusal(
-    [aten.linalg_lstsq.default, aten.linalg_lstsq.out],
-    "linalg.lstsq has no fixed-order driver in repmode yet; for a full-rank tall A solve the least-squares "
-    "problem with Q, R = torch.linalg.qr(A) and torch.linalg.solve_triangular(R, Q.mT @ B, upper=True), which "
-    "repmode runs in a fixed order.",
     family="linalg",
 )
