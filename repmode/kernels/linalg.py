@@ -15,6 +15,7 @@ repmode refuses what it has no fixed-order algorithm for yet (the refusals at th
 from __future__ import annotations
 
 import math
+import weakref
 
 import torch
 
@@ -265,11 +266,47 @@ def _lu_solve64(LU64, piv, B, adjoint):
     return torch.empty_like(z).scatter_(-2, perm.unsqueeze(-1).expand(*z.shape), z)
 
 
+# The pivots _linalg_det / _linalg_slogdet return for a non-contiguous A (A's, as torch's backward
+# expects them then), by their storage: -> (the LU returned with them, the factors of Aᵀ that a
+# contiguous A gets, Aᵀ's pivots, the pivots' version, data pointer and shape when returned). The
+# pivots are the key because torch's det backward passes them on unchanged (its LU is `LU + a
+# diagonal correction`, a new tensor).
+_DET_FACTORS_OF_AT = weakref.WeakKeyDictionary()
+
+
+def _remember_det_factors(piv_out, LU_out, LUt_out, pivt):
+    _DET_FACTORS_OF_AT[piv_out.untyped_storage()] = (LU_out, LUt_out, pivt, piv_out._version, piv_out.data_ptr(),
+                                                     tuple(piv_out.shape))
+
+
+def _det_factors_of_at(LU, piv, left, adjoint):
+    """Aᵀ's factors (those returned for a contiguous A) when the call solves Aᵀ X = B (left, adjoint)
+    with the unchanged pivots and the values of the LU that det/slogdet returned for a
+    non-contiguous A: torch's det backward solves that system with A's factors (adjoint) for a
+    non-contiguous A and with Aᵀ's (not adjoint) for a contiguous one; answering both with Aᵀ's
+    factors makes the gradient's bits independent of A's layout. None otherwise (then the call is
+    the ordinary adjoint solve with the factors given)."""
+    if not (left and adjoint) or not isinstance(piv, torch.Tensor):
+        return None
+    entry = _DET_FACTORS_OF_AT.get(piv.untyped_storage())
+    if entry is None:
+        return None
+    LU_out, LUt_out, pivt, version, ptr, shape = entry
+    if (piv._version, piv.data_ptr(), tuple(piv.shape)) != (version, ptr, shape):
+        return None
+    if LU.shape != LU_out.shape or LU.dtype != LU_out.dtype or not torch.equal(LU, LU_out):
+        return None  # other factors (a singular A's LU, whose zero pivots torch's backward replaced)
+    return LUt_out, pivt
+
+
 @register_kernel(aten.linalg_lu_solve.default, FLOAT_ONLY, out=aten.linalg_lu_solve.out)
 def linalg_lu_solve(func, args, kwargs):
     LU, piv, B, left, adjoint = params(func, args, kwargs, "LU", "pivots", "B", "left", "adjoint")
     dtype = _check(func, args, kwargs, LU, B)
     _square(func, args, kwargs, LU, "LU")
+    at_factors = _det_factors_of_at(LU, piv, left, adjoint)
+    if at_factors is not None:  # Aᵀ X = B with Aᵀ's factors: the contiguous layout's sequence
+        return _result(_lu_solve64(_work(at_factors[0]), at_factors[1], B, False).contiguous(), dtype)
     LU64 = _work(LU)
     if left:
         X = _lu_solve64(LU64, piv, B, adjoint)
@@ -326,6 +363,14 @@ def _det_factors(A):
     return LUt, pivt, LU, piv
 
 
+def _det_lu_out(A, LU, piv, LUt, pivt, dtype):
+    """The LU tensor det/slogdet return; for a non-contiguous A (A's factors) remembered with Aᵀ's."""
+    out = _result(LU, dtype)
+    if not A.is_contiguous():
+        _remember_det_factors(piv, out, _result(LUt, dtype), pivt)
+    return out
+
+
 def _swap_parity(piv: torch.Tensor) -> torch.Tensor:
     """True where the pivots make an odd number of swaps."""
     ar = torch.arange(1, piv.shape[-1] + 1, dtype=piv.dtype)
@@ -340,7 +385,7 @@ def linalg_det(func, args, kwargs):
     LUt, pivt, LU, piv = _det_factors(A)
     d = call_registered(aten.prod.dim_int, LUt.diagonal(0, -2, -1), -1)  # repmode's prod order
     d = torch.where(_swap_parity(pivt), -d, d)  # exact negation
-    return _result(d, dtype), _result(LU, dtype), piv
+    return _result(d, dtype), _det_lu_out(A, LU, piv, LUt, pivt, dtype), piv
 
 
 @register_kernel(aten._linalg_slogdet.default, FLOAT_ONLY, out=aten._linalg_slogdet.sign)
@@ -356,7 +401,7 @@ def linalg_slogdet(func, args, kwargs):
     sign = torch.where(diag.isnan().any(-1), torch.nan, sign)
     absdiag = torch.where(diag < 0, -diag, diag)  # exact |.|
     logabs = call_registered(aten.sum.dim_IntList, call_registered(aten.log.default, absdiag), [-1])
-    return _result(sign, dtype), _result(logabs, dtype), _result(LU, dtype), piv
+    return _result(sign, dtype), _result(logabs, dtype), _det_lu_out(A, LU, piv, LUt, pivt, dtype), piv
 
 
 # ---- Householder QR ---------------------------------------------------------------------------

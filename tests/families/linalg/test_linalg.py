@@ -212,6 +212,41 @@ def test_solve_det_inv_gradients_match_float64_autograd():
     _close(b.grad, br.grad, torch.float64, 100)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["det", "slogdet", "logdet"])
+def test_det_gradients_have_the_same_bits_for_every_layout_of_a(dtype, name):
+    """torch's det/slogdet backward solves with Aᵀ's factors for a contiguous A and with A's
+    (adjoint) otherwise; repmode answers both with Aᵀ's, so the gradient's bits do not depend on
+    the layout (and they match float64 autograd)."""
+    f = {"det": torch.linalg.det, "slogdet": lambda a: torch.linalg.slogdet(a)[1], "logdet": torch.logdet}[name]
+    X = _spd(3, 5, 5, seed=40, dtype=dtype)
+    grads = []
+    for layout in ("contiguous", "transposed", "sliced"):
+        A = {"contiguous": X.clone(), "transposed": X.mT.contiguous().mT,
+             "sliced": torch.cat([X, X], -1)[..., :5]}[layout].requires_grad_()
+        assert A.is_contiguous() == (layout == "contiguous")
+        with repmode.enabled():
+            f(A).sum().backward()
+        grads.append(A.grad)
+    assert_bitwise_equal(grads[0], grads[1], "transposed")
+    assert_bitwise_equal(grads[0], grads[2], "sliced")
+    ar = X.double().requires_grad_()
+    f(ar).sum().backward()
+    _close(grads[0], ar.grad, dtype, 100)
+
+
+def test_lu_solve_with_det_pivots_but_other_factors_is_the_ordinary_adjoint_solve():
+    """The pivots det returns for a non-contiguous A keep their meaning in any other call."""
+    A = _rand(5, 5, seed=41).mT
+    B = _rand(5, 2, seed=42)
+    with repmode.enabled():
+        _, LU, piv = torch.ops.aten._linalg_det.default(A)
+        X = torch.linalg.lu_solve(LU, piv, B, adjoint=True)  # Aᵀ X = B (answered with Aᵀ's factors)
+        Y = torch.linalg.lu_solve(LU * 2, piv, B, adjoint=True)  # other factors: the ordinary solve
+    _close(X, torch.linalg.solve(A.mT, B), torch.float64, 10)
+    _close(Y, torch.linalg.lu_solve(LU * 2, piv, B, adjoint=True), torch.float64, 10)
+
+
 # ---- Householder QR ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)
