@@ -207,4 +207,43 @@ void linalg_svd_jacobi_wide(int dtype, int64_t batch, int64_t m, int64_t n, uint
   });
 }
 
+void linalg_ldl_factor(int dtype, int64_t batch, int64_t n, uintptr_t a, uintptr_t piv, uintptr_t info, bool wide,
+                       int nthreads) {
+  need_float64(dtype);
+  double* A = ptr<double>(a);
+  int32_t* P = ptr<int32_t>(piv);
+  int32_t* I = ptr<int32_t>(info);
+  rows_parallel(batch, nthreads, (wide ? 20 : 1) * cube(n), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      if (!wide) {
+        I[b] = ldl_factor_lower<double>(n, A + b * n * n, n, P + b * n);
+        continue;
+      }
+      std::vector<Wide> w = widen(A + b * n * n, n * n);
+      I[b] = ldl_factor_lower<Wide>(n, w.data(), n, P + b * n);
+      narrow(w, A + b * n * n);
+    }
+  });
+}
+
+void linalg_ldl_solve(int dtype, int64_t batch, int64_t n, int64_t k, uintptr_t a, uintptr_t piv, uintptr_t b,
+                      bool wide, int nthreads) {
+  need_float64(dtype);
+  const double* A = ptr<double>(a);
+  const int32_t* P = ptr<int32_t>(piv);
+  double* B = ptr<double>(b);
+  rows_parallel(batch, nthreads, (wide ? 20 : 1) * n * n * k + 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i) {
+      if (!wide) {
+        ldl_solve_lower<double>(n, k, A + i * n * n, n, P + i * n, B + i * n * k, n);
+        continue;
+      }
+      const std::vector<Wide> w = widen(A + i * n * n, n * n);
+      std::vector<Wide> x = widen(B + i * n * k, n * k);
+      ldl_solve_lower<Wide>(n, k, w.data(), n, P + i * n, x.data(), n);
+      narrow(x, B + i * n * k);
+    }
+  });
+}
+
 }  // namespace repmode::cpu

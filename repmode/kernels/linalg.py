@@ -363,7 +363,7 @@ def _det_factors(A):
     return LUt, pivt, LU, piv
 
 
-def _det_lu_out(A, LU, piv, LUt, pivt, dtype):
+def _det_returned_lu(A, LU, piv, LUt, pivt, dtype):
     """The LU tensor det/slogdet return; for a non-contiguous A (A's factors) remembered with Aᵀ's."""
     out = _result(LU, dtype)
     if not A.is_contiguous():
@@ -385,7 +385,7 @@ def linalg_det(func, args, kwargs):
     LUt, pivt, LU, piv = _det_factors(A)
     d = call_registered(aten.prod.dim_int, LUt.diagonal(0, -2, -1), -1)  # repmode's prod order
     d = torch.where(_swap_parity(pivt), -d, d)  # exact negation
-    return _result(d, dtype), _det_lu_out(A, LU, piv, LUt, pivt, dtype), piv
+    return _result(d, dtype), _det_returned_lu(A, LU, piv, LUt, pivt, dtype), piv
 
 
 @register_kernel(aten._linalg_slogdet.default, FLOAT_ONLY, out=aten._linalg_slogdet.sign)
@@ -401,7 +401,7 @@ def linalg_slogdet(func, args, kwargs):
     sign = torch.where(diag.isnan().any(-1), torch.nan, sign)
     absdiag = torch.where(diag < 0, -diag, diag)  # exact |.|
     logabs = call_registered(aten.sum.dim_IntList, call_registered(aten.log.default, absdiag), [-1])
-    return _result(sign, dtype), _result(logabs, dtype), _det_lu_out(A, LU, piv, LUt, pivt, dtype), piv
+    return _result(sign, dtype), _result(logabs, dtype), _det_returned_lu(A, LU, piv, LUt, pivt, dtype), piv
 
 
 # ---- Householder QR ---------------------------------------------------------------------------
@@ -673,6 +673,81 @@ def linalg_pinv(func, args, kwargs):
     return _bmm_nd(left, U.mT)
 
 
+# ---- LDLᵀ with Bunch-Kaufman pivoting -------------------------------------------------------------
+
+def _ldl64(A, wide: bool):
+    """(LD float64 (*, n, n) lower, pivots int32, info int32) of the lower triangle of A (*, n, n);
+    wide (the float64 definition): in double-double."""
+    n = A.shape[-1]
+    w = _work(A.mT)  # column-major A: w[..., j, i] = A[..., i, j]
+    piv = torch.zeros(*A.shape[:-2], n, dtype=torch.int32)
+    info = torch.zeros(A.shape[:-2], dtype=torch.int32)
+    if w.numel():
+        C.linalg_ldl_factor(_F64, _batch(A.shape[:-2]), n, w.data_ptr(), piv.data_ptr(), info.data_ptr(), wide,
+                            _threads())
+    return w.mT.tril(), piv, info
+
+
+@register_kernel(aten.linalg_ldl_factor_ex.default, FLOAT_ONLY, out=aten.linalg_ldl_factor_ex.out)
+def linalg_ldl_factor_ex(func, args, kwargs):
+    """LAPACK's lower Bunch-Kaufman LDLᵀ (sytf2) in its output format, in float64 (docs/semantics.md
+    "LDLᵀ"); real matrices, so `hermitian` changes nothing."""
+    A, check_errors = params(func, args, kwargs, "self", "check_errors")
+    dtype = _check(func, args, kwargs, A)
+    _square(func, args, kwargs, A)
+    LD, piv, info = _ldl64(A, dtype == F64)
+    if check_errors:
+        _check_errors(info, "torch.linalg.ldl_factor_ex", is_matrix=A.dim() == 2)
+    return _result(LD, dtype), piv, info
+
+
+def _check_ldl_pivots(piv, n):
+    """Pivots in ldl_factor's format (|p| in 1..n; 2x2 blocks as two negative entries that both walks of
+    the solve see whole), so that the solve never indexes outside the matrix."""
+    if piv.numel() == 0:
+        return
+    flat = piv.reshape(-1, n)
+    if bool(((flat == 0) | (flat.abs() > n)).any()):
+        raise RuntimeError(f"torch.linalg.ldl_solve: pivots must lie in 1..{n} in absolute value")
+    for row in torch.unique(flat, dim=0).tolist():
+        k = 0
+        while k < n:  # the forward walk
+            if row[k] < 0 and (k == n - 1 or row[k + 1] != row[k]):
+                raise RuntimeError("torch.linalg.ldl_solve: pivots are not in ldl_factor's format (a 2x2 "
+                                   "block must be two equal negative entries)")
+            k += 2 if row[k] < 0 else 1
+        k = n - 1
+        while k >= 0:  # the backward walk
+            if row[k] < 0 and (k == 0 or row[k - 1] != row[k]):
+                raise RuntimeError("torch.linalg.ldl_solve: pivots are not in ldl_factor's format (a 2x2 "
+                                   "block must be two equal negative entries)")
+            k -= 2 if row[k] < 0 else 1
+
+
+@register_kernel(aten.linalg_ldl_solve.default, FLOAT_ONLY, out=aten.linalg_ldl_solve.out)
+def linalg_ldl_solve(func, args, kwargs):
+    """A X = B from ldl_factor's LD and pivots: LAPACK's sytrs order (lower), in float64."""
+    LD, piv, B = params(func, args, kwargs, "LD", "pivots", "B")
+    dtype = _check(func, args, kwargs, LD, B)
+    _square(func, args, kwargs, LD, "LD")
+    n = LD.shape[-1]
+    if B.dim() < 2 or B.shape[-2] != n:
+        raise RuntimeError(f"torch.linalg.ldl_solve: Incompatible shapes of A and B for the equation AX = B "
+                           f"({n}x{n} and {B.shape[-2] if B.dim() > 1 else '?'}x{B.shape[-1] if B.dim() else '?'})")
+    if piv.dtype != torch.int32 or piv.shape[-1:] != (n,):
+        raise RuntimeError("torch.linalg.ldl_solve: expected pivots to be int32 of shape (*, n), got "
+                           f"{piv.dtype} {tuple(piv.shape)}")
+    _check_ldl_pivots(piv, n)
+    batch = torch.broadcast_shapes(LD.shape[:-2], piv.shape[:-1], B.shape[:-2])
+    a = _work(LD.expand(*batch, n, n).mT)  # column-major LD
+    p = piv.expand(*batch, n).contiguous()
+    X = _work(B.expand(*batch, *B.shape[-2:]).mT)  # column-major B, solved in place
+    if X.numel():
+        C.linalg_ldl_solve(_F64, _batch(batch), n, B.shape[-1], a.data_ptr(), p.data_ptr(), X.data_ptr(),
+                           dtype == F64, _threads())
+    return _result(X.mT.contiguous(), dtype)
+
+
 # ---- least squares ----------------------------------------------------------------------------
 
 _LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
@@ -828,13 +903,5 @@ register_refusal(
     "the general (non-symmetric) eigendecomposition has no fixed-order algorithm in repmode (LAPACK's Hessenberg "
     "QR iteration chooses shifts and deflation by hardware); for a symmetric matrix use torch.linalg.eigh / "
     "eigvalsh, which repmode runs by cyclic Jacobi, or compute this outside the mode.",
-    family="linalg",
-)
-register_refusal(
-    [aten.linalg_ldl_factor_ex.default, aten.linalg_ldl_factor_ex.out, aten.linalg_ldl_solve.default,
-     aten.linalg_ldl_solve.out],
-    "the LDLᵀ factorization (Bunch-Kaufman pivoting) has no fixed-order implementation in repmode yet; use "
-    "torch.linalg.cholesky (positive-definite) or torch.linalg.lu_factor / solve, which repmode runs in a fixed "
-    "order.",
     family="linalg",
 )

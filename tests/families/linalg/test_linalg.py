@@ -511,7 +511,7 @@ def test_batches_large_enough_to_thread_give_the_same_bits_at_1_2_and_3_threads(
 
 @pytest.mark.parametrize("call", [
     lambda: torch.linalg.eig(torch.eye(3)),
-    lambda: torch.linalg.ldl_factor(torch.eye(3)),
+    lambda: torch.linalg.eigvals(torch.eye(3)),
     lambda: torch.linalg.cholesky(torch.eye(3, dtype=torch.complex64)),
 ])
 def test_refused_ops_say_why(call):
