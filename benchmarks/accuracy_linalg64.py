@@ -100,10 +100,12 @@ def references(A, S, use_mpmath):
     return wref, sref
 
 
-def measure(n, use_mpmath=False):
+def measure(n, use_mpmath=False, kinds=None):
     """[(input, measure, repmode, native)]"""
     rows = []
     for name, (A, S) in inputs(n).items():
+        if kinds and name not in kinds:
+            continue
         wref, sref = references(A, S, use_mpmath)
         res = {}
         for who in ("repmode", "native"):
@@ -126,12 +128,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, nargs="+", default=[16, 64])
     ap.add_argument("--mpmath", action="store_true", help="mpmath references (small n only)")
+    ap.add_argument("--kinds", nargs="+", help="only these inputs (random, ill-conditioned, graded, clustered)")
     args = ap.parse_args()
     torch.set_num_threads(2)
     worst = 0.0
     for n in args.n:
         print(f"\nn = {n}\n| input | measure | f64 repmode | f64 LAPACK | ratio |\n|---|---|---|---|---|")
-        for name, k, r, nat in measure(n, args.mpmath):
+        for name, k, r, nat in measure(n, args.mpmath, args.kinds):
             ratio = r / nat if nat > 0 else (0.0 if r == 0 else float("inf"))
             worst = max(worst, ratio)
             print(f"| {name} | {k} | {r:.2e} | {nat:.2e} | {ratio:.2f} |")

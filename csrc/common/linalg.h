@@ -1,12 +1,14 @@
 // Linear algebra: the fixed-order algorithms of docs/semantics.md, "Linear algebra", for one
 // matrix (a batch runs the same sequence on every matrix). Everything here computes in float64:
 // float32 inputs are widened exactly to float64 by the caller, run through these routines and
-// rounded once per output entry (see the semantics). Only IEEE basic operations, explicit fma
-// and sqrt; every inner product is the matrix-product order of csrc/common/matmul.h (GemmSum,
-// terms fed in increasing index), so each dot here equals repmode's `dot` of the same vectors.
+// rounded once per output entry (see the semantics). float64 inputs of QR, eigh, SVD and LDLᵀ
+// run the same templates with T = Wide (double-double, below) and are rounded once. Only IEEE
+// basic operations, explicit fma and sqrt; every inner product is the matrix-product order of
+// csrc/common/matmul.h (GemmSum, terms fed in increasing index), so each double dot here equals
+// repmode's `dot` of the same vectors.
 //
 // Layouts (chosen so that the inner products walk contiguous memory; the bits do not depend on
-// them): Cholesky, the triangular solves, LU and Jacobi take row-major matrices, QR takes
+// them): Cholesky, the triangular solves, LU and Jacobi take row-major matrices, QR and LDLᵀ take
 // column-major ones (`a[j * lda + i]` is row i of column j).
 #pragma once
 

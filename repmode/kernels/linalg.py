@@ -1,9 +1,12 @@
-"""Linear algebra: Cholesky, triangular solves, LU with partial pivoting, Householder QR and the
-symmetric eigendecomposition by cyclic Jacobi, in the fixed orders of docs/semantics.md "Linear
-algebra" (csrc/common/linalg.h; the CPU batch walks in csrc/cpu/linalg.cpp).
+"""Linear algebra: Cholesky, triangular solves, LU with partial pivoting, Householder QR, the
+symmetric eigendecomposition by cyclic Jacobi, the SVD by one-sided Jacobi, Bunch-Kaufman LDLᵀ and
+least squares, in the fixed orders of docs/semantics.md "Linear algebra" (csrc/common/linalg.h;
+the CPU batch walks in csrc/cpu/linalg.cpp).
 
 Every routine computes in float64: a float32 operand is widened exactly, the float64 algorithm
-runs, and each output entry is rounded once to float32. Batches run the same sequence on each
+runs, and each output entry is rounded once to float32. float64 operands of QR, eigh, SVD and
+LDLᵀ run the same algorithms in double-double (the `*_wide` entries, and `wide=True`) and are
+rounded once: in plain double they were less accurate than LAPACK (rule 6). Batches run the same sequence on each
 matrix (threads take whole matrices), so a matrix's bits depend on neither the thread count nor
 the rest of its batch. The Python here only moves data (copies into contiguous float64 work
 buffers, transposes, permutations from pivots, sorting) and calls the compiled routines or other
