@@ -518,3 +518,22 @@ def test_refused_ops_say_why(call):
     with pytest.raises(repmode.UnsupportedOpError):
         with repmode.enabled():
             call()
+
+
+# ---- walks: interleaved sums keep each sum's sequence -------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_walks_in_groups_of_four_give_the_bits_of_one_at_a_time(dtype):
+    """Cholesky computes four rows' dots together and QR applies a reflector to four columns
+    together, the rest one at a time. Row i of L depends only on A[:i+1, :i+1] and column j of QR
+    only on A[:, :j+1], so leading blocks of every size (each row/column lands in a group of four
+    for some sizes, in the tail for others) must reproduce the whole result's bits."""
+    spd = _spd(23, 23, seed=43, dtype=dtype)
+    L = _rep(torch.linalg.cholesky, spd)
+    X = _rand(30, 23, seed=44, dtype=dtype)
+    a, tau = _rep(torch.geqrf, X)
+    for k in range(1, 23):
+        assert_bitwise_equal(_rep(torch.linalg.cholesky, spd[:k, :k]), L[:k, :k], f"cholesky k={k}")
+        ak, tauk = _rep(torch.geqrf, X[:, :k])
+        assert_bitwise_equal(ak, a[:, :k], f"geqrf k={k}")
+        assert_bitwise_equal(tauk, tau[:k], f"tau k={k}")
