@@ -1,12 +1,14 @@
 // Linear algebra: the fixed-order algorithms of docs/semantics.md, "Linear algebra", for one
 // matrix (a batch runs the same sequence on every matrix). Everything here computes in float64:
 // float32 inputs are widened exactly to float64 by the caller, run through these routines and
-// rounded once per output entry (see the semantics). Only IEEE basic operations, explicit fma
-// and sqrt; every inner product is the matrix-product order of csrc/common/matmul.h (GemmSum,
-// terms fed in increasing index), so each dot here equals repmode's `dot` of the same vectors.
+// rounded once per output entry (see the semantics). float64 inputs of QR, eigh, SVD and LDLᵀ
+// run the same templates with T = Wide (double-double, below) and are rounded once. Only IEEE
+// basic operations, explicit fma and sqrt; every inner product is the matrix-product order of
+// csrc/common/matmul.h (GemmSum, terms fed in increasing index), so each double dot here equals
+// repmode's `dot` of the same vectors.
 //
 // Layouts (chosen so that the inner products walk contiguous memory; the bits do not depend on
-// them): Cholesky, the triangular solves, LU and Jacobi take row-major matrices, QR takes
+// them): Cholesky, the triangular solves, LU and Jacobi take row-major matrices, QR and LDLᵀ take
 // column-major ones (`a[j * lda + i]` is row i of column j).
 #pragma once
 
@@ -18,12 +20,83 @@
 
 namespace repmode {
 
+// ---- Wide: double-double numbers for the float64 QR, eigh and SVD ------------------------------
+// A Wide is the unevaluated sum hi + lo of two doubles with |lo| <= ulp(hi)/2 (normalized by a
+// final fast_two_sum, so hi is the nearest double to the value). The float64 routines run the same
+// templates below with T = Wide (about 106 bits): every +, -, *, /, sqrt, fma and dot of the
+// algorithm is one of the operations here, each a fixed sequence of IEEE operations and explicit
+// fmas (Dekker/Knuth two-sum, fma two-product; QD's accurate addition and division), so a Wide
+// result is as reproducible as a double one. Outputs are rounded once: the output is `hi`.
+struct Wide {
+  double hi, lo;
+  REPMODE_HD Wide() : hi(0.0), lo(0.0) {}
+  REPMODE_HD Wide(double x) : hi(x), lo(0.0) {}  // NOLINT: implicit, so T(0), T(1) read as in double
+  REPMODE_HD Wide(double h, double l) : hi(h), lo(l) {}
+};
+
+namespace wide_detail {
+REPMODE_HD Wide of(math_detail::DD d) { return Wide(d.hi, d.lo); }
+REPMODE_HD math_detail::DD dd(Wide w) { return {w.hi, w.lo}; }
+}  // namespace wide_detail
+
+// a + b: two two-sums, renormalized twice (error <= 2^-104 |a + b| up to cancellation of lo parts).
+REPMODE_HD Wide operator+(Wide a, Wide b) {
+  return wide_detail::of(math_detail::dd_add(wide_detail::dd(a), wide_detail::dd(b)));
+}
+REPMODE_HD Wide operator-(Wide a) { return Wide(-a.hi, -a.lo); }
+REPMODE_HD Wide operator-(Wide a, Wide b) { return a + (-b); }
+// a * b: the exact two-product of the high parts, the cross terms added, renormalized.
+REPMODE_HD Wide operator*(Wide a, Wide b) {
+  return wide_detail::of(math_detail::dd_mul(wide_detail::dd(a), wide_detail::dd(b)));
+}
+// a / b: three quotient digits q1 + q2 + q3, each remainder computed in Wide.
+REPMODE_HD Wide operator/(Wide a, Wide b) {
+  const double q1 = a.hi / b.hi;
+  Wide r = a - b * Wide(q1);
+  const double q2 = r.hi / b.hi;
+  r = r - b * Wide(q2);
+  const double q3 = r.hi / b.hi;
+  return wide_detail::of(math_detail::fast_two_sum(q1, q2)) + Wide(q3);
+}
+REPMODE_HD bool operator<(Wide a, Wide b) { return a.hi < b.hi || (a.hi == b.hi && a.lo < b.lo); }
+REPMODE_HD bool operator>(Wide a, Wide b) { return b < a; }
+REPMODE_HD bool operator==(Wide a, Wide b);
+// As IEEE comparisons: false when either side is NaN.
+REPMODE_HD bool operator<=(Wide a, Wide b) { return a < b || a == b; }
+REPMODE_HD bool operator>=(Wide a, Wide b) { return b < a || a == b; }
+REPMODE_HD bool operator==(Wide a, Wide b) { return a.hi == b.hi && a.lo == b.lo; }
+REPMODE_HD bool operator!=(Wide a, Wide b) { return !(a == b); }
+// fma in Wide: a * b + c with the rounding of one Wide multiplication and one addition.
+REPMODE_HD Wide repmode_fma(Wide a, Wide b, Wide c) { return a * b + c; }
+// sqrt: s = sqrt(hi), one Newton correction with the exact remainder a - s*s.
+REPMODE_HD Wide sqrt_of(Wide a) {
+  if (!(a.hi > 0.0)) return Wide(sqrt_of(a.hi));
+  const double s = sqrt_of(a.hi);
+  const Wide r = a - wide_detail::of(math_detail::two_prod(s, s));
+  return wide_detail::of(math_detail::fast_two_sum(s, r.hi / (2.0 * s)));
+}
+// The inputs of the Wide routines are finite (non-finite matrices are masked by the callers).
+REPMODE_HD Wide canon(Wide x) { return x; }
+// The double nearest to x (hi, normalized), with the canonical NaN.
+REPMODE_HD double round_wide(Wide x) { return canon(x.hi); }
+
 // sum_{t < len} x[t * xs] * y[t * ys] in the matrix-product order (terms in increasing t).
 template <typename T>
 REPMODE_HD T linalg_dot(int64_t len, const T* x, int64_t xs, const T* y, int64_t ys) {
   GemmSum<T> s;
   for (int64_t t = 0; t < len; ++t) s.step(x[t * xs], y[t * ys]);
   return s.finish();
+}
+
+// K such sums in one pass: out[k] = linalg_dot(len, x[k], xs, y[k], ys) (each its own GemmSum fed
+// in increasing t, so the bits are those of K separate calls; the independent fma chains overlap
+// in the pipeline instead of waiting on one another).
+template <typename T, int K>
+REPMODE_HD void linalg_dots(int64_t len, const T* const* x, int64_t xs, const T* const* y, int64_t ys, T* out) {
+  GemmSum<T> s[K];
+  for (int64_t t = 0; t < len; ++t)
+    for (int k = 0; k < K; ++k) s[k].step(x[k][t * xs], y[k][t * ys]);
+  for (int k = 0; k < K; ++k) out[k] = s[k].finish();
 }
 
 // ---- Cholesky (lower, left-looking), row-major n x n, in place --------------------------------
@@ -40,7 +113,15 @@ REPMODE_HD int32_t cholesky_lower(int64_t n, T* a) {
     if (!(d > T(0))) return int32_t(j + 1);
     const T ljj = sqrt_of(d);
     rj[j] = ljj;
-    for (int64_t i = j + 1; i < n; ++i) {
+    int64_t i = j + 1;
+    for (; i + 4 <= n; i += 4) {  // four rows' dots at once (each row's own sequence)
+      const T* xs[4] = {a + i * n, a + (i + 1) * n, a + (i + 2) * n, a + (i + 3) * n};
+      const T* ys[4] = {rj, rj, rj, rj};
+      T d4[4];
+      linalg_dots<T, 4>(j, xs, 1, ys, 1, d4);
+      for (int k = 0; k < 4; ++k) a[(i + k) * n + j] = canon((a[(i + k) * n + j] - d4[k]) / ljj);
+    }
+    for (; i < n; ++i) {
       T* ri = a + i * n;
       ri[j] = canon((ri[j] - linalg_dot(j, ri, 1, rj, 1)) / ljj);
     }
@@ -136,6 +217,28 @@ REPMODE_HD void householder_apply(int64_t len, const T* v_below, T tau, T* col) 
   for (int64_t i = 1; i < len; ++i) col[i] = canon(repmode_fma(-t, v_below[i - 1], col[i]));
 }
 
+// householder_apply on ncols columns (column c at col0 + c * ld), four at a time: each column's dot,
+// t and updates are exactly householder_apply's (the four dots run as independent chains).
+template <typename T>
+REPMODE_HD void householder_apply_columns(int64_t len, const T* v_below, T tau, T* col0, int64_t ld, int64_t ncols) {
+  int64_t c = 0;
+  for (; c + 4 <= ncols; c += 4) {
+    T* col[4] = {col0 + c * ld, col0 + (c + 1) * ld, col0 + (c + 2) * ld, col0 + (c + 3) * ld};
+    GemmSum<T> s[4];
+    for (int k = 0; k < 4; ++k) s[k].step(T(1), col[k][0]);
+    for (int64_t i = 1; i < len; ++i) {
+      const T v = v_below[i - 1];
+      for (int k = 0; k < 4; ++k) s[k].step(v, col[k][i]);
+    }
+    for (int k = 0; k < 4; ++k) {
+      const T t = tau * s[k].finish();
+      col[k][0] = canon(repmode_fma(-t, T(1), col[k][0]));
+      for (int64_t i = 1; i < len; ++i) col[k][i] = canon(repmode_fma(-t, v_below[i - 1], col[k][i]));
+    }
+  }
+  for (; c < ncols; ++c) householder_apply(len, v_below, tau, col0 + c * ld);
+}
+
 template <typename T>
 REPMODE_HD void geqrf(int64_t m, int64_t n, T* a, int64_t lda, T* tau) {
   const int64_t r = m < n ? m : n;
@@ -154,7 +257,7 @@ REPMODE_HD void geqrf(int64_t m, int64_t n, T* a, int64_t lda, T* tau) {
     const T scale = alpha - beta;
     for (int64_t i = 1; i < len; ++i) x[i] = canon(x[i] / scale);
     x[0] = canon(beta);
-    for (int64_t c = j + 1; c < n; ++c) householder_apply(len, x + 1, tau[j], a + c * lda + j);
+    householder_apply_columns(len, x + 1, tau[j], a + (j + 1) * lda + j, lda, n - j - 1);
   }
 }
 
@@ -166,7 +269,7 @@ REPMODE_HD void apply_q_left(int64_t m, int64_t k, const T* a, int64_t lda, cons
                              int64_t ldc, bool transpose) {
   for (int64_t s = 0; s < k; ++s) {
     const int64_t j = transpose ? s : k - 1 - s;
-    for (int64_t col = 0; col < ncols; ++col) householder_apply(m - j, a + j * lda + j + 1, tau[j], c + col * ldc + j);
+    householder_apply_columns(m - j, a + j * lda + j + 1, tau[j], c + j, ldc, ncols);
   }
 }
 
@@ -218,21 +321,23 @@ REPMODE_HD int jacobi_eigh(int64_t n, T* s, int64_t lds, T* vt, bool compute_v) 
         const T tapq = t * apq;
         T* rp = s + p * lds;
         T* rq = s + q * lds;
-        for (int64_t r = 0; r < n; ++r) {
-          if (r == p || r == q) continue;
-          const T g = rp[r], h = rq[r];
-          rp[r] = g - sn * (h + g * z);
-          rq[r] = h + sn * (g - h * z);
-        }
+        // every r but p and q, in three branch-free ranges (the same operations per r)
+        const int64_t lo[3] = {0, p + 1, q + 1}, hi[3] = {p, q, n};
+        for (int part = 0; part < 3; ++part)
+          for (int64_t r = lo[part]; r < hi[part]; ++r) {
+            const T g = rp[r], h = rq[r];
+            rp[r] = g - sn * (h + g * z);
+            rq[r] = h + sn * (g - h * z);
+          }
         rp[p] = app - tapq;
         rq[q] = aqq + tapq;
         rp[q] = T(0);
         rq[p] = T(0);
-        for (int64_t r = 0; r < n; ++r) {
-          if (r == p || r == q) continue;
-          s[r * lds + p] = rp[r];
-          s[r * lds + q] = rq[r];
-        }
+        for (int part = 0; part < 3; ++part)
+          for (int64_t r = lo[part]; r < hi[part]; ++r) {
+            s[r * lds + p] = rp[r];
+            s[r * lds + q] = rq[r];
+          }
         if (compute_v) {
           T* vp = vt + p * n;
           T* vq = vt + q * n;
@@ -289,9 +394,11 @@ REPMODE_HD int jacobi_svd(int64_t m, int64_t n, T* g, T* vt, T* sigma, bool comp
       for (int64_t q = p + 1; q < n; ++q) {
         T* gp = g + p * m;
         T* gq = g + q * m;
-        const T a = linalg_dot(m, gp, 1, gp, 1);
-        const T b = linalg_dot(m, gq, 1, gq, 1);
-        const T c = linalg_dot(m, gp, 1, gq, 1);
+        const T* xs[3] = {gp, gq, gp};
+        const T* ys[3] = {gp, gq, gq};
+        T abc[3];
+        linalg_dots<T, 3>(m, xs, 1, ys, 1, abc);  // dot(g_p, g_p), dot(g_q, g_q), dot(g_p, g_q)
+        const T a = abc[0], b = abc[1], c = abc[2];
         if (c == T(0)) continue;
         const T ac = c < T(0) ? -c : c;
         if (ac <= tol * sqrt_of(a) * sqrt_of(b)) continue;
@@ -324,6 +431,178 @@ REPMODE_HD int jacobi_svd(int64_t m, int64_t n, T* g, T* vt, T* sigma, bool comp
       for (int64_t i = 0; i < m; ++i) gj[i] = canon(gj[i] / sj);
   }
   return sweep;
+}
+
+// ---- LDLᵀ with Bunch-Kaufman pivoting (LAPACK's sytf2, lower), column-major n x n, in place ----
+// A(i, j) = a[j * lda + i]; only the lower triangle is read. The algorithm, the pivot rule
+// (alpha = (1 + sqrt(17)) / 8, the first largest |value| of a column or row, a NaN never larger
+// except in first place) and the output format are LAPACK's: D's 1x1 and 2x2 blocks on the
+// diagonal (and subdiagonal), L's multipliers below them, ipiv 1-based, a 2x2 block marked by
+// -p in both of its entries. Returns info (the first k + 1 with a zero or NaN column; torch's).
+template <typename T>
+REPMODE_HD T ldl_abs(T x) {
+  return x < T(0) ? -x : x;
+}
+
+// The first t in [0, len) with the largest |x[t * inc]| (BLAS i_amax: later entries must be
+// strictly larger, so a NaN wins only in first place).
+template <typename T>
+REPMODE_HD int64_t ldl_iamax(int64_t len, const T* x, int64_t inc) {
+  int64_t best = 0;
+  T big = ldl_abs(x[0]);
+  for (int64_t t = 1; t < len; ++t) {
+    const T v = ldl_abs(x[t * inc]);
+    if (v > big) {
+      big = v;
+      best = t;
+    }
+  }
+  return best;
+}
+
+template <typename T>
+REPMODE_HD void ldl_swap(T& x, T& y) {
+  const T t = x;
+  x = y;
+  y = t;
+}
+
+template <typename T>
+REPMODE_HD int32_t ldl_factor_lower(int64_t n, T* a, int64_t lda, int32_t* ipiv) {
+  const T alpha = (T(1) + sqrt_of(T(17))) / T(8);
+  int32_t info = 0;
+  auto A = [&](int64_t i, int64_t j) -> T& { return a[j * lda + i]; };
+  int64_t k = 0;
+  while (k < n) {
+    int kstep = 1;
+    const T absakk = ldl_abs(A(k, k));
+    int64_t imax = k;
+    T colmax = T(0);
+    if (k < n - 1) {
+      imax = k + 1 + ldl_iamax(n - k - 1, &A(k + 1, k), 1);
+      colmax = ldl_abs(A(imax, k));
+    }
+    int64_t kp = k;
+    if ((absakk == T(0) && colmax == T(0)) || absakk != absakk) {
+      if (info == 0) info = int32_t(k + 1);
+    } else {
+      if (!(absakk >= alpha * colmax)) {
+        // the largest off-diagonal |value| in row (and column) imax of the trailing matrix
+        int64_t jmax = k + ldl_iamax(imax - k, &A(imax, k), lda);
+        T rowmax = ldl_abs(A(imax, jmax));
+        if (imax < n - 1) {
+          jmax = imax + 1 + ldl_iamax(n - imax - 1, &A(imax + 1, imax), 1);
+          const T v = ldl_abs(A(jmax, imax));
+          if (v > rowmax) rowmax = v;
+        }
+        if (absakk >= alpha * colmax * (colmax / rowmax)) {
+          kp = k;
+        } else if (ldl_abs(A(imax, imax)) >= alpha * rowmax) {
+          kp = imax;
+        } else {
+          kp = imax;
+          kstep = 2;
+        }
+      }
+      const int64_t kk = k + kstep - 1;
+      if (kp != kk) {  // symmetric interchange of rows and columns kk and kp (lower triangle)
+        for (int64_t i = kp + 1; i < n; ++i) ldl_swap(A(i, kk), A(i, kp));
+        for (int64_t t = 0; t < kp - kk - 1; ++t) ldl_swap(A(kk + 1 + t, kk), A(kp, kk + 1 + t));
+        ldl_swap(A(kk, kk), A(kp, kp));
+        if (kstep == 2) ldl_swap(A(k + 1, k), A(kp, k));
+      }
+      if (kstep == 1) {
+        if (k < n - 1) {  // rank-1 update A22 -= d11 x xᵀ (column by column), then x *= d11
+          const T d11 = T(1) / A(k, k);
+          for (int64_t j = k + 1; j < n; ++j) {
+            const T xj = A(j, k);
+            if (xj != T(0)) {
+              const T temp = -d11 * xj;
+              for (int64_t i = j; i < n; ++i) A(i, j) = canon(A(i, j) + A(i, k) * temp);
+            }
+          }
+          for (int64_t i = k + 1; i < n; ++i) A(i, k) = canon(d11 * A(i, k));
+        }
+      } else if (k < n - 2) {  // rank-2 update with the inverse of the 2x2 block
+        T d21 = A(k + 1, k);
+        const T d11 = A(k + 1, k + 1) / d21;
+        const T d22 = A(k, k) / d21;
+        const T t = T(1) / (d11 * d22 - T(1));
+        d21 = t / d21;
+        for (int64_t j = k + 2; j < n; ++j) {
+          const T wk = d21 * (d11 * A(j, k) - A(j, k + 1));
+          const T wkp1 = d21 * (d22 * A(j, k + 1) - A(j, k));
+          for (int64_t i = j; i < n; ++i) A(i, j) = canon(A(i, j) - A(i, k) * wk - A(i, k + 1) * wkp1);
+          A(j, k) = canon(wk);
+          A(j, k + 1) = canon(wkp1);
+        }
+      }
+    }
+    if (kstep == 1) {
+      ipiv[k] = int32_t(kp + 1);
+    } else {
+      ipiv[k] = -int32_t(kp + 1);
+      ipiv[k + 1] = -int32_t(kp + 1);
+    }
+    k += kstep;
+  }
+  return info;
+}
+
+// A X = B from ldl_factor_lower's output (LAPACK's sytrs, lower), B n x nrhs column-major
+// (B(i, j) = b[j * ldb + i]) solved in place: L D Y = P B forward, then Lᵀ X = Y backward; each
+// column of B independently. The backward step's sums are dot (the matrix-product order, terms in
+// increasing row).
+template <typename T>
+REPMODE_HD void ldl_solve_lower(int64_t n, int64_t nrhs, const T* a, int64_t lda, const int32_t* ipiv, T* b,
+                                int64_t ldb) {
+  auto A = [&](int64_t i, int64_t j) -> T { return a[j * lda + i]; };
+  for (int64_t c = 0; c < nrhs; ++c) {
+    T* x = b + c * ldb;
+    int64_t k = 0;
+    while (k < n) {
+      if (ipiv[k] > 0) {
+        const int64_t kp = ipiv[k] - 1;
+        if (kp != k) ldl_swap(x[k], x[kp]);
+        const T xk = -x[k];
+        for (int64_t i = k + 1; i < n; ++i) x[i] = x[i] + A(i, k) * xk;
+        x[k] = canon(x[k] * (T(1) / A(k, k)));
+        k += 1;
+      } else {
+        const int64_t kp = -ipiv[k] - 1;
+        if (kp != k + 1) ldl_swap(x[k + 1], x[kp]);
+        const T xk = -x[k], xk1 = -x[k + 1];
+        for (int64_t i = k + 2; i < n; ++i) x[i] = x[i] + A(i, k) * xk;
+        for (int64_t i = k + 2; i < n; ++i) x[i] = x[i] + A(i, k + 1) * xk1;
+        const T akm1k = A(k + 1, k);
+        const T akm1 = A(k, k) / akm1k;
+        const T ak = A(k + 1, k + 1) / akm1k;
+        const T denom = akm1 * ak - T(1);
+        const T bkm1 = x[k] / akm1k;
+        const T bk = x[k + 1] / akm1k;
+        x[k] = canon((ak * bkm1 - bk) / denom);
+        x[k + 1] = canon((akm1 * bk - bkm1) / denom);
+        k += 2;
+      }
+    }
+    k = n - 1;
+    while (k >= 0) {
+      if (ipiv[k] > 0) {
+        if (k < n - 1) x[k] = canon(x[k] - linalg_dot(n - 1 - k, x + k + 1, 1, a + k * lda + k + 1, 1));
+        const int64_t kp = ipiv[k] - 1;
+        if (kp != k) ldl_swap(x[k], x[kp]);
+        k -= 1;
+      } else {
+        if (k < n - 1) {
+          x[k] = canon(x[k] - linalg_dot(n - 1 - k, x + k + 1, 1, a + k * lda + k + 1, 1));
+          x[k - 1] = canon(x[k - 1] - linalg_dot(n - 1 - k, x + k + 1, 1, a + (k - 1) * lda + k + 1, 1));
+        }
+        const int64_t kp = -ipiv[k] - 1;
+        if (kp != k) ldl_swap(x[k], x[kp]);
+        k -= 2;
+      }
+    }
+  }
 }
 
 }  // namespace repmode

@@ -215,6 +215,25 @@ void linalg_eigh_jacobi(int dtype, int64_t batch, int64_t n, uintptr_t s, uintpt
 // singular values (all unsorted); sweeps[b] = the sweeps run.
 void linalg_svd_jacobi(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t g, uintptr_t vt, uintptr_t s,
                        bool compute_v, uintptr_t sweeps, int nthreads);
+// float64 in Wide (double-double, csrc/common/linalg.h), each output rounded once; the same
+// layouts as the entries above. geqrf_wide also writes Q's first qcols columns (column-major,
+// (batch, qcols, m)) from the unrounded reflectors when qcols > 0.
+void linalg_geqrf_wide(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t a, uintptr_t tau, int64_t qcols,
+                       uintptr_t q, int nthreads);
+void linalg_apply_q_wide(int dtype, int64_t batch, int64_t m, int64_t k, uintptr_t a, uintptr_t tau, int64_t ncols,
+                         uintptr_t c, bool transpose, int nthreads);
+void linalg_eigh_jacobi_wide(int dtype, int64_t batch, int64_t n, uintptr_t s, uintptr_t vt, bool compute_v,
+                             uintptr_t sweeps, int nthreads);
+void linalg_svd_jacobi_wide(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t g, uintptr_t vt, uintptr_t s,
+                            bool compute_v, uintptr_t sweeps, int nthreads);
+// LDLᵀ (Bunch-Kaufman, LAPACK's lower sytf2 format): a (batch, n, n) column-major -> LD in the lower
+// triangle (the upper one untouched); piv (batch, n) 1-based, negative for 2x2 blocks; info.
+void linalg_ldl_factor(int dtype, int64_t batch, int64_t n, uintptr_t a, uintptr_t piv, uintptr_t info, bool wide,
+                       int nthreads);
+// A X = B from linalg_ldl_factor's output: b (batch, k, n) column-major, overwritten by X. wide: in
+// double-double (the float64 definition), each output rounded once (also for linalg_ldl_factor).
+void linalg_ldl_solve(int dtype, int64_t batch, int64_t n, int64_t k, uintptr_t a, uintptr_t piv, uintptr_t b,
+                      bool wide, int nthreads);
 // --- fft (csrc/cpu/fft.cpp) ---
 // One pass of 1-d transforms over the lines of a (outer, n_src, inner) view: mode 0 c2c, 1 r2c (real
 // input, imaginary +0), 2 c2r (X_0 .. X_{n_fft/2} extended as Hermitian, real part written). src:

@@ -112,4 +112,138 @@ void linalg_svd_jacobi(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t
   });
 }
 
+// ---- float64: the same routines in Wide (double-double), each output rounded once -------------
+
+namespace {
+
+std::vector<Wide> widen(const double* x, int64_t count) { return std::vector<Wide>(x, x + count); }
+
+void narrow(const std::vector<Wide>& w, double* out) {
+  for (size_t i = 0; i < w.size(); ++i) out[i] = round_wide(w[i]);
+}
+
+}  // namespace
+
+void linalg_geqrf_wide(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t a, uintptr_t tau, int64_t qcols,
+                       uintptr_t q, int nthreads) {
+  need_float64(dtype);
+  double* A = ptr<double>(a);
+  double* T = ptr<double>(tau);
+  double* Q = ptr<double>(q);
+  const int64_t r = m < n ? m : n;
+  rows_parallel(batch, nthreads, 20 * (m * n * r + m * qcols * r) + 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      std::vector<Wide> w = widen(A + b * m * n, m * n);
+      std::vector<Wide> tw(static_cast<size_t>(r));
+      geqrf<Wide>(m, n, w.data(), m, tw.data());
+      narrow(w, A + b * m * n);
+      narrow(tw, T + b * r);
+      if (qcols > 0) {  // Q's first qcols columns from the unrounded reflectors
+        std::vector<Wide> c(size_t(qcols * m));
+        for (int64_t j = 0; j < qcols; ++j) c[size_t(j * m + j)] = Wide(1.0);
+        apply_q_left<Wide>(m, r, w.data(), m, tw.data(), qcols, c.data(), m, false);
+        narrow(c, Q + b * qcols * m);
+      }
+    }
+  });
+}
+
+void linalg_apply_q_wide(int dtype, int64_t batch, int64_t m, int64_t k, uintptr_t a, uintptr_t tau, int64_t ncols,
+                         uintptr_t c, bool transpose, int nthreads) {
+  need_float64(dtype);
+  const double* A = ptr<double>(a);
+  const double* T = ptr<double>(tau);
+  double* Cm = ptr<double>(c);
+  rows_parallel(batch, nthreads, 20 * m * k * ncols + 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      const std::vector<Wide> w = widen(A + b * m * k, m * k);
+      const std::vector<Wide> tw = widen(T + b * k, k);
+      std::vector<Wide> cw = widen(Cm + b * m * ncols, m * ncols);
+      apply_q_left<Wide>(m, k, w.data(), m, tw.data(), ncols, cw.data(), m, transpose);
+      narrow(cw, Cm + b * m * ncols);
+    }
+  });
+}
+
+void linalg_eigh_jacobi_wide(int dtype, int64_t batch, int64_t n, uintptr_t s, uintptr_t vt, bool compute_v,
+                             uintptr_t sweeps, int nthreads) {
+  need_float64(dtype);
+  double* S = ptr<double>(s);
+  double* V = ptr<double>(vt);
+  int32_t* W = ptr<int32_t>(sweeps);
+  const int64_t lds = n + 4;  // padded rows, as in linalg_eigh_jacobi (layout only)
+  rows_parallel(batch, nthreads, 200 * cube(n), [&](int64_t b0, int64_t b1) {
+    std::vector<Wide> work(size_t(n * lds));
+    std::vector<Wide> vw(compute_v ? size_t(n * n) : 0);
+    for (int64_t b = b0; b < b1; ++b) {
+      double* Sb = S + b * n * n;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) work[size_t(i * lds + j)] = Wide(Sb[i * n + j]);
+      W[b] = jacobi_eigh<Wide>(n, work.data(), lds, compute_v ? vw.data() : nullptr, compute_v);
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t j = 0; j < n; ++j) Sb[i * n + j] = round_wide(work[size_t(i * lds + j)]);
+      if (compute_v) narrow(vw, V + b * n * n);
+    }
+  });
+}
+
+void linalg_svd_jacobi_wide(int dtype, int64_t batch, int64_t m, int64_t n, uintptr_t g, uintptr_t vt, uintptr_t s,
+                            bool compute_v, uintptr_t sweeps, int nthreads) {
+  need_float64(dtype);
+  double* G = ptr<double>(g);
+  double* S = ptr<double>(s);
+  double* V = ptr<double>(vt);
+  int32_t* W = ptr<int32_t>(sweeps);
+  rows_parallel(batch, nthreads, 200 * m * n * n + 1, [&](int64_t b0, int64_t b1) {
+    std::vector<Wide> vw(compute_v ? size_t(n * n) : 0);
+    std::vector<Wide> sw(static_cast<size_t>(n));
+    for (int64_t b = b0; b < b1; ++b) {
+      std::vector<Wide> gw = widen(G + b * m * n, m * n);
+      W[b] = jacobi_svd<Wide>(m, n, gw.data(), compute_v ? vw.data() : nullptr, sw.data(), compute_v);
+      narrow(gw, G + b * m * n);
+      narrow(sw, S + b * n);
+      if (compute_v) narrow(vw, V + b * n * n);
+    }
+  });
+}
+
+void linalg_ldl_factor(int dtype, int64_t batch, int64_t n, uintptr_t a, uintptr_t piv, uintptr_t info, bool wide,
+                       int nthreads) {
+  need_float64(dtype);
+  double* A = ptr<double>(a);
+  int32_t* P = ptr<int32_t>(piv);
+  int32_t* I = ptr<int32_t>(info);
+  rows_parallel(batch, nthreads, (wide ? 20 : 1) * cube(n), [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      if (!wide) {
+        I[b] = ldl_factor_lower<double>(n, A + b * n * n, n, P + b * n);
+        continue;
+      }
+      std::vector<Wide> w = widen(A + b * n * n, n * n);
+      I[b] = ldl_factor_lower<Wide>(n, w.data(), n, P + b * n);
+      narrow(w, A + b * n * n);
+    }
+  });
+}
+
+void linalg_ldl_solve(int dtype, int64_t batch, int64_t n, int64_t k, uintptr_t a, uintptr_t piv, uintptr_t b,
+                      bool wide, int nthreads) {
+  need_float64(dtype);
+  const double* A = ptr<double>(a);
+  const int32_t* P = ptr<int32_t>(piv);
+  double* B = ptr<double>(b);
+  rows_parallel(batch, nthreads, (wide ? 20 : 1) * n * n * k + 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i) {
+      if (!wide) {
+        ldl_solve_lower<double>(n, k, A + i * n * n, n, P + i * n, B + i * n * k, n);
+        continue;
+      }
+      const std::vector<Wide> w = widen(A + i * n * n, n * n);
+      std::vector<Wide> x = widen(B + i * n * k, n * k);
+      ldl_solve_lower<Wide>(n, k, w.data(), n, P + i * n, x.data(), n);
+      narrow(x, B + i * n * k);
+    }
+  });
+}
+
 }  // namespace repmode::cpu

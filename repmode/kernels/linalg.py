@@ -1,9 +1,12 @@
-"""Linear algebra: Cholesky, triangular solves, LU with partial pivoting, Householder QR and the
-symmetric eigendecomposition by cyclic Jacobi, in the fixed orders of docs/semantics.md "Linear
-algebra" (csrc/common/linalg.h; the CPU batch walks in csrc/cpu/linalg.cpp).
+"""Linear algebra: Cholesky, triangular solves, LU with partial pivoting, Householder QR, the
+symmetric eigendecomposition by cyclic Jacobi, the SVD by one-sided Jacobi, Bunch-Kaufman LDLᵀ and
+least squares, in the fixed orders of docs/semantics.md "Linear algebra" (csrc/common/linalg.h;
+the CPU batch walks in csrc/cpu/linalg.cpp).
 
 Every routine computes in float64: a float32 operand is widened exactly, the float64 algorithm
-runs, and each output entry is rounded once to float32. Batches run the same sequence on each
+runs, and each output entry is rounded once to float32. float64 operands of QR, eigh, SVD and
+LDLᵀ run the same algorithms in double-double (the `*_wide` entries, and `wide=True`) and are
+rounded once: in plain double they were less accurate than LAPACK (rule 6). Batches run the same sequence on each
 matrix (threads take whole matrices), so a matrix's bits depend on neither the thread count nor
 the rest of its batch. The Python here only moves data (copies into contiguous float64 work
 buffers, transposes, permutations from pivots, sorting) and calls the compiled routines or other
@@ -15,6 +18,7 @@ repmode refuses what it has no fixed-order algorithm for yet (the refusals at th
 from __future__ import annotations
 
 import math
+import weakref
 
 import torch
 
@@ -265,11 +269,47 @@ def _lu_solve64(LU64, piv, B, adjoint):
     return torch.empty_like(z).scatter_(-2, perm.unsqueeze(-1).expand(*z.shape), z)
 
 
+# The pivots _linalg_det / _linalg_slogdet return for a non-contiguous A (A's, as torch's backward
+# expects them then), by their storage: -> (the LU returned with them, the factors of Aᵀ that a
+# contiguous A gets, Aᵀ's pivots, the pivots' version, data pointer and shape when returned). The
+# pivots are the key because torch's det backward passes them on unchanged (its LU is `LU + a
+# diagonal correction`, a new tensor).
+_DET_FACTORS_OF_AT = weakref.WeakKeyDictionary()
+
+
+def _remember_det_factors(piv_out, LU_out, LUt_out, pivt):
+    _DET_FACTORS_OF_AT[piv_out.untyped_storage()] = (LU_out, LUt_out, pivt, piv_out._version, piv_out.data_ptr(),
+                                                     tuple(piv_out.shape))
+
+
+def _det_factors_of_at(LU, piv, left, adjoint):
+    """Aᵀ's factors (those returned for a contiguous A) when the call solves Aᵀ X = B (left, adjoint)
+    with the unchanged pivots and the values of the LU that det/slogdet returned for a
+    non-contiguous A: torch's det backward solves that system with A's factors (adjoint) for a
+    non-contiguous A and with Aᵀ's (not adjoint) for a contiguous one; answering both with Aᵀ's
+    factors makes the gradient's bits independent of A's layout. None otherwise (then the call is
+    the ordinary adjoint solve with the factors given)."""
+    if not (left and adjoint) or not isinstance(piv, torch.Tensor):
+        return None
+    entry = _DET_FACTORS_OF_AT.get(piv.untyped_storage())
+    if entry is None:
+        return None
+    LU_out, LUt_out, pivt, version, ptr, shape = entry
+    if (piv._version, piv.data_ptr(), tuple(piv.shape)) != (version, ptr, shape):
+        return None
+    if LU.shape != LU_out.shape or LU.dtype != LU_out.dtype or not torch.equal(LU, LU_out):
+        return None  # other factors (a singular A's LU, whose zero pivots torch's backward replaced)
+    return LUt_out, pivt
+
+
 @register_kernel(aten.linalg_lu_solve.default, FLOAT_ONLY, out=aten.linalg_lu_solve.out)
 def linalg_lu_solve(func, args, kwargs):
     LU, piv, B, left, adjoint = params(func, args, kwargs, "LU", "pivots", "B", "left", "adjoint")
     dtype = _check(func, args, kwargs, LU, B)
     _square(func, args, kwargs, LU, "LU")
+    at_factors = _det_factors_of_at(LU, piv, left, adjoint)
+    if at_factors is not None:  # Aᵀ X = B with Aᵀ's factors: the contiguous layout's sequence
+        return _result(_lu_solve64(_work(at_factors[0]), at_factors[1], B, False).contiguous(), dtype)
     LU64 = _work(LU)
     if left:
         X = _lu_solve64(LU64, piv, B, adjoint)
@@ -326,6 +366,14 @@ def _det_factors(A):
     return LUt, pivt, LU, piv
 
 
+def _det_returned_lu(A, LU, piv, LUt, pivt, dtype):
+    """The LU tensor det/slogdet return; for a non-contiguous A (A's factors) remembered with Aᵀ's."""
+    out = _result(LU, dtype)
+    if not A.is_contiguous():
+        _remember_det_factors(piv, out, _result(LUt, dtype), pivt)
+    return out
+
+
 def _swap_parity(piv: torch.Tensor) -> torch.Tensor:
     """True where the pivots make an odd number of swaps."""
     ar = torch.arange(1, piv.shape[-1] + 1, dtype=piv.dtype)
@@ -340,7 +388,7 @@ def linalg_det(func, args, kwargs):
     LUt, pivt, LU, piv = _det_factors(A)
     d = call_registered(aten.prod.dim_int, LUt.diagonal(0, -2, -1), -1)  # repmode's prod order
     d = torch.where(_swap_parity(pivt), -d, d)  # exact negation
-    return _result(d, dtype), _result(LU, dtype), piv
+    return _result(d, dtype), _det_returned_lu(A, LU, piv, LUt, pivt, dtype), piv
 
 
 @register_kernel(aten._linalg_slogdet.default, FLOAT_ONLY, out=aten._linalg_slogdet.sign)
@@ -356,36 +404,48 @@ def linalg_slogdet(func, args, kwargs):
     sign = torch.where(diag.isnan().any(-1), torch.nan, sign)
     absdiag = torch.where(diag < 0, -diag, diag)  # exact |.|
     logabs = call_registered(aten.sum.dim_IntList, call_registered(aten.log.default, absdiag), [-1])
-    return _result(sign, dtype), _result(logabs, dtype), _result(LU, dtype), piv
+    return _result(sign, dtype), _result(logabs, dtype), _det_returned_lu(A, LU, piv, LUt, pivt, dtype), piv
 
 
 # ---- Householder QR ---------------------------------------------------------------------------
 
-def _geqrf64(A):
-    """(a, tau): a float64 (*, n, m) contiguous = the column-major m x n result; tau (*, min(m, n))."""
+def _geqrf64(A, wide: bool, qcols: int = 0):
+    """(a, tau, Q): a float64 (*, n, m) contiguous = the column-major m x n result; tau (*, min(m, n));
+    wide (the float64 definition): computed in double-double, and Q's first qcols columns as
+    (*, qcols, m) (column-major) from the unrounded reflectors (None when qcols = 0)."""
     m, n = A.shape[-2], A.shape[-1]
     w = _work(A.mT)
     tau = torch.zeros(*A.shape[:-2], min(m, n), dtype=F64)
+    Q = None
+    if wide and qcols:
+        Q = torch.zeros(*A.shape[:-2], qcols, m, dtype=F64)
+        if Q.numel() and not w.numel():  # no reflectors: Q is the identity's first columns
+            Q.copy_(torch.eye(m, dtype=F64)[:qcols])
     if w.numel():
-        C.linalg_geqrf(_F64, _batch(A.shape[:-2]), m, n, w.data_ptr(), tau.data_ptr(), _threads())
-    return w, tau
+        if wide:
+            C.linalg_geqrf_wide(_F64, _batch(A.shape[:-2]), m, n, w.data_ptr(), tau.data_ptr(), qcols,
+                                Q.data_ptr() if Q is not None else 0, _threads())
+        else:
+            C.linalg_geqrf(_F64, _batch(A.shape[:-2]), m, n, w.data_ptr(), tau.data_ptr(), _threads())
+    return w, tau, Q
 
 
-def _apply_q64(refl_cm, tau, Ccm, transpose):
+def _apply_q64(refl_cm, tau, Ccm, transpose, wide: bool):
     """C := Q C (Qᵀ C) in place of Ccm (*, ncols, m) contiguous (column-major C); refl_cm (*, k, m)
-    contiguous float64 column-major reflectors, tau (*, k) float64."""
+    contiguous float64 column-major reflectors, tau (*, k) float64; wide: in double-double."""
     m, k, ncols = refl_cm.shape[-1], refl_cm.shape[-2], Ccm.shape[-2]
     if Ccm.numel() and k:
-        C.linalg_apply_q(_F64, _batch(Ccm.shape[:-2]), m, k, refl_cm.data_ptr(), tau.data_ptr(), ncols,
-                         Ccm.data_ptr(), transpose, _threads())
+        fn = C.linalg_apply_q_wide if wide else C.linalg_apply_q
+        fn(_F64, _batch(Ccm.shape[:-2]), m, k, refl_cm.data_ptr(), tau.data_ptr(), ncols, Ccm.data_ptr(), transpose,
+           _threads())
     return Ccm
 
 
-def _householder_product64(refl_cm, tau, ncols):
+def _householder_product64(refl_cm, tau, ncols, wide: bool):
     """The first ncols columns of Q = H_0 ... H_{k-1}, as (*, ncols, m) contiguous (column-major)."""
     m = refl_cm.shape[-1]
     eye = torch.eye(m, dtype=F64)[:ncols].expand(*refl_cm.shape[:-2], ncols, m)
-    return _apply_q64(refl_cm, tau, _work(eye), False)
+    return _apply_q64(refl_cm, tau, _work(eye), False, wide)
 
 
 @register_kernel(aten.geqrf.default, FLOAT_ONLY, out=aten.geqrf.a)
@@ -394,7 +454,7 @@ def geqrf(func, args, kwargs):
     dtype = _check(func, args, kwargs, A)
     if A.dim() < 2:
         raise RuntimeError(f"geqrf: The input tensor A must have at least 2 dimensions, got {A.dim()}")
-    a, tau = _geqrf64(A)
+    a, tau, _ = _geqrf64(A, dtype == F64)
     return _result(a, dtype).mT, _result(tau, dtype)
 
 
@@ -410,7 +470,7 @@ def householder_product(func, args, kwargs):
                            f"tau.shape[-1], got {tuple(A.shape)} and tau {tuple(tau.shape)}")
     batch = torch.broadcast_shapes(A.shape[:-2], tau.shape[:-1])
     refl = _work(A[..., :k].expand(*batch, m, k).mT)
-    Q = _householder_product64(refl, _work(tau.expand(*batch, k)), n)
+    Q = _householder_product64(refl, _work(tau.expand(*batch, k)), n, dtype == F64)
     return _result(Q, dtype).mT
 
 
@@ -428,9 +488,9 @@ def ormqr(func, args, kwargs):
     tau64 = _work(tau.expand(*batch, k))
     Cb = Cm.expand(*batch, *Cm.shape[-2:])
     if left:  # Q C or Qᵀ C on the columns of C
-        return _result(_apply_q64(refl, tau64, _work(Cb.mT), transpose), dtype).mT
+        return _result(_apply_q64(refl, tau64, _work(Cb.mT), transpose, dtype == F64), dtype).mT
     # C Q = (Qᵀ Cᵀ)ᵀ and C Qᵀ = (Q Cᵀ)ᵀ: the rows of C are the columns of Cᵀ (H_j is symmetric)
-    return _result(_apply_q64(refl, tau64, _work(Cb), not transpose), dtype)
+    return _result(_apply_q64(refl, tau64, _work(Cb), not transpose, dtype == F64), dtype)
 
 
 @register_kernel(aten.linalg_qr.default, FLOAT_ONLY, out=aten.linalg_qr.out)
@@ -444,12 +504,15 @@ def linalg_qr(func, args, kwargs):
         raise RuntimeError("linalg.qr: The input tensor A must have at least 2 dimensions.")
     m, n = A.shape[-2], A.shape[-1]
     k = min(m, n)
-    a, tau = _geqrf64(A)  # (*, n, m): column-major
+    wide = dtype == F64
+    qcols = 0 if mode == "r" else (m if mode == "complete" else k)
+    a, tau, Q = _geqrf64(A, wide, qcols)  # (*, n, m): column-major
     rows = m if mode == "complete" else k
     R = _result(a.mT[..., :rows, :].triu(), dtype).contiguous()
     if mode == "r":
         return torch.empty(0, dtype=dtype), R
-    Q = _householder_product64(a[..., :k, :].contiguous(), tau, m if mode == "complete" else k)
+    if not wide:
+        Q = _householder_product64(a[..., :k, :].contiguous(), tau, qcols, False)
     return _result(Q, dtype).mT, R
 
 
@@ -474,8 +537,9 @@ def linalg_eigh(func, args, kwargs):
     VT = torch.empty(*batch, n, n, dtype=F64) if compute_v else torch.empty(0, dtype=F64)
     sweeps = torch.zeros(batch, dtype=torch.int32)
     if S.numel():
-        C.linalg_eigh_jacobi(_F64, _batch(batch), n, S.data_ptr(), VT.data_ptr() if compute_v else 0, compute_v,
-                             sweeps.data_ptr(), _threads())
+        fn = C.linalg_eigh_jacobi_wide if dtype == F64 else C.linalg_eigh_jacobi  # float64: double-double
+        fn(_F64, _batch(batch), n, S.data_ptr(), VT.data_ptr() if compute_v else 0, compute_v, sweeps.data_ptr(),
+           _threads())
     w = S.diagonal(0, -2, -1)
     w, order = torch.sort(w, dim=-1, stable=True)  # ascending; equal values keep the lower index first
     w = torch.where(finite.unsqueeze(-1), w, torch.nan)
@@ -493,19 +557,21 @@ def linalg_eigh(func, args, kwargs):
 
 # ---- singular value decomposition -------------------------------------------------------------
 
-def _complete_columns(U: torch.Tensor, r: int, cols: int) -> torch.Tensor:
+def _complete_columns(U: torch.Tensor, r: int, cols: int, wide: bool) -> torch.Tensor:
     """U (*, m, ≥r) float64 whose first r columns are orthonormal -> (*, m, cols): those r columns,
     then columns r.. of the complete Q of the Householder QR of them (an orthonormal complement in
     the fixed QR order)."""
     m = U.shape[-2]
     if r == cols:
         return U[..., :cols]
-    a, tau = _geqrf64(U[..., :r])
-    Q = _householder_product64(a[..., :r, :].contiguous(), tau, m).mT  # (*, m, m)
+    a, tau, Q = _geqrf64(U[..., :r], wide, m)
+    if not wide:
+        Q = _householder_product64(a[..., :r, :].contiguous(), tau, m, False)
+    Q = Q.mT  # (*, m, m)
     return torch.cat([U[..., :r], Q[..., r:cols]], dim=-1)
 
 
-def _svd64(M: torch.Tensor, full: bool, compute_uv: bool):
+def _svd64(M: torch.Tensor, full: bool, compute_uv: bool, wide: bool):
     """(U, S, V) of M (*, m, n) with m >= n in float64: S descending, U (*, m, n or m), V (*, n, n)."""
     m, n = M.shape[-2], M.shape[-1]
     batch = M.shape[:-2]
@@ -520,8 +586,9 @@ def _svd64(M: torch.Tensor, full: bool, compute_uv: bool):
     S = torch.zeros(*batch, n, dtype=F64)
     sweeps = torch.zeros(batch, dtype=torch.int32)
     if G.numel():
-        C.linalg_svd_jacobi(_F64, _batch(batch), m, n, G.data_ptr(), VT.data_ptr() if compute_uv else 0,
-                            S.data_ptr(), compute_uv, sweeps.data_ptr(), _threads())
+        fn = C.linalg_svd_jacobi_wide if wide else C.linalg_svd_jacobi
+        fn(_F64, _batch(batch), m, n, G.data_ptr(), VT.data_ptr() if compute_uv else 0, S.data_ptr(), compute_uv,
+           sweeps.data_ptr(), _threads())
     S, order = torch.sort(S, dim=-1, descending=True, stable=True)  # equal values: the lower index first
     S = torch.where(finite.unsqueeze(-1), S, torch.nan)
     if not compute_uv:
@@ -543,7 +610,7 @@ def _svd64(M: torch.Tensor, full: bool, compute_uv: bool):
         done = []
         for b in range(flatU.shape[0]):
             r = int((flatS[b] > 0).sum())
-            done.append(_complete_columns(flatU[b], r, cols) if r < cols else flatU[b])
+            done.append(_complete_columns(flatU[b], r, cols, wide) if r < cols else flatU[b])
         U = torch.stack(done).reshape(*batch, m, cols) if done else U.new_empty(*batch, m, cols)
     U = torch.where(finite[..., None, None], U, torch.nan)
     V = torch.where(finite[..., None, None], V, torch.nan)
@@ -558,9 +625,9 @@ def linalg_svd(func, args, kwargs):
         raise RuntimeError("linalg.svd: The input tensor A must have at least 2 dimensions.")
     m, n = A.shape[-2], A.shape[-1]
     if m >= n:
-        U, S, V = _svd64(A, full, compute_uv)
+        U, S, V = _svd64(A, full, compute_uv, dtype == F64)
     else:  # Aᵀ = U' S V'ᵀ  =>  A = V' S U'ᵀ
-        V, S, U = _svd64(A.mT, full, compute_uv)
+        V, S, U = _svd64(A.mT, full, compute_uv, dtype == F64)
     if not compute_uv:
         return torch.empty(0, dtype=dtype), _result(S.contiguous(), dtype), torch.empty(0, dtype=dtype)
     return _result(U.contiguous(), dtype), _result(S.contiguous(), dtype), _result(V.mT.contiguous(), dtype)
@@ -607,6 +674,171 @@ def linalg_pinv(func, args, kwargs):
     inv = torch.where(absS > tol, call_registered(aten.reciprocal.default, S), torch.zeros((), dtype=dtype))
     left = call_registered(aten.mul.Tensor, Vh.mT, inv.unsqueeze(-2))
     return _bmm_nd(left, U.mT)
+
+
+# ---- LDLᵀ with Bunch-Kaufman pivoting -------------------------------------------------------------
+
+def _ldl64(A, wide: bool):
+    """(LD float64 (*, n, n) lower, pivots int32, info int32) of the lower triangle of A (*, n, n);
+    wide (the float64 definition): in double-double."""
+    n = A.shape[-1]
+    w = _work(A.mT)  # column-major A: w[..., j, i] = A[..., i, j]
+    piv = torch.zeros(*A.shape[:-2], n, dtype=torch.int32)
+    info = torch.zeros(A.shape[:-2], dtype=torch.int32)
+    if w.numel():
+        C.linalg_ldl_factor(_F64, _batch(A.shape[:-2]), n, w.data_ptr(), piv.data_ptr(), info.data_ptr(), wide,
+                            _threads())
+    return w.mT.tril(), piv, info
+
+
+@register_kernel(aten.linalg_ldl_factor_ex.default, FLOAT_ONLY, out=aten.linalg_ldl_factor_ex.out)
+def linalg_ldl_factor_ex(func, args, kwargs):
+    """LAPACK's lower Bunch-Kaufman LDLᵀ (sytf2) in its output format, in float64 (docs/semantics.md
+    "LDLᵀ"); real matrices, so `hermitian` changes nothing."""
+    A, check_errors = params(func, args, kwargs, "self", "check_errors")
+    dtype = _check(func, args, kwargs, A)
+    _square(func, args, kwargs, A)
+    LD, piv, info = _ldl64(A, dtype == F64)
+    if check_errors:
+        _check_errors(info, "torch.linalg.ldl_factor_ex", is_matrix=A.dim() == 2)
+    return _result(LD, dtype), piv, info
+
+
+def _check_ldl_pivots(piv, n):
+    """Pivots in ldl_factor's format (|p| in 1..n; 2x2 blocks as two negative entries that both walks of
+    the solve see whole), so that the solve never indexes outside the matrix."""
+    if piv.numel() == 0:
+        return
+    flat = piv.reshape(-1, n)
+    if bool(((flat == 0) | (flat.abs() > n)).any()):
+        raise RuntimeError(f"torch.linalg.ldl_solve: pivots must lie in 1..{n} in absolute value")
+    for row in torch.unique(flat, dim=0).tolist():
+        k = 0
+        while k < n:  # the forward walk
+            if row[k] < 0 and (k == n - 1 or row[k + 1] != row[k]):
+                raise RuntimeError("torch.linalg.ldl_solve: pivots are not in ldl_factor's format (a 2x2 "
+                                   "block must be two equal negative entries)")
+            k += 2 if row[k] < 0 else 1
+        k = n - 1
+        while k >= 0:  # the backward walk
+            if row[k] < 0 and (k == 0 or row[k - 1] != row[k]):
+                raise RuntimeError("torch.linalg.ldl_solve: pivots are not in ldl_factor's format (a 2x2 "
+                                   "block must be two equal negative entries)")
+            k -= 2 if row[k] < 0 else 1
+
+
+@register_kernel(aten.linalg_ldl_solve.default, FLOAT_ONLY, out=aten.linalg_ldl_solve.out)
+def linalg_ldl_solve(func, args, kwargs):
+    """A X = B from ldl_factor's LD and pivots: LAPACK's sytrs order (lower), in float64."""
+    LD, piv, B = params(func, args, kwargs, "LD", "pivots", "B")
+    dtype = _check(func, args, kwargs, LD, B)
+    _square(func, args, kwargs, LD, "LD")
+    n = LD.shape[-1]
+    if B.dim() < 2 or B.shape[-2] != n:
+        raise RuntimeError(f"torch.linalg.ldl_solve: Incompatible shapes of A and B for the equation AX = B "
+                           f"({n}x{n} and {B.shape[-2] if B.dim() > 1 else '?'}x{B.shape[-1] if B.dim() else '?'})")
+    if piv.dtype != torch.int32 or piv.shape[-1:] != (n,):
+        raise RuntimeError("torch.linalg.ldl_solve: expected pivots to be int32 of shape (*, n), got "
+                           f"{piv.dtype} {tuple(piv.shape)}")
+    _check_ldl_pivots(piv, n)
+    batch = torch.broadcast_shapes(LD.shape[:-2], piv.shape[:-1], B.shape[:-2])
+    a = _work(LD.expand(*batch, n, n).mT)  # column-major LD
+    p = piv.expand(*batch, n).contiguous()
+    X = _work(B.expand(*batch, *B.shape[-2:]).mT)  # column-major B, solved in place
+    if X.numel():
+        C.linalg_ldl_solve(_F64, _batch(batch), n, B.shape[-1], a.data_ptr(), p.data_ptr(), X.data_ptr(),
+                           dtype == F64, _threads())
+    return _result(X.mT.contiguous(), dtype)
+
+
+# ---- least squares ----------------------------------------------------------------------------
+
+_LSTSQ_DRIVERS = ("gels", "gelsy", "gelsd", "gelss")
+
+
+def _lstsq_qr64(A, B, wide):
+    """(X, C) in float64: the least-squares solution of A X ≈ B by Householder QR for full-rank A
+    (*, m, n) and B (*, m, k) of one batch; C = Qᵀ B (m >= n; None for m < n, where X is the
+    minimum-norm solution: Aᵀ = Q R, Rᵀ y = B, X = Q [y; 0])."""
+    m, n, k = A.shape[-2], A.shape[-1], B.shape[-1]
+    if m >= n:
+        a, tau, _ = _geqrf64(A, wide)  # (*, n, m): column-major
+        Ccm = _apply_q64(a, tau, _work(B.mT), True, wide)  # Qᵀ B, column-major (*, k, m)
+        R = a.mT[..., :n, :].contiguous()  # the upper triangle is R (the solve reads no other entry)
+        X = _trsm64(R, Ccm.mT[..., :n, :].contiguous(), True, False)
+        return X, Ccm.mT
+    a, tau, _ = _geqrf64(A.mT, wide)  # Aᵀ (n x m) = Q R: (*, m, n) column-major
+    Rt = a.contiguous()  # row-major (*, m, n) = Rᵀ in its first m columns (lower triangle), reflectors above
+    y = _trsm64(Rt[..., :, :m].contiguous(), _work(B), False, False)
+    Zcm = torch.zeros(*B.shape[:-2], k, n, dtype=F64)
+    Zcm[..., :m] = y.mT
+    return _apply_q64(a, tau, Zcm, False, wide).mT, None
+
+
+@register_kernel(aten.linalg_lstsq.default, FLOAT_ONLY, out=aten.linalg_lstsq.out)
+def linalg_lstsq(func, args, kwargs):
+    """Least squares with a defined driver (docs/semantics.md "Least squares"): full-rank matrices by
+    Householder QR (m < n: the minimum-norm solution through the QR of Aᵀ), rank-deficient ones (rank
+    by the rule of the singular values) by the SVD's minimum-norm solution; in float64 inside."""
+    A, B, rcond, driver = params(func, args, kwargs, "self", "b", "rcond", "driver")
+    dtype = _check(func, args, kwargs, A, B)
+    driver = "gelsy" if driver is None else driver
+    if driver not in _LSTSQ_DRIVERS:
+        raise RuntimeError("torch.linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss)")
+    if A.dim() < 2:
+        raise RuntimeError(f"torch.linalg.lstsq: input must have at least 2 dimensions, got {A.dim()}")
+    vector = _is_vector_rhs(A, B)
+    B2 = B.unsqueeze(-1) if vector else B
+    if B2.dim() < 2 or B2.shape[-2] != A.shape[-2]:
+        raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2) ({A.shape[-2]} and "
+                           f"{B2.shape[-2] if B2.dim() > 1 else '?'})")
+    A, B2, batch = _broadcast_batch(A, B2)
+    m, n, k = A.shape[-2], A.shape[-1], B2.shape[-1]
+    r = min(m, n)
+    wide = dtype == F64
+    eps = torch.finfo(dtype).eps
+    rc = eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    # rank (gelsy, gelsd, gelss): the singular values sigma_i > rcond * sigma_1 (in the dtype)
+    need_svd = driver != "gels" and r > 0 and _batch(batch) > 0
+    if need_svd:
+        if m >= n:
+            U, S64, V = _svd64(A, False, True, wide)  # U (*, m, n), V (*, n, n)
+        else:
+            V, S64, U = _svd64(A.mT, False, True, wide)  # V (*, n, m), U (*, m, m)
+        S = _result(S64, dtype)
+        tol = call_registered(aten.mul.Tensor, S[..., :1], torch.tensor(rc, dtype=dtype))
+        keep = S > tol
+        rank = keep.sum(-1)
+        full = rank == r
+    else:
+        S = torch.zeros(*batch, r, dtype=dtype)
+        rank = torch.zeros(batch, dtype=torch.int64)
+        full = torch.ones(batch, dtype=torch.bool)
+    if m == 0 or n == 0 or k == 0 or _batch(batch) == 0:
+        X = torch.zeros(*batch, n, k, dtype=F64)
+        # gels (LAPACK's quick return) zeroes B for an empty A: its residuals are 0
+        C = None if m < n else torch.zeros(B2.shape, dtype=F64) if driver == "gels" else _work(B2)
+    else:
+        X, C = _lstsq_qr64(A, B2, wide)
+        if need_svd and not bool(full.all()):  # minimum-norm: V diag(1/sigma for kept sigma) Uᵀ B
+            inv = torch.where(keep, call_registered(aten.reciprocal.default, S64), torch.zeros((), dtype=F64))
+            UtB = _bmm_nd(U.mT, _work(B2))
+            Xs = _bmm_nd(V, call_registered(aten.mul.Tensor, UtB, inv.unsqueeze(-1)))
+            X = torch.where(full[..., None, None], X, Xs)
+    # residuals: m > n, not gelsy, and (gelsd/gelss) every matrix of full rank n: the squares of
+    # rows n .. m-1 of Qᵀ B summed over those rows (repmode's mul and sum, in float64)
+    if m > n and driver != "gelsy" and (driver == "gels" or bool((rank == n).all())):
+        tail = C[..., n:, :]
+        residuals = _result(call_registered(aten.sum.dim_IntList, call_registered(aten.mul.Tensor, tail, tail),
+                                            [-2]), dtype)
+    else:
+        residuals = torch.empty(0, dtype=dtype)
+    if vector:
+        X = X.squeeze(-1)
+    if driver == "gels":
+        rank = torch.empty(0, dtype=torch.int64)
+    sv = S if driver in ("gelsd", "gelss") else torch.empty(0, dtype=dtype)
+    return _result(X.contiguous(), dtype), residuals, rank, sv.contiguous()
 
 
 # ---- matrix exponential -----------------------------------------------------------------------
@@ -674,20 +906,5 @@ register_refusal(
     "the general (non-symmetric) eigendecomposition has no fixed-order algorithm in repmode (LAPACK's Hessenberg "
     "QR iteration chooses shifts and deflation by hardware); for a symmetric matrix use torch.linalg.eigh / "
     "eigvalsh, which repmode runs by cyclic Jacobi, or compute this outside the mode.",
-    family="linalg",
-)
-register_refusal(
-    [aten.linalg_ldl_factor_ex.default, aten.linalg_ldl_factor_ex.out, aten.linalg_ldl_solve.default,
-     aten.linalg_ldl_solve.out],
-    "the LDLᵀ factorization (Bunch-Kaufman pivoting) has no fixed-order implementation in repmode yet; use "
-    "torch.linalg.cholesky (positive-definite) or torch.linalg.lu_factor / solve, which repmode runs in a fixed "
-    "order.",
-    family="linalg",
-)
-register_refusal(
-    [aten.linalg_lstsq.default, aten.linalg_lstsq.out],
-    "linalg.lstsq has no fixed-order driver in repmode yet; for a full-rank tall A solve the least-squares "
-    "problem with Q, R = torch.linalg.qr(A) and torch.linalg.solve_triangular(R, Q.mT @ B, upper=True), which "
-    "repmode runs in a fixed order.",
     family="linalg",
 )

@@ -212,6 +212,41 @@ def test_solve_det_inv_gradients_match_float64_autograd():
     _close(b.grad, br.grad, torch.float64, 100)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("name", ["det", "slogdet", "logdet"])
+def test_det_gradients_have_the_same_bits_for_every_layout_of_a(dtype, name):
+    """torch's det/slogdet backward solves with Aᵀ's factors for a contiguous A and with A's
+    (adjoint) otherwise; repmode answers both with Aᵀ's, so the gradient's bits do not depend on
+    the layout (and they match float64 autograd)."""
+    f = {"det": torch.linalg.det, "slogdet": lambda a: torch.linalg.slogdet(a)[1], "logdet": torch.logdet}[name]
+    X = _spd(3, 5, 5, seed=40, dtype=dtype)
+    grads = []
+    for layout in ("contiguous", "transposed", "sliced"):
+        A = {"contiguous": X.clone(), "transposed": X.mT.contiguous().mT,
+             "sliced": torch.cat([X, X], -1)[..., :5]}[layout].requires_grad_()
+        assert A.is_contiguous() == (layout == "contiguous")
+        with repmode.enabled():
+            f(A).sum().backward()
+        grads.append(A.grad)
+    assert_bitwise_equal(grads[0], grads[1], "transposed")
+    assert_bitwise_equal(grads[0], grads[2], "sliced")
+    ar = X.double().requires_grad_()
+    f(ar).sum().backward()
+    _close(grads[0], ar.grad, dtype, 100)
+
+
+def test_lu_solve_with_det_pivots_but_other_factors_is_the_ordinary_adjoint_solve():
+    """The pivots det returns for a non-contiguous A keep their meaning in any other call."""
+    A = _rand(5, 5, seed=41).mT
+    B = _rand(5, 2, seed=42)
+    with repmode.enabled():
+        _, LU, piv = torch.ops.aten._linalg_det.default(A)
+        X = torch.linalg.lu_solve(LU, piv, B, adjoint=True)  # Aᵀ X = B (answered with Aᵀ's factors)
+        Y = torch.linalg.lu_solve(LU * 2, piv, B, adjoint=True)  # other factors: the ordinary solve
+    _close(X, torch.linalg.solve(A.mT, B), torch.float64, 10)
+    _close(Y, torch.linalg.lu_solve(LU * 2, piv, B, adjoint=True), torch.float64, 10)
+
+
 # ---- Householder QR ---------------------------------------------------------------------------
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -476,10 +511,29 @@ def test_batches_large_enough_to_thread_give_the_same_bits_at_1_2_and_3_threads(
 
 @pytest.mark.parametrize("call", [
     lambda: torch.linalg.eig(torch.eye(3)),
-    lambda: torch.linalg.ldl_factor(torch.eye(3)),
+    lambda: torch.linalg.eigvals(torch.eye(3)),
     lambda: torch.linalg.cholesky(torch.eye(3, dtype=torch.complex64)),
 ])
 def test_refused_ops_say_why(call):
     with pytest.raises(repmode.UnsupportedOpError):
         with repmode.enabled():
             call()
+
+
+# ---- walks: interleaved sums keep each sum's sequence -------------------------------------------
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_walks_in_groups_of_four_give_the_bits_of_one_at_a_time(dtype):
+    """Cholesky computes four rows' dots together and QR applies a reflector to four columns
+    together, the rest one at a time. Row i of L depends only on A[:i+1, :i+1] and column j of QR
+    only on A[:, :j+1], so leading blocks of every size (each row/column lands in a group of four
+    for some sizes, in the tail for others) must reproduce the whole result's bits."""
+    spd = _spd(23, 23, seed=43, dtype=dtype)
+    L = _rep(torch.linalg.cholesky, spd)
+    X = _rand(30, 23, seed=44, dtype=dtype)
+    a, tau = _rep(torch.geqrf, X)
+    for k in range(1, 23):
+        assert_bitwise_equal(_rep(torch.linalg.cholesky, spd[:k, :k]), L[:k, :k], f"cholesky k={k}")
+        ak, tauk = _rep(torch.geqrf, X[:, :k])
+        assert_bitwise_equal(ak, a[:, :k], f"geqrf k={k}")
+        assert_bitwise_equal(tauk, tau[:k], f"tau k={k}")
