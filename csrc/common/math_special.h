@@ -397,11 +397,14 @@ REPMODE_HD double digamma_pos(double x) {
 }  // namespace special_detail
 
 // digamma: NaN -> NaN; +inf -> +inf; -inf -> NaN; +0 -> -inf, -0 -> +inf; negative integers ->
-// NaN (torch). x < 0: digamma(-x) - 1/x - pi cos(pi r)/sin(pi r), r = x - round(x) (exact).
+// NaN (torch); 0 < |x| < 2^-60: -1/x. x < 0: digamma(-x) - 1/x - pi cos(pi r)/sin(pi r), r = x - round(x) (exact).
 REPMODE_HD double special_digamma(double x) {
   using namespace special_detail;
   if (is_nan(x)) return Canonical<double>::nan();
   if (x == 0.0) return (bits_of(x) >> 63) ? inf64() : -inf64();
+  // |x| < 2^-60: digamma(x) = -1/x - gamma + O(x), the rest below 2^-60 of -1/x (also the overflow
+  // of 1/x to +-inf for the smallest subnormals)
+  if ((x < 0.0 ? -x : x) < 0x1p-60) return -1.0 / x;
   if (x > 0.0) return digamma_pos(x);
   if (x == -inf64() || is_integer(x)) return Canonical<double>::nan();
   double r = x - round_even_of(x);

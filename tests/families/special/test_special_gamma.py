@@ -94,7 +94,7 @@ def max_ulps(name, x, got, dtype):
     return worst
 
 
-def accuracy_inputs(name, dtype, n=160):
+def accuracy_inputs(name, dtype, n=100):
     g = torch.Generator().manual_seed(2600 + len(name))
     u = torch.rand(n, generator=g, dtype=torch.float64)
     lu = torch.rand(n, generator=g, dtype=torch.float64)
@@ -115,8 +115,10 @@ def accuracy_inputs(name, dtype, n=160):
         x = torch.cat([u * 2 - 1, 1 - torch.pow(10.0, -lu * 15), torch.pow(10.0, -lu * 30),
                        0.625 + near, 0.75 + near, -0.9 + near, torch.tensor([1 - 2.0 ** -24, 1 - 2.0 ** -53])])
     elif name == "ndtri":
-        x = torch.cat([u, torch.pow(10.0, -lu * 300), 1 - torch.pow(10.0, -lu * 15), 0.25 + near, 0.75 + near,
-                       0.5 + near, torch.tensor([2.0 ** -149, 1e-45, 1 - 2.0 ** -53])])
+        # (tails down to 1e-60 here, a few points below: mpmath's reference costs grow with -log p;
+        # benchmarks/accuracy_special.py covers p down to 1e-320)
+        x = torch.cat([u, torch.pow(10.0, -lu * 60), 1 - torch.pow(10.0, -lu * 15), 0.25 + near, 0.75 + near,
+                       0.5 + near, torch.tensor([2.0 ** -149, 1e-45, 1e-100, 1e-300, 1 - 2.0 ** -53])])
     elif name == "log_ndtr":
         x = torch.cat([u * 50 - 40, -torch.pow(10.0, lu * 6), u * 6 - 3, -1 + near,
                        torch.tensor([-1e20, 8.0, 9.5, 12.0, 38.0])])
@@ -147,8 +149,8 @@ def test_max_ulp_error_is_at_most_natives(name, dtype):
 
 def test_zeta_max_ulp_error_is_at_most_natives():
     g = torch.Generator().manual_seed(96)
-    s = torch.cat([1.001 + torch.rand(150, generator=g, dtype=torch.float64) * 12, torch.tensor([2.0, 3.0, 5.0, 60.5])])
-    q = torch.cat([torch.pow(10.0, torch.rand(150, generator=g, dtype=torch.float64) * 4 - 2),
+    s = torch.cat([1.001 + torch.rand(100, generator=g, dtype=torch.float64) * 12, torch.tensor([2.0, 3.0, 5.0, 60.5])])
+    q = torch.cat([torch.pow(10.0, torch.rand(100, generator=g, dtype=torch.float64) * 4 - 2),
                    torch.tensor([0.5, 10.0, 1e-3, 2.0])])
     for dtype in (torch.float32, torch.float64):
         sd, qd = s.to(dtype), q.to(dtype)
