@@ -60,8 +60,8 @@ def _mp_ref(name, x):
         with mpmath.workprec(int(-math.log2(q)) + 200):
             r = mpmath.sqrt(2) * mpmath.erfinv(1 - 2 * mpmath.mpf(q))
         return +(-r if x < 0.5 else r)
-    if name == "log_ndtr":
-        return mpmath.log(mpmath.ncdf(v))
+    if name == "log_ndtr":  # (log1p of the upper tail for x > 0, where Phi(x) rounds to 1 at 160 bits)
+        return mpmath.log1p(-mpmath.ncdf(-v)) if v > 0 else mpmath.log(mpmath.ncdf(v))
     if name == "erfcx":
         return mpmath.exp(v * v) * mpmath.erfc(v)
     if name == "entr":
