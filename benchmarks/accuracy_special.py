@@ -62,8 +62,9 @@ def reference(name, x, q=None):
         return mpmath.exp(v * v) * mpmath.erfc(v)
     if name == "entr":
         return mpmath.mpf(0) if v == 0 else -v * mpmath.log(v)
-    if name == "zeta":
-        return mpmath.zeta(v, mpmath.mpf(q))
+    if name == "zeta":  # (mpmath's Hurwitz zeta loses digits at 160 bits for large q)
+        with mpmath.workprec(320):
+            return +mpmath.zeta(v, mpmath.mpf(q))
     raise KeyError(name)
 
 

@@ -797,7 +797,8 @@ REPMODE_HD double special_ndtri_for_float(double p) { return special_ndtri_def(p
 // log_ndtr(x) = log(Phi(x)), Phi the standard normal distribution function. NaN -> NaN;
 // -inf -> -inf; +inf -> -0 (log1p(-0), as torch). t = x/sqrt(2) as an exact-enough
 // double-double th + tl (fma).
-//   x < -1:  log(erfcx(-t)/2) - x^2/2 with erfcx(-th - tl) = E - tl' E', E' = 2(-th)E - 2/sqrt(pi),
+//   x < -1:  log(erfcx(-t)/2) - x^2/2 with erfcx(-th - tl) = E - tl E', E' = 2uE - 2/sqrt(pi) (u = -th;
+//            u >= 20: E (-1/u + 1/u^3), free of that formula's cancellation),
 //            and x^2/2 = h + l exact (two_prod(x/2, x)): ((log E - ln2_hi) - (l + ln2_lo)) - h
 //   x >= -1: log1p(-erfc(t)/2) with erfc(th + tl) = erfc(th) - tl (2/sqrt(pi)) exp(-th^2)
 REPMODE_HD double special_log_ndtr(double x) {
@@ -810,8 +811,11 @@ REPMODE_HD double special_log_ndtr(double x) {
   if (x < -1.0) {
     DD sq = two_prod(0.5 * x, x);
     if (sq.hi == inf64()) return -inf64();
-    double E = special_erfcx(-th);
-    double dE = 2.0 * (-th) * E - kTwoOverSqrtPi;
+    double u = -th;
+    double E = special_erfcx(u);
+    // erfcx'(u) = 2u erfcx(u) - 2/sqrt(pi) cancels for large u: there erfcx(u) (-1/u + 1/u^3), its
+    // asymptotic form (the correction tl erfcx' is ~2^-53 of erfcx, so 2^-16 relative is plenty)
+    double dE = u < 20.0 ? 2.0 * u * E - kTwoOverSqrtPi : E * (-1.0 / u + 1.0 / (u * u * u));
     E = E - tl * dE;
     double a = repmode_log(E) - kLn2Hi;
     return (a - (sq.lo + kLn2Lo)) - sq.hi;
