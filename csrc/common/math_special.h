@@ -4,7 +4,10 @@
 //
 //   double special_lgamma(x), special_digamma(x), special_polygamma(n, x), special_mvlgamma(x, p),
 //          special_zeta(s, q), special_erfinv(x), special_ndtri(p), special_log_ndtr(x),
-//          special_erfcx(x), special_entr(x)
+//          special_erfcx(x), special_entr(x)                      (the float64 definitions)
+//   double special_lgamma_for_float(x), special_mvlgamma_for_float(x, p),
+//          special_erfinv_for_float(x), special_ndtri_for_float(p)   (cheaper double formulas
+//          whose result the float32 kernels round once; the other functions share one formula)
 //
 // Each is ONE fixed formula of IEEE-754 basic operations (round to nearest even), explicit
 // repmode_fma, and repmode's own exp/log/sin/cos/erf/erfc/pow (math.h and its siblings) —
@@ -303,6 +306,9 @@ REPMODE_HD double special_lgamma_def(double x, bool wide);
 namespace special_detail {
 // lgamma(x) for x < 0, not an integer, as a double-double (see special_lgamma).
 REPMODE_HD DD lgamma_neg_dd(double x, bool wide) {
+  // -2^-60 < x < 0: lgamma(x) = -log|x| - gamma x + O(x^2), the rest below 2^-60 of the result
+  // (and log_accurate below needs a product above 2^-255)
+  if (x > -0x1p-60) return dd_neg(log_dd(-x));
   double m = round_even_of(x);
   double r = x - m;
   if (x > -16.0) {
