@@ -150,6 +150,20 @@ def case_math_tail():
     return rows
 
 
+def case_math_special():
+    """lgamma, digamma and erfinv of 16M float32 (csrc/common/math_special.h: one double formula per
+    element, rounded once; scalar, no SIMD copy yet) against native torch."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.rand(16 * 2**20, generator=g) * 20 + 0.01
+    u = torch.rand(16 * 2**20, generator=g) * 1.9 - 0.95  # trunc_normal_'s range of erfinv arguments
+    rows = []
+    for name, fn, arg in (("lgamma", torch.lgamma, x), ("digamma", torch.digamma, x), ("erfinv", torch.erfinv, u)):
+        native, rep = compare(lambda: fn(arg), repeats=3)
+        rows.append(_row(f"{name} of 16M float32 (double formula rounded once in repmode)", native, rep,
+                         arg.numel() * 8 / 1e9, "GB/s"))
+    return rows
+
+
 def case_scatter_add():
     """16M source elements added into 1M destinations (about 16 contributions each, random indices):
     repmode adds them in increasing source position (the compiled walk: threads own destination
@@ -408,6 +422,7 @@ CASES = {
     "sort_topk": case_sort_topk,
     "unary_math": case_unary_math,
     "math_tail": case_math_tail,
+    "math_special": case_math_special,
     "random": case_random,
     "scatter_add16M": case_scatter_add,
     "conv": case_conv,

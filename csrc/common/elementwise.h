@@ -14,6 +14,7 @@
 #include "defs.h"
 #include "math_exact.h"
 #include "math_overloads.h"
+#include "math_special.h"
 
 namespace repmode {
 
@@ -110,7 +111,17 @@ namespace repmode {
   X(log10, 87)                                                                           \
   X(asinh, 88)                                                                           \
   X(acosh, 89)                                                                           \
-  X(atanh, 90)
+  X(atanh, 90)                                                                           \
+  X(lgamma, 91)                 /* csrc/common/math_special.h: double, rounded once */   \
+  X(digamma, 92)                                                                         \
+  X(polygamma, 93)              /* p0 = n (an integer >= 0) */                           \
+  X(mvlgamma, 94)               /* p0 = p (an integer >= 1) */                           \
+  X(erfinv, 95)                                                                          \
+  X(zeta, 96)                   /* Hurwitz zeta(a, b) */                                 \
+  X(ndtri, 97)                                                                           \
+  X(log_ndtr, 98)                                                                        \
+  X(erfcx, 99)                                                                           \
+  X(entr, 100)
 // clang-format on
 
 enum class EwOp : int {
@@ -443,6 +454,21 @@ REPMODE_EW(asinh, return canon(asinh_of(a));)
 REPMODE_EW(acosh, return canon(acosh_of(a));)
 REPMODE_EW(atanh, return canon(atanh_of(a));)
 REPMODE_EW(ldexp, return canon(ldexp_of(a, b));)
+
+// ---- special functions, gamma and error-function family (csrc/common/math_special.h): one double
+// formula each, the float32 result rounded once from it; erfinv and ndtri have a cheaper double
+// formula for float32 (sizeof(T) == 4) and a refined one for float64, as do lgamma and mvlgamma ----
+REPMODE_EW(lgamma, return narrow<T>(sizeof(T) == 4 ? special_lgamma_for_float(Wide(a)) : special_lgamma(Wide(a)));)
+REPMODE_EW(digamma, return narrow<T>(special_digamma(Wide(a)));)
+REPMODE_EW(polygamma, return narrow<T>(special_polygamma(p.p0, Wide(a)));)
+REPMODE_EW(mvlgamma, return narrow<T>(sizeof(T) == 4 ? special_mvlgamma_for_float(Wide(a), p.p0)
+                                                  : special_mvlgamma(Wide(a), p.p0));)
+REPMODE_EW(erfinv, return narrow<T>(sizeof(T) == 4 ? special_erfinv_for_float(Wide(a)) : special_erfinv(Wide(a)));)
+REPMODE_EW(zeta, return narrow<T>(special_zeta(Wide(a), Wide(b)));)
+REPMODE_EW(ndtri, return narrow<T>(sizeof(T) == 4 ? special_ndtri_for_float(Wide(a)) : special_ndtri(Wide(a)));)
+REPMODE_EW(log_ndtr, return narrow<T>(special_log_ndtr(Wide(a)));)
+REPMODE_EW(erfcx, return narrow<T>(special_erfcx(Wide(a)));)
+REPMODE_EW(entr, return narrow<T>(special_entr(Wide(a)));)
 
 // ---- mobile activations: torch's own chains of single operations in T (docs/semantics.md,
 // "Activations and small layers"); log_sigmoid in double, rounded once ----

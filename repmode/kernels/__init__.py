@@ -64,6 +64,7 @@ def _import_families() -> None:
         segment_reduce,
         softmax_loss,
         sorting,
+        special,
         training_utils,
     )
 

@@ -64,6 +64,9 @@ _FLOAT_RESULT = {DIV, EXP, LOG, LOG1P, EXPM1, LOG2, EXP2, TANH, SIGMOID, ERF, ER
 # (the math long tail, repmode/kernels/mathtail.py: integer inputs give the default float dtype)
 _FLOAT_RESULT |= {_EW[n] for n in ("ATAN", "ATAN2", "ASIN", "ACOS", "SINH", "COSH", "TAN", "LOG10", "ASINH", "ACOSH",
                                    "ATANH")}
+# (special functions, repmode/kernels/special.py: likewise)
+_FLOAT_RESULT |= {_EW[n] for n in ("LGAMMA", "DIGAMMA", "POLYGAMMA", "MVLGAMMA", "ERFINV", "ZETA", "NDTRI", "LOG_NDTR",
+                                   "ERFCX", "ENTR")}
 
 
 def dtypes_of(*ops) -> tuple[str, ...]:

@@ -30,6 +30,8 @@ PINNED = {
         "LOG_SIGMOID": 77, "LOG_SIGMOID_BACKWARD": 78, "GLU": 79,
         "ATAN": 80, "ATAN2": 81, "ASIN": 82, "ACOS": 83, "SINH": 84, "COSH": 85, "TAN": 86, "LOG10": 87,
         "ASINH": 88, "ACOSH": 89, "ATANH": 90,
+        "LGAMMA": 91, "DIGAMMA": 92, "POLYGAMMA": 93, "MVLGAMMA": 94, "ERFINV": 95, "ZETA": 96, "NDTRI": 97,
+        "LOG_NDTR": 98, "ERFCX": 99, "ENTR": 100,
     },
     "RandomDist": {"UNIFORM": 0, "NORMAL": 1, "EXPONENTIAL": 3, "GEOMETRIC": 4, "LOG_NORMAL": 5, "CAUCHY": 6},
     "PoolKind": {"MAX": 0, "AVG": 1, "ADAPTIVE_AVG": 2, "ADAPTIVE_MAX": 3},
@@ -112,8 +114,17 @@ UNARY = {
     "TAN": (torch.tan, X), "LOG10": (torch.log10, POS), "ASINH": (torch.asinh, X),
     "ACOSH": (torch.acosh, [1.0, 1.125, 1.5, 2.5, 3.0, 10.0]),
     "ATANH": (torch.atanh, [-0.9, -0.25, 0.0, 0.125, 0.5, 0.99]),
+    "LGAMMA": (torch.lgamma, [-2.5, -0.25, 0.125, 0.5, 3.5, 20.0]),
+    "DIGAMMA": (torch.digamma, [-2.5, -0.25, 0.125, 0.5, 3.5, 20.0]),
+    "POLYGAMMA": (lambda t: torch.polygamma(2, t), [0.125, 0.5, 3.5, 20.0, 7.25, 11.0]),
+    "MVLGAMMA": (lambda t: torch.mvlgamma(t, 3), [1.25, 1.5, 3.5, 20.0, 7.25, 11.0]),
+    "ERFINV": (torch.erfinv, [-0.9, -0.25, 0.0, 0.125, 0.5, 0.99]),
+    "NDTRI": (torch.special.ndtri, [0.01, 0.25, 0.5, 0.625, 0.9, 0.999]),
+    "LOG_NDTR": (torch.special.log_ndtr, X), "ERFCX": (torch.special.erfcx, X),
+    "ENTR": (torch.special.entr, POS),
 }
-PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0), "ROUND_DECIMALS": (10.0, 0.0), "SOFTSHRINK": (0.6, 0.0)}
+PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0), "ROUND_DECIMALS": (10.0, 0.0), "SOFTSHRINK": (0.6, 0.0),
+          "POLYGAMMA": (2.0, 0.0), "MVLGAMMA": (3.0, 0.0)}
 BINARY = {
     "ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": torch.mul, "DIV": torch.div,
     "POW": lambda a, b: torch.pow(a.abs(), b), "MINIMUM": torch.minimum, "MAXIMUM": torch.maximum,
@@ -127,6 +138,7 @@ BINARY = {
     # (torch's float64 kernel multiplies by the float32 constant RN32(1/6); repmode by RN64(1/6))
     "HARDSIGMOID_BACKWARD": lambda g, x: torch.where((x > -3) & (x < 3), g * (1.0 / 6.0), 0.0),
     "LOG_SIGMOID_BACKWARD": lambda g, x: g * torch.sigmoid(-x),
+    "ZETA": torch.special.zeta,
 }
 
 
@@ -149,6 +161,8 @@ def test_each_binary_code_computes_the_torch_function_of_its_name(name):
         b = [-3.5, -1.25, 2.0, 0.75, -0.5, 3.5]
     if name == "POW":
         a = [abs(v) for v in a]
+    if name == "ZETA":  # s > 1, q > 0
+        a, b = [abs(v) + 1.5 for v in a], [abs(v) for v in b]
     p0 = 1.0 if name in ("ADD", "SUB") else 0.0  # add/sub take alpha as p0
     got = _ew(PINNED["EwOp"][name], a, b, p0=p0)
     want = BINARY[name](torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64))

@@ -54,6 +54,10 @@ OPS += [
     (_EW["LOGIT_BACKWARD"], 2, (0.0, 0.0, 0.0)), (_EW["LOGIT_BACKWARD"], 2, (0.25, 0.75, 1.0)),
     (_EW["SOFTSHRINK"], 1, (0.5,)),
 ]
+# The special functions of repmode/kernels/special.py (polygamma: p0 = n, mvlgamma: p0 = p).
+OPS += [(_EW[name], 1, ()) for name in ("LGAMMA", "DIGAMMA", "ERFINV", "NDTRI", "LOG_NDTR", "ERFCX", "ENTR")]
+OPS += [(_EW["POLYGAMMA"], 1, (1.0,)), (_EW["POLYGAMMA"], 1, (3.0,)), (_EW["MVLGAMMA"], 1, (3.0,)),
+        (_EW["ZETA"], 2, ())]
 OP_IDS = [f"op{code}-{'_'.join(map(str, p)) or 'noparam'}" for code, _, p in OPS]
 
 

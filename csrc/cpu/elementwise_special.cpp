@@ -1,0 +1,25 @@
+// Special functions, gamma and error-function family (issue 26): lgamma, digamma, polygamma,
+// mvlgamma, erfinv, the Hurwitz zeta function, ndtri, log_ndtr, erfcx and entr over
+// csrc/common/math_special.h. The per-element bits are csrc/common/elementwise.h's; no AVX2
+// copy of the loops (the formulas branch per element and loop over series).
+#include "elementwise_engine.h"
+
+namespace repmode::cpu {
+
+// clang-format off
+#define CASES \
+  REPMODE_EW_CASE(lgamma, false) \
+  REPMODE_EW_CASE(digamma, false) \
+  REPMODE_EW_CASE(polygamma, false) \
+  REPMODE_EW_CASE(mvlgamma, false) \
+  REPMODE_EW_CASE(erfinv, false) \
+  REPMODE_EW_CASE(zeta, false) \
+  REPMODE_EW_CASE(ndtri, false) \
+  REPMODE_EW_CASE(log_ndtr, false) \
+  REPMODE_EW_CASE(erfcx, false) \
+  REPMODE_EW_CASE(entr, false)
+REPMODE_EW_GROUP(special, CASES)
+#undef CASES
+// clang-format on
+
+}  // namespace repmode::cpu
