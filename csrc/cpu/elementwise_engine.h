@@ -137,6 +137,8 @@ template <typename T>
 bool run_more(int op, const EwJob<T>& job);
 template <typename T>
 bool run_mathtail(int op, const EwJob<T>& job);
+template <typename T>
+bool run_bessel(int op, const EwJob<T>& job);
 
 #define REPMODE_EW_CASE(name, avx2)           \
   case EwOp::name:                            \

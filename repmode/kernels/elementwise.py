@@ -64,6 +64,11 @@ _FLOAT_RESULT = {DIV, EXP, LOG, LOG1P, EXPM1, LOG2, EXP2, TANH, SIGMOID, ERF, ER
 # (the math long tail, repmode/kernels/mathtail.py: integer inputs give the default float dtype)
 _FLOAT_RESULT |= {_EW[n] for n in ("ATAN", "ATAN2", "ASIN", "ACOS", "SINH", "COSH", "TAN", "LOG10", "ASINH", "ACOSH",
                                    "ATANH")}
+# (Bessel functions and orthogonal polynomials, repmode/kernels/bessel.py: integer inputs give the default float dtype)
+_FLOAT_RESULT |= {_EW[n] for n in ("I0", "I0E", "I1", "I1E", "BESSEL_K0", "BESSEL_K1", "BESSEL_K0E", "BESSEL_K1E",
+                                   "SPHERICAL_BESSEL_J0", "CHEBYSHEV_T", "CHEBYSHEV_U", "CHEBYSHEV_V", "CHEBYSHEV_W",
+                                   "SHIFTED_CHEBYSHEV_T", "SHIFTED_CHEBYSHEV_U", "SHIFTED_CHEBYSHEV_V",
+                                   "SHIFTED_CHEBYSHEV_W", "HERMITE_H", "HERMITE_HE", "LAGUERRE_L", "LEGENDRE_P")}
 
 
 def dtypes_of(*ops) -> tuple[str, ...]:

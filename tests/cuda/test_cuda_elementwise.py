@@ -54,6 +54,14 @@ OPS += [
     (_EW["LOGIT_BACKWARD"], 2, (0.0, 0.0, 0.0)), (_EW["LOGIT_BACKWARD"], 2, (0.25, 0.75, 1.0)),
     (_EW["SOFTSHRINK"], 1, (0.5,)),
 ]
+# Bessel functions (unary) and orthogonal polynomials ((x, n); random n truncates to small degrees,
+# negative ones give 0): repmode/kernels/bessel.py
+OPS += [(_EW[name], 1, ()) for name in (
+    "I0", "I0E", "I1", "I1E", "BESSEL_K0", "BESSEL_K1", "BESSEL_K0E", "BESSEL_K1E", "SPHERICAL_BESSEL_J0")]
+OPS += [(_EW[name], 2, ()) for name in (
+    "CHEBYSHEV_T", "CHEBYSHEV_U", "CHEBYSHEV_V", "CHEBYSHEV_W", "SHIFTED_CHEBYSHEV_T", "SHIFTED_CHEBYSHEV_U",
+    "SHIFTED_CHEBYSHEV_V", "SHIFTED_CHEBYSHEV_W", "HERMITE_H", "HERMITE_HE", "LAGUERRE_L", "LEGENDRE_P")]
+OPS += [(_EW["KAISER_WINDOW"], 1, (12.0, 40.0)), (_EW["KAISER_WINDOW"], 1, (0.5, 3.5))]  # p0 = beta, p1 = (N - 1)/2
 OP_IDS = [f"op{code}-{'_'.join(map(str, p)) or 'noparam'}" for code, _, p in OPS]
 
 
