@@ -9,7 +9,9 @@ backward, and the Kaiser window. benchmarks/accuracy_bessel.py re-runs the large
 docs/math.md."""
 from __future__ import annotations
 
+import json
 import math
+import pathlib
 
 import mpmath
 import pytest
@@ -62,6 +64,32 @@ def sample(dtype, positive, n=160, seed=26) -> torch.Tensor:
         signs = torch.randint(0, 2, x.shape, generator=g) * 2 - 1
         x = x * signs.to(dtype)
     return x
+
+
+# mpmath's besselk takes up to a second per argument between ~10 and ~60; its values on the test
+# samples are stored (x as a hex float -> K0(x), K1(x) as decimal strings, 40 digits), written by
+# `PYTHONPATH=. python tests/families/bessel/test_bessel.py` (arguments missing there are computed).
+K_REFERENCE = pathlib.Path(__file__).with_name("besselk_reference.json")
+_K_CACHE: dict = {}
+
+
+def _k_table() -> dict:
+    if not _K_CACHE:
+        _K_CACHE.update(json.loads(K_REFERENCE.read_text()) if K_REFERENCE.exists() else {})
+    return _K_CACHE
+
+
+def _besselk(order: int):
+    def ref(x):
+        row = _k_table().get(float(x).hex())
+        return mpmath.mpf(row[order]) if row else mpmath.besselk(order, x)
+    return ref
+
+
+for _name, _order, _scaled in (("modified_bessel_k0", 0, False), ("modified_bessel_k1", 1, False),
+                               ("scaled_modified_bessel_k0", 0, True), ("scaled_modified_bessel_k1", 1, True)):
+    _k = _besselk(_order)
+    UNARY[_name] = (UNARY[_name][0], (lambda k: lambda x: k(x) * mpmath.exp(x))(_k) if _scaled else _k, True)
 
 
 def ulp_errors(got: torch.Tensor, x: torch.Tensor, ref, dtype) -> list[float]:
@@ -277,3 +305,11 @@ def test_signal_windows_kaiser_runs_in_strict_mode():
     with repmode.enabled():
         got = torch.signal.windows.kaiser(16, beta=6.0, sym=False)
     torch.testing.assert_close(got, native, rtol=2e-6, atol=1e-7)
+
+
+if __name__ == "__main__":  # regenerate the stored besselk values
+    xs = sorted({float(v) for dtype in (torch.float32, torch.float64) for v in sample(dtype, True).tolist()})
+    with mpmath.workprec(200):
+        table = {x.hex(): [mpmath.nstr(mpmath.besselk(0, x), 40), mpmath.nstr(mpmath.besselk(1, x), 40)] for x in xs}
+    K_REFERENCE.write_text(json.dumps(table, indent=0, sort_keys=True) + "\n")
+    print(f"{len(table)} arguments written to {K_REFERENCE}")
