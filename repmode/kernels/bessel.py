@@ -1,8 +1,8 @@
 """Bessel functions and orthogonal polynomials (issue 26): ``i0``, ``special.i0e``/``i1``/``i1e``,
 ``special.modified_bessel_i0/i1/k0/k1``, ``special.scaled_modified_bessel_k0/k1``,
 ``special.spherical_bessel_j0``, the Chebyshev (plain and shifted, kinds T/U/V/W), Hermite (H, He),
-Laguerre and Legendre polynomials (``torch.kaiser_window``, built on ``i0``, is with the other
-windows in repmode/kernels/fft.py).
+Laguerre and Legendre polynomials, and ``torch.kaiser_window`` (built on ``i0``; the other windows
+are in repmode/kernels/fft.py).
 
 Formulas: csrc/common/math_bessel.h (one elementwise op code each, csrc/common/elementwise.h codes
 110-130). The Bessel functions are one fixed double formula (Cephes' expansions, as in torch,
@@ -22,9 +22,11 @@ from __future__ import annotations
 import torch
 
 from .. import _ext
-from ._common import FLOAT_ONLY, LOW_PRECISION, param, unsupported
+from ..registry import register_kernel
+from ._common import FLOAT_ONLY, FLOAT_WIDENED, LOW_PRECISION, param, round_to, unsupported
 from .elementwise import _family as _elementwise_family
-from .elementwise import dtypes_of
+from .elementwise import dtypes_of, elementwise
+from .fft import _window_setup
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -36,6 +38,7 @@ K0, K1, K0E, K1E, SPHERICAL_J0 = (_EW[n] for n in ("BESSEL_K0", "BESSEL_K1", "BE
 POLYNOMIALS = {name: _EW[name.upper()] for name in (
     "chebyshev_t", "chebyshev_u", "chebyshev_v", "chebyshev_w", "shifted_chebyshev_t", "shifted_chebyshev_u",
     "shifted_chebyshev_v", "shifted_chebyshev_w", "hermite_h", "hermite_he", "laguerre_l", "legendre_p")}
+KAISER_WINDOW = _EW["KAISER_WINDOW"]
 
 
 def _family(*overloads, **how):
@@ -104,18 +107,95 @@ _family(aten.special_spherical_bessel_j0.default, None, aten.special_spherical_b
         operands=_unary_float(SPHERICAL_J0), dtypes=_FLOAT_TAGS)
 
 # ---- orthogonal polynomials: (x, n), either one a Python number ----
-_POLYNOMIAL_OPS = {
-    "chebyshev_t": "special_chebyshev_polynomial_t", "chebyshev_u": "special_chebyshev_polynomial_u",
-    "chebyshev_v": "special_chebyshev_polynomial_v", "chebyshev_w": "special_chebyshev_polynomial_w",
-    "shifted_chebyshev_t": "special_shifted_chebyshev_polynomial_t",
-    "shifted_chebyshev_u": "special_shifted_chebyshev_polynomial_u",
-    "shifted_chebyshev_v": "special_shifted_chebyshev_polynomial_v",
-    "shifted_chebyshev_w": "special_shifted_chebyshev_polynomial_w",
-    "hermite_h": "special_hermite_polynomial_h", "hermite_he": "special_hermite_polynomial_he",
-    "laguerre_l": "special_laguerre_polynomial_l", "legendre_p": "special_legendre_polynomial_p",
-}
-for _name, _aten_name in _POLYNOMIAL_OPS.items():
-    _packet = getattr(aten, _aten_name)
-    _family([_packet.default, _packet.x_scalar, _packet.n_scalar], None,
-            [_packet.out, _packet.x_scalar_out, _packet.n_scalar_out],
-            operands=_polynomial(POLYNOMIALS[_name]), dtypes=_FLOAT_TAGS)
+_family([aten.special_chebyshev_polynomial_t.default, aten.special_chebyshev_polynomial_t.x_scalar,
+         aten.special_chebyshev_polynomial_t.n_scalar], None,
+        [aten.special_chebyshev_polynomial_t.out, aten.special_chebyshev_polynomial_t.x_scalar_out,
+         aten.special_chebyshev_polynomial_t.n_scalar_out],
+        operands=_polynomial(POLYNOMIALS["chebyshev_t"]), dtypes=_FLOAT_TAGS)
+_family([aten.special_chebyshev_polynomial_u.default, aten.special_chebyshev_polynomial_u.x_scalar,
+         aten.special_chebyshev_polynomial_u.n_scalar], None,
+        [aten.special_chebyshev_polynomial_u.out, aten.special_chebyshev_polynomial_u.x_scalar_out,
+         aten.special_chebyshev_polynomial_u.n_scalar_out],
+        operands=_polynomial(POLYNOMIALS["chebyshev_u"]), dtypes=_FLOAT_TAGS)
+_family([aten.special_chebyshev_polynomial_v.default, aten.special_chebyshev_polynomial_v.x_scalar,
+         aten.special_chebyshev_polynomial_v.n_scalar], None,
+        [aten.special_chebyshev_polynomial_v.out, aten.special_chebyshev_polynomial_v.x_scalar_out,
+         aten.special_chebyshev_polynomial_v.n_scalar_out],
+        operands=_polynomial(POLYNOMIALS["chebyshev_v"]), dtypes=_FLOAT_TAGS)
+_family([aten.special_chebyshev_polynomial_w.default, aten.special_chebyshev_polynomial_w.x_scalar,
+         aten.special_chebyshev_polynomial_w.n_scalar], None,
+        [aten.special_chebyshev_polynomial_w.out, aten.special_chebyshev_polynomial_w.x_scalar_out,
+         aten.special_chebyshev_polynomial_w.n_scalar_out],
+        operands=_polynomial(POLYNOMIALS["chebyshev_w"]), dtypes=_FLOAT_TAGS)
+_family([aten.special_shifted_chebyshev_polynomial_t.default, aten.special_shifted_chebyshev_polynomial_t.x_scalar,
+         aten.special_shifted_chebyshev_polynomial_t.n_scalar], None,
+        [aten.special_shifted_chebyshev_polynomial_t.out, aten.special_shifted_chebyshev_polynomial_t.x_scalar_out,
+         aten.special_shifted_chebyshev_polynomial_t.n_scalar_out],
+        operands=_polynomial(POLYNOMIALS["shifted_chebyshev_t"]), dtypes=_FLOAT_TAGS)
+_family([aten.special_shifted_chebyshev_polynomial_u.default, aten.special_shifted_chebyshev_polynomial_u.x_scalar,
+         aten.special_shifted_chebyshev_polynomial_u.n_scalar], None,
+        [aten.special_shifted_chebyshev_polynomial_u.out, aten.special_shifted_chebyshev_polynomial_u.x_scalar_out,
+         aten.special_shifted_chebyshev_polynomial_u.n_scalar_out],
+        operands=_polynomial(POLYNOMIALS["shifted_chebyshev_u"]), dtypes=_FLOAT_TAGS)
+_family([aten.special_shifted_chebyshev_polynomial_v.default, aten.special_shifted_chebyshev_polynomial_v.x_scalar,
+         aten.special_shifted_chebyshev_polynomial_v.n_scalar], None,
+        [aten.special_shifted_chebyshev_polynomial_v.out, aten.special_shifted_chebyshev_polynomial_v.x_scalar_out,
+         aten.special_shifted_chebyshev_polynomial_v.n_scalar_out],
+        operands=_polynomial(POLYNOMIALS["shifted_chebyshev_v"]), dtypes=_FLOAT_TAGS)
+_family([aten.special_shifted_chebyshev_polynomial_w.default, aten.special_shifted_chebyshev_polynomial_w.x_scalar,
+         aten.special_shifted_chebyshev_polynomial_w.n_scalar], None,
+        [aten.special_shifted_chebyshev_polynomial_w.out, aten.special_shifted_chebyshev_polynomial_w.x_scalar_out,
+         aten.special_shifted_chebyshev_polynomial_w.n_scalar_out],
+        operands=_polynomial(POLYNOMIALS["shifted_chebyshev_w"]), dtypes=_FLOAT_TAGS)
+_family([aten.special_hermite_polynomial_h.default, aten.special_hermite_polynomial_h.x_scalar,
+         aten.special_hermite_polynomial_h.n_scalar], None,
+        [aten.special_hermite_polynomial_h.out, aten.special_hermite_polynomial_h.x_scalar_out,
+         aten.special_hermite_polynomial_h.n_scalar_out],
+        operands=_polynomial(POLYNOMIALS["hermite_h"]), dtypes=_FLOAT_TAGS)
+_family([aten.special_hermite_polynomial_he.default, aten.special_hermite_polynomial_he.x_scalar,
+         aten.special_hermite_polynomial_he.n_scalar], None,
+        [aten.special_hermite_polynomial_he.out, aten.special_hermite_polynomial_he.x_scalar_out,
+         aten.special_hermite_polynomial_he.n_scalar_out],
+        operands=_polynomial(POLYNOMIALS["hermite_he"]), dtypes=_FLOAT_TAGS)
+_family([aten.special_laguerre_polynomial_l.default, aten.special_laguerre_polynomial_l.x_scalar,
+         aten.special_laguerre_polynomial_l.n_scalar], None,
+        [aten.special_laguerre_polynomial_l.out, aten.special_laguerre_polynomial_l.x_scalar_out,
+         aten.special_laguerre_polynomial_l.n_scalar_out],
+        operands=_polynomial(POLYNOMIALS["laguerre_l"]), dtypes=_FLOAT_TAGS)
+_family([aten.special_legendre_polynomial_p.default, aten.special_legendre_polynomial_p.x_scalar,
+         aten.special_legendre_polynomial_p.n_scalar], None,
+        [aten.special_legendre_polynomial_p.out, aten.special_legendre_polynomial_p.x_scalar_out,
+         aten.special_legendre_polynomial_p.n_scalar_out],
+        operands=_polynomial(POLYNOMIALS["legendre_p"]), dtypes=_FLOAT_TAGS)
+
+
+# ---- torch.kaiser_window ----
+@register_kernel([aten.kaiser_window.default, aten.kaiser_window.periodic, aten.kaiser_window.beta], FLOAT_WIDENED,
+                 out=[aten.kaiser_window.out, aten.kaiser_window.periodic_out, aten.kaiser_window.beta_out])
+def kaiser_window(func, args, kwargs):
+    """w[k] = I0(beta sqrt(1 - ((k - a)/a)^2)) / I0(beta), a = (n - 1)/2, beta = 12 unless given: one
+    elementwise op (KAISER_WINDOW, csrc/common/math_bessel.h repmode_kaiser) over k = 0 .. n-1 in
+    float64, evaluated in double-double (y = beta sqrt(k (2a - k)) / a with k (2a - k) exact) and
+    rounded once; float32 windows are those values rounded once more, bf16/fp16 the float32 window
+    rounded once. torch computes the same formula in the dtype's opmath type with its own i0 (up to
+    ~20 ulps off in float64, docs/math.md)."""
+    length, periodic, dtype = _window_setup(func, args, kwargs)
+    if dtype not in (torch.float32, torch.float64) + LOW_PRECISION:
+        raise unsupported(func, args, kwargs, f"dtype {dtype} is not supported (float32, float64, bf16, fp16 are)")
+    names = {a.name for a in func._schema.arguments}
+    beta = float(param(func, args, kwargs, "beta")) if "beta" in names else 12.0
+    if length == 0:
+        return torch.empty(0, dtype=dtype)
+    if length == 1:
+        return torch.ones(1, dtype=dtype)
+    n = length + 1 if periodic else length
+    if n >= 2 ** 26:
+        raise unsupported(func, args, kwargs, "windows of 2^26 points or more are not supported (k (n - 1 - k) "
+                          "must be an exact double)")
+    k = torch.arange(n, dtype=torch.float64)  # the exact integers 0 .. n-1
+    w = elementwise(KAISER_WINDOW, func, args, kwargs, k, params=(beta, (n - 1) / 2.0))
+    if dtype != torch.float64:
+        w = w.to(torch.float32)  # one IEEE rounding per value
+        if dtype in LOW_PRECISION:
+            w = round_to(w, dtype)
+    return w[:n - 1].clone() if periodic else w

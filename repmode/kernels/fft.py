@@ -13,16 +13,13 @@ from ..registry import register_composite, register_kernel, register_passthrough
 from ._common import (
     FLOAT_ONLY,
     FLOAT_WIDENED,
-    LOW_PRECISION,
     C,
     call_registered,
     check_device,
     get_num_threads,
     param,
-    round_to,
     unsupported,
 )
-from .elementwise import _EW, elementwise
 
 aten = torch.ops.aten
 Tensor = torch.Tensor
@@ -385,33 +382,3 @@ def bartlett_window(func, args, kwargs):
 
     return _window(func, args, kwargs, body)
 
-
-@register_kernel([aten.kaiser_window.default, aten.kaiser_window.periodic, aten.kaiser_window.beta], FLOAT_WIDENED,
-                 out=[aten.kaiser_window.out, aten.kaiser_window.periodic_out, aten.kaiser_window.beta_out])
-def kaiser_window(func, args, kwargs):
-    """w[k] = I0(beta sqrt(1 - ((k - a)/a)^2)) / I0(beta), a = (n - 1)/2, beta = 12 unless given: one
-    elementwise op (KAISER_WINDOW, csrc/common/math_bessel.h repmode_kaiser) over k = 0 .. n-1 in
-    float64, evaluated in double-double (y = beta sqrt(k (2a - k)) / a with k (2a - k) exact) and
-    rounded once; float32 windows are those values rounded once more, bf16/fp16 the float32 window
-    rounded once. torch computes the same formula in the dtype's opmath type with its own i0 (up to
-    ~20 ulps off in float64, docs/math.md)."""
-    length, periodic, dtype = _window_setup(func, args, kwargs)
-    if dtype not in (torch.float32, torch.float64) + LOW_PRECISION:
-        raise unsupported(func, args, kwargs, f"dtype {dtype} is not supported (float32, float64, bf16, fp16 are)")
-    names = {a.name for a in func._schema.arguments}
-    beta = float(param(func, args, kwargs, "beta")) if "beta" in names else 12.0
-    if length == 0:
-        return torch.empty(0, dtype=dtype)
-    if length == 1:
-        return torch.ones(1, dtype=dtype)
-    n = length + 1 if periodic else length
-    if n >= 2 ** 26:
-        raise unsupported(func, args, kwargs, "windows of 2^26 points or more are not supported (k (n - 1 - k) "
-                          "must be an exact double)")
-    k = torch.arange(n, dtype=torch.float64)  # the exact integers 0 .. n-1
-    w = elementwise(_EW["KAISER_WINDOW"], func, args, kwargs, k, params=(beta, (n - 1) / 2.0))
-    if dtype != torch.float64:
-        w = w.to(torch.float32)  # one IEEE rounding per value
-        if dtype in LOW_PRECISION:
-            w = round_to(w, dtype)
-    return w[:n - 1].clone() if periodic else w

@@ -30,6 +30,11 @@ PINNED = {
         "LOG_SIGMOID": 77, "LOG_SIGMOID_BACKWARD": 78, "GLU": 79,
         "ATAN": 80, "ATAN2": 81, "ASIN": 82, "ACOS": 83, "SINH": 84, "COSH": 85, "TAN": 86, "LOG10": 87,
         "ASINH": 88, "ACOSH": 89, "ATANH": 90,
+        "I0": 110, "I0E": 111, "I1": 112, "I1E": 113, "BESSEL_K0": 114, "BESSEL_K1": 115, "BESSEL_K0E": 116,
+        "BESSEL_K1E": 117, "SPHERICAL_BESSEL_J0": 118, "CHEBYSHEV_T": 119, "CHEBYSHEV_U": 120, "CHEBYSHEV_V": 121,
+        "CHEBYSHEV_W": 122, "SHIFTED_CHEBYSHEV_T": 123, "SHIFTED_CHEBYSHEV_U": 124, "SHIFTED_CHEBYSHEV_V": 125,
+        "SHIFTED_CHEBYSHEV_W": 126, "HERMITE_H": 127, "HERMITE_HE": 128, "LAGUERRE_L": 129, "LEGENDRE_P": 130,
+        "KAISER_WINDOW": 131,
     },
     "RandomDist": {"UNIFORM": 0, "NORMAL": 1, "EXPONENTIAL": 3, "GEOMETRIC": 4, "LOG_NORMAL": 5, "CAUCHY": 6},
     "PoolKind": {"MAX": 0, "AVG": 1, "ADAPTIVE_AVG": 2, "ADAPTIVE_MAX": 3},
@@ -112,8 +117,16 @@ UNARY = {
     "TAN": (torch.tan, X), "LOG10": (torch.log10, POS), "ASINH": (torch.asinh, X),
     "ACOSH": (torch.acosh, [1.0, 1.125, 1.5, 2.5, 3.0, 10.0]),
     "ATANH": (torch.atanh, [-0.9, -0.25, 0.0, 0.125, 0.5, 0.99]),
+    "I0": (torch.i0, X), "I0E": (torch.special.i0e, X), "I1": (torch.special.i1, X), "I1E": (torch.special.i1e, X),
+    "BESSEL_K0": (torch.special.modified_bessel_k0, POS), "BESSEL_K1": (torch.special.modified_bessel_k1, POS),
+    "BESSEL_K0E": (torch.special.scaled_modified_bessel_k0, POS),
+    "BESSEL_K1E": (torch.special.scaled_modified_bessel_k1, POS),
+    "SPHERICAL_BESSEL_J0": (torch.special.spherical_bessel_j0, X),
+    # (k = 0 .. 5 of a symmetric window of 6 points, beta = 12: p0 = beta, p1 = (6 - 1)/2)
+    "KAISER_WINDOW": (lambda t: torch.kaiser_window(6, False, 12.0, dtype=torch.float64), [0.0, 1, 2, 3, 4, 5]),
 }
-PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0), "ROUND_DECIMALS": (10.0, 0.0), "SOFTSHRINK": (0.6, 0.0)}
+PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0), "ROUND_DECIMALS": (10.0, 0.0), "SOFTSHRINK": (0.6, 0.0),
+          "KAISER_WINDOW": (12.0, 2.5)}
 BINARY = {
     "ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": torch.mul, "DIV": torch.div,
     "POW": lambda a, b: torch.pow(a.abs(), b), "MINIMUM": torch.minimum, "MAXIMUM": torch.maximum,
@@ -128,6 +141,16 @@ BINARY = {
     "HARDSIGMOID_BACKWARD": lambda g, x: torch.where((x > -3) & (x < 3), g * (1.0 / 6.0), 0.0),
     "LOG_SIGMOID_BACKWARD": lambda g, x: g * torch.sigmoid(-x),
 }
+# (x, n): the polynomials of degree trunc(n) (n = 0, -1 -> 0, 2, 0, 0, 1 below)
+BINARY |= {name: getattr(torch.special, fn) for name, fn in (
+    ("CHEBYSHEV_T", "chebyshev_polynomial_t"), ("CHEBYSHEV_U", "chebyshev_polynomial_u"),
+    ("CHEBYSHEV_V", "chebyshev_polynomial_v"), ("CHEBYSHEV_W", "chebyshev_polynomial_w"),
+    ("SHIFTED_CHEBYSHEV_T", "shifted_chebyshev_polynomial_t"),
+    ("SHIFTED_CHEBYSHEV_U", "shifted_chebyshev_polynomial_u"),
+    ("SHIFTED_CHEBYSHEV_V", "shifted_chebyshev_polynomial_v"),
+    ("SHIFTED_CHEBYSHEV_W", "shifted_chebyshev_polynomial_w"),
+    ("HERMITE_H", "hermite_polynomial_h"), ("HERMITE_HE", "hermite_polynomial_he"),
+    ("LAGUERRE_L", "laguerre_polynomial_l"), ("LEGENDRE_P", "legendre_polynomial_p"))}
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))
