@@ -15,6 +15,7 @@ are counted separately. Prints one Markdown row per function and dtype.
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 
 import mpmath
@@ -24,6 +25,13 @@ import repmode
 
 S = torch.special
 
+
+@functools.lru_cache(maxsize=None)
+def _besselk(order: int, x: float):
+    """mpmath's K (up to a second per argument between ~10 and ~60): each argument once."""
+    return mpmath.besselk(order, mpmath.mpf(x))
+
+
 UNARY = {
     "i0": (torch.i0, lambda x: mpmath.besseli(0, x)),
     "special.i0e": (S.i0e, lambda x: mpmath.besseli(0, x) * mpmath.exp(-abs(x))),
@@ -31,10 +39,10 @@ UNARY = {
     "special.i1e": (S.i1e, lambda x: mpmath.besseli(1, x) * mpmath.exp(-abs(x))),
     "special.modified_bessel_i0": (S.modified_bessel_i0, lambda x: mpmath.besseli(0, x)),
     "special.modified_bessel_i1": (S.modified_bessel_i1, lambda x: mpmath.besseli(1, x)),
-    "special.modified_bessel_k0": (S.modified_bessel_k0, lambda x: mpmath.besselk(0, x)),
-    "special.modified_bessel_k1": (S.modified_bessel_k1, lambda x: mpmath.besselk(1, x)),
-    "special.scaled_modified_bessel_k0": (S.scaled_modified_bessel_k0, lambda x: mpmath.besselk(0, x) * mpmath.exp(x)),
-    "special.scaled_modified_bessel_k1": (S.scaled_modified_bessel_k1, lambda x: mpmath.besselk(1, x) * mpmath.exp(x)),
+    "special.modified_bessel_k0": (S.modified_bessel_k0, lambda x: _besselk(0, float(x))),
+    "special.modified_bessel_k1": (S.modified_bessel_k1, lambda x: _besselk(1, float(x))),
+    "special.scaled_modified_bessel_k0": (S.scaled_modified_bessel_k0, lambda x: _besselk(0, float(x)) * mpmath.exp(x)),
+    "special.scaled_modified_bessel_k1": (S.scaled_modified_bessel_k1, lambda x: _besselk(1, float(x)) * mpmath.exp(x)),
     "special.spherical_bessel_j0": (S.spherical_bessel_j0, lambda x: mpmath.sin(x) / x if x != 0 else mpmath.mpf(1)),
 }
 POSITIVE = {"special.modified_bessel_k0", "special.modified_bessel_k1", "special.scaled_modified_bessel_k0",

@@ -16,7 +16,7 @@ import pathlib
 import mpmath
 import pytest
 import torch
-from support import assert_bitwise_equal, assert_invariant, bits
+from support import assert_bitwise_equal, assert_invariant, bits, num_threads
 
 import repmode
 
@@ -192,6 +192,19 @@ def test_same_bits_at_any_thread_count_and_layout(name):
         x = (torch.rand(37, 45, generator=g, dtype=torch.float64) * 30).to(dtype)
         x = x if positive else x - 15
         assert_invariant(lambda t: {"y": fn(t)}, x)
+
+
+def test_same_bits_at_one_and_two_threads_on_large_inputs():
+    """40,000 elements (above the size where the kernels split the work over threads), every function."""
+    g = torch.Generator().manual_seed(8)
+    x = torch.rand(40000, generator=g, dtype=torch.float64) * 40
+    for name, (fn, _, positive) in UNARY.items():
+        xs = x if positive else x - 20
+        with num_threads(1), repmode.enabled():
+            one = fn(xs)
+        with num_threads(2), repmode.enabled():
+            two = fn(xs)
+        assert_bitwise_equal(one, two, f"{name} at 1 and 2 threads")
 
 
 @pytest.mark.parametrize("name", ["i0", "i0e", "i1", "i1e"])

@@ -13,7 +13,7 @@ import math
 import mpmath
 import pytest
 import torch
-from support import assert_bitwise_equal, assert_invariant, bits
+from support import assert_bitwise_equal, assert_invariant, bits, num_threads
 
 import repmode
 
@@ -154,6 +154,20 @@ def test_same_bits_at_any_thread_count_and_layout(name):
         x = (torch.rand(29, 41, generator=g, dtype=torch.float64) * 2.4 - 1.2).to(dtype)
         n = torch.randint(0, 14, (29, 41), generator=g).to(dtype)
         assert_invariant(lambda a, b: {"p": fn(a, b)}, x, n)
+
+
+def test_same_bits_at_one_and_two_threads_on_large_inputs():
+    """40,000 elements (above the size where the kernels split the work over threads)."""
+    g = torch.Generator().manual_seed(12)
+    x = torch.rand(40000, generator=g, dtype=torch.float64) * 2.4 - 1.2
+    n = torch.randint(0, 14, (40000,), generator=g).double()
+    for name in NAMES:
+        fn = getattr(S, name)
+        with num_threads(1), repmode.enabled():
+            one = fn(x, n)
+        with num_threads(2), repmode.enabled():
+            two = fn(x, n)
+        assert_bitwise_equal(one, two, f"{name} at 1 and 2 threads")
 
 
 def test_low_precision_refused_as_torch_has_no_kernel():
