@@ -134,7 +134,9 @@ namespace repmode {
   X(hermite_he, 128)                                                                     \
   X(laguerre_l, 129)                                                                     \
   X(legendre_p, 130)                                                                     \
-  X(kaiser_window, 131)         /* a = k; p0 = beta, p1 = (N - 1)/2 */
+  X(kaiser_window, 131)         /* a = k; p0 = beta, p1 = (N - 1)/2 */                   \
+  X(bessel_j0, 132)             /* Bessel J0 (Cephes, double-double) */                  \
+  X(bessel_j1, 133)
 // clang-format on
 
 enum class EwOp : int {
@@ -524,6 +526,8 @@ REPMODE_EW(hermite_he, return hermite_he_of(a, b);)
 REPMODE_EW(laguerre_l, return laguerre_l_of(a, b);)
 REPMODE_EW(legendre_p, return legendre_p_of(a, b);)
 REPMODE_EW(kaiser_window, return canon(T(repmode_kaiser(double(a), p.p0, p.p1)));)
+REPMODE_EW(bessel_j0, return bessel_j0_of(a);)
+REPMODE_EW(bessel_j1, return bessel_j1_of(a);)
 
 #undef REPMODE_EW
 

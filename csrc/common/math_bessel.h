@@ -389,6 +389,231 @@ REPMODE_HD DD k1e_large(double x) {
   return dd_div(chbevl_dd(inv_arg(8.0, x), k1b(), 25), atan_detail::dd_sqrt(DD{x, 0.0}));
 }
 
+
+// ---- Bessel functions of the first kind, J0 and J1 (Cephes' j0.c / j1.c) ----
+// The coefficient tables of torch's bessel_j0_forward / bessel_j1_forward (Cephes'), as hi + lo.
+// torch's bessel_j0_forward PP: 7 coefficients as hi + lo
+REPMODE_HD const double* j0_pp() {
+  // clang-format off
+  static constexpr double t[14] = {
+      0x1.a1d30983b6b27p-11, -0x1.3a32725131e3bp-68,  // +7.96936729297347051624e-04
+      0x1.534b0b35dd1cfp-4, 0x1.23e1fc2c843a7p-64,  // +8.28352392107440799803e-02
+      0x1.3d5214e680b98p+0, 0x1.b83ef996f06bcp-54,  // +1.23953371646414299388e+00
+      0x1.5c9fbe97a0956p+2, 0x1.7e3a618fb4a86p-52,  // +5.44725003058768775090e+00
+      0x1.17e8c69409888p+3, 0x1.6cad44bd83932p-51,  // +8.74716500199817011941e+00
+      0x1.53684a59425a1p+2, -0x1.cf58106c76ef0p-53,  // +5.30324038235394892183e+00
+      0x1.0000000000000p+0, -0x1.41904ae334a7fp-59,  // +9.99999999999999997821e-01
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_j0_forward PQ: 7 coefficients as hi + lo
+REPMODE_HD const double* j0_pq() {
+  // clang-format off
+  static constexpr double t[14] = {
+      0x1.e4a80ce039737p-11, -0x1.3deba7fdf9a56p-65,  // +9.24408810558863637013e-04
+      0x1.5ebc5ab5454e3p-4, -0x1.f41d31d5caacbp-58,  // +8.56288474354474431428e-02
+      0x1.40e72c9b3069fp+0, 0x1.75efb3ddf98d9p-55,  // +1.25352743901058953537e+00
+      0x1.5e247e68162bbp+2, 0x1.1efe7caceade8p-53,  // +5.47097740330417105182e+00
+      0x1.18618ea1b21a1p+3, 0x1.f9210a0e6777dp-51,  // +8.76190883237069594232e+00
+      0x1.53965ed423a19p+2, -0x1.c012286e4f907p-52,  // +5.30605288235394617618e+00
+      0x1.0000000000000p+0, 0x1.41b6124b48c52p-59,  // +1.00000000000000000218e+00
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_j0_forward QP: 8 coefficients as hi + lo
+REPMODE_HD const double* j0_qp() {
+  // clang-format off
+  static constexpr double t[16] = {
+      -0x1.7474238a5384ap-7, 0x1.7d54a09e0b9c9p-61,  // -1.13663838898469149931e-02
+      -0x1.4853b3a321174p+0, -0x1.c2b531de719b4p-55,  // -1.28252718670509318512e+00
+      -0x1.38dcff50e2c0cp+4, -0x1.9bd2fe288a601p-52,  // -1.95539544257735972385e+01
+      -0x1.74d2f5a6de8c4p+6, 0x1.b733ea8bff70dp-49,  // -9.32060152123768231369e+01
+      -0x1.635cc20cae8eap+7, 0x1.60ce09708fa6ap-48,  // -1.77681167980488050595e+02
+      -0x1.2627aec17392dp+7, 0x1.cb92faefd4713p-47,  // -1.47077505154951170175e+02
+      -0x1.9b48c55b218cdp+5, 0x1.525b31cf24204p-52,  // -5.14105326766599330220e+01
+      -0x1.83358d1b9a1ddp+2, 0x1.e4c477cf1bb63p-52,  // -6.05014350600728481186e+00
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_j0_forward QQ: 7 coefficients as hi + lo
+REPMODE_HD const double* j0_qq() {
+  // clang-format off
+  static constexpr double t[14] = {
+      0x1.01457413c25acp+6, 0x1.e6e54d6810f95p-48,  // +6.43178256118178023184e+01
+      0x1.ac370b1759c7fp+9, 0x1.eff6d3ce41433p-47,  // +8.56430025976980587198e+02
+      0x1.e54cdbd748cb5p+11, -0x1.69e828dfb2340p-43,  // +3.88240183605401609683e+03
+      0x1.c4877bdefd63ep+12, -0x1.39628f9b3d5ecp-42,  // +7.24046774195652478189e+03
+      0x1.72aba1d733b11p+12, 0x1.d5bde99008482p-42,  // +5.93072701187316984827e+03
+      0x1.01c2fc7319e82p+11, 0x1.f056b4b21b92ep-43,  // +2.06209331660327847417e+03
+      0x1.e402f06280a54p+7, -0x1.4492cc0ca2946p-47,  // +2.42005740240291393179e+02
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_j0_forward RP: 4 coefficients as hi + lo
+REPMODE_HD const double* j0_rp() {
+  // clang-format off
+  static constexpr double t[8] = {
+      -0x1.1dc53ad1c8325p+32, -0x1.0501f742ee6f6p-25,  // -4.79443220978201773821e+09
+      0x1.c7751c772990dp+40, 0x1.aa262ebdd8933p-14,  // +1.95617491946556577543e+12
+      -0x1.c5614e0d900f7p+47, 0x1.4db59578a2a91p-9,  // -2.49248344360967716204e+14
+      0x1.13ef869ff5fb4p+53, -0x1.855da272862f6p-1,  // +9.70862251047306323952e+15
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_j0_forward RQ: 8 coefficients as hi + lo
+REPMODE_HD const double* j0_rq() {
+  // clang-format off
+  static constexpr double t[16] = {
+      0x1.f3902a696b78cp+8, -0x1.5830e40781813p-47,  // +4.99563147152651017219e+02
+      0x1.536cb36a21a67p+17, -0x1.1fe70c3b58cc4p-37,  // +1.73785401676374683123e+05
+      0x1.719342eac0634p+25, -0x1.11b54076d38d7p-29,  // +4.84409658339962045305e+07
+      0x1.4d5b009444914p+33, 0x1.b1c78f8078fccp-21,  // +1.11855537045356834862e+10
+      0x1.ebeb372182e46p+40, 0x1.68d1fb8ad0531p-14,  // +2.11277520115489217587e+12
+      0x1.1a6a28c9748e9p+48, 0x1.5d35653c9abb0p-6,  // +3.10518229857422583814e+14
+      0x1.c41417e7b2e9cp+54, -0x1.ab5dcc63f1412p+0,  // +3.18121955943204943306e+16
+      0x1.7be34c7b662ccp+60, -0x1.fc5c28f5c28f6p+6,  // +1.71086294081043136091e+18
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_j1_forward PP: 7 coefficients as hi + lo
+REPMODE_HD const double* j1_pp() {
+  // clang-format off
+  static constexpr double t[14] = {
+      0x1.8f92c4c6c651bp-11, -0x1.cc361decc4b41p-66,  // +7.62125616208173112003e-04
+      0x1.2b948a3fec4b6p-4, 0x1.abb2f5de879c7p-60,  // +7.31397056940917570436e-02
+      0x1.208fec21596d6p+0, -0x1.92e261a3660e6p-54,  // +1.12719608129684925192e+00
+      0x1.472c4f8b13a6ap+2, 0x1.4cea1c319d460p-54,  // +5.11207951146807644818e+00
+      0x1.0d91c8b5d2f16p+3, 0x1.a9237dce170b4p-53,  // +8.42404590141772420927e+00
+      0x1.4dbaa142f81a2p+2, -0x1.12bb7638951acp-52,  // +5.21451598682361504063e+00
+      0x1.0000000000000p+0, 0x1.76d67ca791d9fp-59,  // +1.00000000000000000254e+00
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_j1_forward PQ: 7 coefficients as hi + lo
+REPMODE_HD const double* j1_pq() {
+  // clang-format off
+  static constexpr double t[14] = {
+      0x1.2b89b13443d69p-11, 0x1.c749d3f9f6572p-65,  // +5.71323128072548699714e-04
+      0x1.19fdd5948aa83p-4, -0x1.24046a83e4c48p-58,  // +6.88455908754495404082e-02
+      0x1.1aea9b850eed6p+0, -0x1.52e4caf5a4352p-54,  // +1.10514232634061696926e+00
+      0x1.44ba2f7d251a1p+2, -0x1.5b1aeadacd971p-52,  // +5.07386386128601488557e+00
+      0x1.0ccb9dda2fd65p+3, 0x1.68e30fdfe1487p-55,  // +8.39985554327604159757e+00
+      0x1.4d6dd4762b4d9p+2, -0x1.f8c2c7b003f9cp-52,  // +5.20982848682361821619e+00
+      0x1.0000000000000p+0, -0x1.76b0b53f7dbccp-59,  // +9.99999999999999997461e-01
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_j1_forward QP: 8 coefficients as hi + lo
+REPMODE_HD const double* j1_qp() {
+  // clang-format off
+  static constexpr double t[16] = {
+      0x1.a27fa6b70ba40p-5, 0x1.c867f1c0bbf42p-59,  // +5.10862594750176621635e-02
+      0x1.3edb5c66d8fd6p+2, 0x1.fd9f0601f4ab9p-52,  // +4.98213872951233449420e+00
+      0x1.2f4b99acf1c67p+6, -0x1.dfbd60d20ad7ap-49,  // +7.58238284132545283818e+01
+      0x1.6ec7947aa180dp+8, -0x1.99258aa4d3927p-46,  // +3.66779609360150777800e+02
+      0x1.636d9b66f6e50p+9, -0x1.e928d0b7394dfp-46,  // +7.10856304998926107277e+02
+      0x1.2abeab9e802d0p+9, 0x1.2bd058e0df21dp-46,  // +5.97489612400613639965e+02
+      0x1.a760a4c54bb0bp+7, 0x1.b2238d222ceb2p-49,  // +2.11688757100572135698e+02
+      0x1.934ff4d159eb5p+4, 0x1.e48be1a5c6a23p-55,  // +2.52070205858023719784e+01
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_j1_forward QQ: 7 coefficients as hi + lo
+REPMODE_HD const double* j1_qq() {
+  // clang-format off
+  static constexpr double t[14] = {
+      0x1.28f3060895077p+6, -0x1.f7ffc27390d8fp-51,  // +7.42373277035675149943e+01
+      0x1.081cba20e5f6fp+10, -0x1.988f72e30cb0cp-44,  // +1.05644886038262816351e+03
+      0x1.37a691bfdfe81p+12, -0x1.ab8ec5170fe70p-45,  // +4.98641058337653607651e+03
+      0x1.2ad28d280d118p+13, -0x1.08377480f2574p-41,  // +9.56231892404756170795e+03
+      0x1.f3d0aa6973d14p+12, 0x1.0fa2330f05873p-42,  // +7.99704160447350683650e+03
+      0x1.61462b4bd1781p+11, 0x1.b6e9058c6ffcap-43,  // +2.82619278517639096600e+03
+      0x1.5017f6ae75997p+8, -0x1.2ea23f7166b33p-47,  // +3.36093607810698293419e+02
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_j1_forward RP: 4 coefficients as hi + lo
+REPMODE_HD const double* j1_rp() {
+  // clang-format off
+  static constexpr double t[8] = {
+      -0x1.ad23c4cda4fc5p+29, -0x1.b307b373062efp-26,  // -8.99971225705559398224e+08
+      0x1.a52ba0d438c6bp+38, 0x1.ddfcb1273b139p-19,  // +4.52228297998194034323e+11
+      -0x1.08a92e6ccf175p+46, 0x1.1276fb09203a3p-11,  // -7.27494245221818276015e+13
+      0x1.a2b42a697c482p+51, -0x1.564d7f0ed3d86p-3,  // +3.68295732863852883286e+15
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_j1_forward RQ: 8 coefficients as hi + lo
+REPMODE_HD const double* j1_rq() {
+  // clang-format off
+  static constexpr double t[16] = {
+      0x1.366b11b7086e7p+9, 0x1.ae0648a9ca1e9p-45,  // +6.20836478118054335476e+02
+      0x1.f5eda0dd701b2p+17, -0x1.d9dedd34ec448p-38,  // +2.56987256757748830383e+05
+      0x1.3e954dc92a1b1p+26, -0x1.dbc21d57ac15dp-29,  // +8.35146791431949253037e+07
+      0x1.4a13f7befeac1p+34, -0x1.fc6fa7adae798p-20,  // +2.21511595479792499675e+10
+      0x1.146fb8076ffa8p+42, 0x1.6ab931647c008p-14,  // +4.74914122079991414898e+12
+      0x1.64b0a3eccf45fp+49, -0x1.496aad1d041ccp-6,  // +7.84369607876235854894e+14
+      0x1.3e0bff4653f81p+56, -0x1.189a027525461p+1,  // +8.95222336184627338078e+16
+      0x1.2779576702939p+62, -0x1.5066666666666p+5,  // +5.32278620332680085395e+18
+  };
+  // clang-format on
+  return t;
+}
+
+// Squares of the first two zeros of J0 and of J1, and sqrt(2/pi), as double-doubles (mpmath, 300 bits).
+constexpr double kJ0Z1Hi = 0x1.721fb80462bbbp+2, kJ0Z1Lo = 0x1.db60c816c15d3p-52;
+constexpr double kJ0Z2Hi = 0x1.e78a4a621dd6fp+4, kJ0Z2Lo = -0x1.10d7c5048826bp-52;
+constexpr double kJ1Z1Hi = 0x1.d5d2b4189822cp+3, kJ1Z1Lo = -0x1.c6a0d245172bap-54;
+constexpr double kJ1Z2Hi = 0x1.89bf66072a432p+5, kJ1Z2Lo = 0x1.25355661cb79cp-51;
+constexpr double kSqrt2OverPiHi = 0x1.9884533d43651p-1, kSqrt2OverPiLo = -0x1.cbc0d30ebfd15p-55;
+
+// Cephes' polevl (n coefficients, the first the leading one) and p1evl (an implicit leading 1,
+// then n coefficients), Horner's rule in double-double.
+REPMODE_HD DD polevl_dd(DD z, const double* c, int n) {
+  DD r = DD{c[0], c[1]};
+  for (int i = 1; i < n; ++i) r = dd_add(dd_mul(r, z), DD{c[2 * i], c[2 * i + 1]});
+  return r;
+}
+REPMODE_HD DD p1evl_dd(DD z, const double* c, int n) {
+  DD r = DD{1.0, 0.0};
+  for (int i = 0; i < n; ++i) r = dd_add(dd_mul(r, z), DD{c[2 * i], c[2 * i + 1]});
+  return r;
+}
+
+// The large-argument form of J0 (order 0) or J1 (order 1), x > 5: with w = 5/x and z = w^2,
+// sqrt(2/pi) (P(z) cos(x - phi) - w Q(z) sin(x - phi)) / sqrt(x), phi = pi/4 (J0) or 3pi/4 (J1),
+// P = polevl(PP)/polevl(PQ), Q = polevl(QP)/p1evl(QQ). The phase is exact: x = (n + f) pi/32 from
+// the exact reduction, x - phi = (n - 8 + f) pi/32 or (n - 24 + f) pi/32, and sin_accurate gives
+// sin and cos of those (< 2^-70 relative); everything else in double-double.
+REPMODE_HD double j_large(double x, int order) {
+  const double *pp = order ? j1_pp() : j0_pp(), *pq = order ? j1_pq() : j0_pq();
+  const double *qp = order ? j1_qp() : j0_qp(), *qq = order ? j1_qq() : j0_qq();
+  DD w = dd_div(DD{5.0, 0.0}, DD{x, 0.0});
+  DD z = dd_mul(w, w);
+  DD P = dd_div(polevl_dd(z, pp, 7), polevl_dd(z, pq, 7));
+  DD Q = dd_div(polevl_dd(z, qp, 8), p1evl_dd(z, qq, 7));
+  uint64_t ax = bits_of(x);
+  int n;
+  DD f = trig::reduce_accurate((ax & 0xfffffffffffffull) | 0x10000000000000ull, trig::window_start_f64(ax), n);
+  int shift = order ? 24 : 8;
+  DD sn = trig::sin_accurate(n - shift, f);       // sin(x - phi)
+  DD cs = trig::sin_accurate(n - shift + 16, f);  // cos(x - phi)
+  DD v = dd_add(dd_mul(P, cs), dd_neg(dd_mul(dd_mul(w, Q), sn)));
+  DD r = dd_div(dd_mul(v, DD{kSqrt2OverPiHi, kSqrt2OverPiLo}), atan_detail::dd_sqrt(DD{x, 0.0}));
+  return r.hi + r.lo;
+}
+
 }  // namespace bessel
 }  // namespace math_detail
 
@@ -489,6 +714,45 @@ REPMODE_HD double repmode_kaiser(double k, double beta, double a) {
   return bessel::exp_times(d.hi, dd_mul(q, DD{1.0, d.lo}));
 }
 
+// J0 (torch's special.bessel_j0; Cephes' j0.c): even; |x| < 1e-5: 1 - x^2/4 (the next term is
+// below 2^-72); |x| <= 5: (z - r1^2)(z - r2^2) polevl(z, RP)/p1evl(z, RQ), z = x^2, with the zeros'
+// squares as double-doubles (so the relative error stays small next to the first two zeros);
+// above: j_large. torch evaluates RQ and QQ without their leading 1 (Cephes' p1evl), which puts
+// its J0 off by up to ~1e-5 relative near |x| = 5; repmode evaluates Cephes' approximation as
+// designed. Special values as torch: NaN and +-inf -> NaN.
+REPMODE_HD double repmode_j0(double x) {
+  using namespace math_detail;
+  using namespace math_detail::bessel;
+  double a = abs_of(x);
+  if (!(a < double_from_bits(0x7ff0000000000000ull))) return Canonical<double>::nan();
+  if (a < 1e-5) return 1.0 - a * a / 4.0;
+  if (a <= 5.0) {
+    DD z = two_prod(a, a);
+    DD p = dd_mul(dd_add(z, DD{-kJ0Z1Hi, -kJ0Z1Lo}), dd_add(z, DD{-kJ0Z2Hi, -kJ0Z2Lo}));
+    DD r = dd_div(dd_mul(p, polevl_dd(z, j0_rp(), 4)), p1evl_dd(z, j0_rq(), 8));
+    return r.hi + r.lo;
+  }
+  return j_large(a, 0);
+}
+// J1 (torch's special.bessel_j1; Cephes' j1.c): odd (x < 0: -J1(-x); -0 -> -0); |x| <= 5:
+// x (z - r1^2)(z - r2^2) polevl(z, RP)/p1evl(z, RQ); above: j_large. NaN, +-inf -> NaN (torch).
+REPMODE_HD double repmode_j1(double x) {
+  using namespace math_detail;
+  using namespace math_detail::bessel;
+  double a = abs_of(x);
+  if (!(a < double_from_bits(0x7ff0000000000000ull))) return Canonical<double>::nan();
+  double r;
+  if (a <= 5.0) {
+    DD z = two_prod(a, a);
+    DD p = dd_mul(dd_add(z, DD{-kJ1Z1Hi, -kJ1Z1Lo}), dd_add(z, DD{-kJ1Z2Hi, -kJ1Z2Lo}));
+    DD v = dd_div(dd_mul(dd_mul_d(p, a), polevl_dd(z, j1_rp(), 4)), p1evl_dd(z, j1_rq(), 8));
+    r = v.hi + v.lo;
+  } else {
+    r = j_large(a, 1);
+  }
+  return bits_of(x) >> 63 ? -r : r;
+}
+
 // sin(x)/x (torch's spherical_bessel_j0): +-inf -> 0; |x| < 1/2: torch's Taylor polynomial in
 // z = x^2 (coefficients -1/6, 1/120, ... each one IEEE division) by Horner's rule with one fma
 // per step, z * inner + c (the operations torch's kernel compiles to: the same bits as native);
@@ -524,6 +788,8 @@ REPMODE_HD float repmode_k0f(float x) { return canon(float(repmode_k0(double(x))
 REPMODE_HD float repmode_k1f(float x) { return canon(float(repmode_k1(double(x)))); }
 REPMODE_HD float repmode_k0ef(float x) { return canon(float(repmode_k0e(double(x)))); }
 REPMODE_HD float repmode_k1ef(float x) { return canon(float(repmode_k1e(double(x)))); }
+REPMODE_HD float repmode_j0f(float x) { return canon(float(repmode_j0(double(x)))); }
+REPMODE_HD float repmode_j1f(float x) { return canon(float(repmode_j1(double(x)))); }
 REPMODE_HD float repmode_spherical_j0f(float x) { return canon(float(repmode_spherical_j0(double(x)))); }
 
 #define REPMODE_BESSEL_OVERLOAD(name, f32, f64)          \
@@ -538,6 +804,8 @@ REPMODE_BESSEL_OVERLOAD(bessel_k1, repmode_k1f, repmode_k1)
 REPMODE_BESSEL_OVERLOAD(bessel_k0e, repmode_k0ef, repmode_k0e)
 REPMODE_BESSEL_OVERLOAD(bessel_k1e, repmode_k1ef, repmode_k1e)
 REPMODE_BESSEL_OVERLOAD(spherical_bessel_j0, repmode_spherical_j0f, repmode_spherical_j0)
+REPMODE_BESSEL_OVERLOAD(bessel_j0, repmode_j0f, repmode_j0)
+REPMODE_BESSEL_OVERLOAD(bessel_j1, repmode_j1f, repmode_j1)
 #undef REPMODE_BESSEL_OVERLOAD
 
 // ---- orthogonal polynomials: torch's definitions (ATen/native/Math.h), step for step ----

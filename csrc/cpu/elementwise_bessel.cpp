@@ -28,7 +28,9 @@ namespace repmode::cpu {
   REPMODE_EW_CASE(hermite_he, false) \
   REPMODE_EW_CASE(laguerre_l, false) \
   REPMODE_EW_CASE(legendre_p, false) \
-  REPMODE_EW_CASE(kaiser_window, false)
+  REPMODE_EW_CASE(kaiser_window, false) \
+  REPMODE_EW_CASE(bessel_j0, false) \
+  REPMODE_EW_CASE(bessel_j1, false)
 REPMODE_EW_GROUP(bessel, CASES)
 #undef CASES
 // clang-format on
