@@ -44,9 +44,13 @@ UNARY = {
     "special.scaled_modified_bessel_k0": (S.scaled_modified_bessel_k0, lambda x: _besselk(0, float(x)) * mpmath.exp(x)),
     "special.scaled_modified_bessel_k1": (S.scaled_modified_bessel_k1, lambda x: _besselk(1, float(x)) * mpmath.exp(x)),
     "special.spherical_bessel_j0": (S.spherical_bessel_j0, lambda x: mpmath.sin(x) / x if x != 0 else mpmath.mpf(1)),
+    "special.bessel_j0": (S.bessel_j0, lambda x: mpmath.besselj(0, x)),
+    "special.bessel_j1": (S.bessel_j1, lambda x: mpmath.besselj(1, x)),
+    "special.bessel_y0": (S.bessel_y0, lambda x: mpmath.bessely(0, x)),
+    "special.bessel_y1": (S.bessel_y1, lambda x: mpmath.bessely(1, x)),
 }
-POSITIVE = {"special.modified_bessel_k0", "special.modified_bessel_k1", "special.scaled_modified_bessel_k0",
-            "special.scaled_modified_bessel_k1"}
+POSITIVE = {"special.bessel_y0", "special.bessel_y1", "special.modified_bessel_k0", "special.modified_bessel_k1",
+            "special.scaled_modified_bessel_k0", "special.scaled_modified_bessel_k1"}
 
 
 def _rec(n, x, p0, p1, step):
@@ -95,8 +99,9 @@ def unary_inputs(n, dtype, seed, positive):
     x = torch.rand(n, generator=g, dtype=torch.float64) * torch.exp2(e / 4)  # |x| up to ~180
     big = torch.rand(n // 4, generator=g, dtype=torch.float64) * 750
     tiny = torch.tensor([2.0 ** -149, 2.0 ** -140, 1e-30, 1e-10, 2.0 ** -1074, 1e-300], dtype=torch.float64)
-    edges = torch.tensor([2.0, 8.0, 0.5, 1.0, 88.7, 91.9, 92.0, 103.0, 104.0, 700.0, 709.8, 713.9, 714.0, 745.0],
-                         dtype=torch.float64)
+    edges = torch.tensor([2.0, 8.0, 0.5, 1.0, 5.0, 88.7, 91.9, 92.0, 103.0, 104.0, 700.0, 709.8, 713.9, 714.0, 745.0,
+                          2.404825557695773, 5.520078110286311, 8.653727912911013, 3.8317059702075125,
+                          7.015586669815619, 10.173468135062722, 1e5, 1e10], dtype=torch.float64)
     near = torch.cat([edges * (1 + k * 2.0 ** -20) for k in (-2, -1, 1, 2)])
     x = torch.cat([tiny, edges, near, x, big]).to(dtype)
     x = x[(x != 0)]

@@ -136,7 +136,9 @@ namespace repmode {
   X(legendre_p, 130)                                                                     \
   X(kaiser_window, 131)         /* a = k; p0 = beta, p1 = (N - 1)/2 */                   \
   X(bessel_j0, 132)             /* Bessel J0 (Cephes, double-double) */                  \
-  X(bessel_j1, 133)
+  X(bessel_j1, 133)                                                                      \
+  X(bessel_y0, 134)             /* Bessel Y0 (Cephes, double-double) */                  \
+  X(bessel_y1, 135)
 // clang-format on
 
 enum class EwOp : int {
@@ -528,6 +530,8 @@ REPMODE_EW(legendre_p, return legendre_p_of(a, b);)
 REPMODE_EW(kaiser_window, return canon(T(repmode_kaiser(double(a), p.p0, p.p1)));)
 REPMODE_EW(bessel_j0, return bessel_j0_of(a);)
 REPMODE_EW(bessel_j1, return bessel_j1_of(a);)
+REPMODE_EW(bessel_y0, return bessel_y0_of(a);)
+REPMODE_EW(bessel_y1, return bessel_y1_of(a);)
 
 #undef REPMODE_EW
 

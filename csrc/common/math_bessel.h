@@ -591,27 +591,111 @@ REPMODE_HD DD p1evl_dd(DD z, const double* c, int n) {
   return r;
 }
 
-// The large-argument form of J0 (order 0) or J1 (order 1), x > 5: with w = 5/x and z = w^2,
-// sqrt(2/pi) (P(z) cos(x - phi) - w Q(z) sin(x - phi)) / sqrt(x), phi = pi/4 (J0) or 3pi/4 (J1),
-// P = polevl(PP)/polevl(PQ), Q = polevl(QP)/p1evl(QQ). The phase is exact: x = (n + f) pi/32 from
-// the exact reduction, x - phi = (n - 8 + f) pi/32 or (n - 24 + f) pi/32, and sin_accurate gives
-// sin and cos of those (< 2^-70 relative); everything else in double-double.
-REPMODE_HD double j_large(double x, int order) {
+// torch's bessel_y0_forward YP: 8 coefficients as hi + lo
+REPMODE_HD const double* y0_yp() {
+  // clang-format off
+  static constexpr double t[16] = {
+      0x1.e7437e896898fp+13, -0x1.87c585adbbe6bp-42,  // +1.55924367855235737965e+04
+      -0x1.bf81f32e48896p+23, -0x1.f56e16ddc2236p-34,  // -1.46639295903971606143e+07
+      0x1.43f78f0284cddp+32, -0x1.de3cf338b9e05p-22,  // +5.43526477051876500413e+09
+      -0x1.c957be1d6bd2bp+39, 0x1.1196f8a1df2fdp-15,  // -9.82136065717911466409e+11
+      0x1.3ea723cc3ac2dp+46, -0x1.9f82e7a66ce6bp-9,  // +8.75906394395366999549e+13
+      -0x1.8a121d1d8cc02p+51, -0x1.8e26d4801f751p-3,  // -3.46628303384729719441e+15
+      0x1.3a94b660b4003p+55, -0x1.fb81d7dbf4880p+1,  // +4.42733268572569800351e+16
+      -0x1.06d4b5906367bp+54, -0x1.104ea4a8c154dp+0,  // -1.84950800436986690637e+16
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_y0_forward YQ: 7 coefficients as hi + lo
+REPMODE_HD const double* y0_yq() {
+  // clang-format off
+  static constexpr double t[14] = {
+      0x1.04522576dfcb6p+10, 0x1.9e95e58788f7ap-44,  // +1.04128353664259848412e+03
+      0x1.31b76a907bc0cp+19, -0x1.52619c20bd061p-35,  // +6.26107330137134956842e+05
+      0x1.007635164d101p+28, -0x1.a57396efa1287p-26,  // +2.68919633393814121987e+08
+      0x1.41ddb2b8664bcp+36, 0x1.ac3edd976793ap-18,  // +8.64002487103935000337e+10
+      0x1.275fcc57e828ep+44, -0x1.16807505659a9p-16,  // +2.02979612750105546709e+13
+      0x1.68910dfeb596dp+51, -0x1.bd0d0678c0054p-3,  // +3.17157752842975028269e+15
+      0x1.bd25fbcf9b5d0p+57, 0x1.9d2f1a9fbe76dp+1,  // +2.50596256172653059228e+17
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_y1_forward YP: 6 coefficients as hi + lo
+REPMODE_HD const double* y1_yp() {
+  // clang-format off
+  static constexpr double t[12] = {
+      0x1.2d2be62f9b6c5p+30, -0x1.b83948ca3eeb0p-24,  // +1.26320474790178026440e+09
+      -0x1.2d72d58836521p+39, -0x1.aa7ff96813ee2p-17,  // -6.47355876379160291031e+11
+      0x1.a0954b0910fefp+46, -0x1.bd1ed9dfdac69p-8,  // +1.14509511541823727583e+14
+      -0x1.ce01a37a1b083p+52, -0x1.8a137f38c5437p-4,  // -8.12770255501325109621e+15
+      0x1.679ad0b7366b1p+57, -0x1.b9ba5e353f7cfp+3,  // +2.02439475713594898196e+17
+      -0x1.59e415dde2b17p+59, 0x1.a966666666666p+5,  // -7.78877196265950026825e+17
+  };
+  // clang-format on
+  return t;
+}
+// torch's bessel_y1_forward YQ: 8 coefficients as hi + lo
+REPMODE_HD const double* y1_yq() {
+  // clang-format off
+  static constexpr double t[16] = {
+      0x1.29269a93f7ac2p+9, -0x1.c3755396bc813p-45,  // +5.94301592346128195359e+02
+      0x1.cc160be58ef7fp+17, 0x1.d42d19c931b40p-37,  // +2.35564092943068577943e+05
+      0x1.184efa9c8aceep+26, -0x1.07e2e71da5da9p-28,  // +7.34811944459721705660e+07
+      0x1.178c3906b7b83p+34, -0x1.030d2ad4cd9ecp-20,  // +1.87601316108706159478e+10
+      0x1.c3f5efda99316p+41, -0x1.586241be914acp-14,  // +3.88231277496238566008e+12
+      0x1.1a326d71d1e4ep+49, -0x1.cff865d7cb2d9p-5,  // +6.20557727146953693363e+14
+      0x1.e83e3c547a488p+55, 0x1.f923a29c779a7p-1,  // +6.87141087355300489866e+16
+      0x1.b90f190f6747fp+61, 0x1.383d70a3d70a4p+7,  // +3.97270608116560655612e+18
+  };
+  // clang-format on
+  return t;
+}
+constexpr double kTwoOverPiHi = 0x1.45f306dc9c883p-1, kTwoOverPiLo = -0x1.6b01ec5417056p-55;
+
+// The large-argument forms, x > 5: with w = 5/x and z = w^2, P = polevl(PP)/polevl(PQ),
+// Q = polevl(QP)/p1evl(QQ) (order 0 or 1 tables; Y0/Y1 share them with J0/J1),
+//   J: sqrt(2/pi) (P cos(x - phi) - w Q sin(x - phi)) / sqrt(x)
+//   Y: sqrt(2/pi) (P sin(x - phi) + w Q cos(x - phi)) / sqrt(x)
+// phi = pi/4 (order 0) or 3pi/4 (order 1). The phase is exact: x = (n + f) pi/32 from the exact
+// reduction, x - phi = (n - 8 + f) pi/32 or (n - 24 + f) pi/32, and sin_accurate gives sin and cos of
+// those (< 2^-70 relative); everything else in double-double, rounded once.
+REPMODE_HD double jy_large(double x, int order, bool y) {
   const double *pp = order ? j1_pp() : j0_pp(), *pq = order ? j1_pq() : j0_pq();
   const double *qp = order ? j1_qp() : j0_qp(), *qq = order ? j1_qq() : j0_qq();
   DD w = dd_div(DD{5.0, 0.0}, DD{x, 0.0});
   DD z = dd_mul(w, w);
   DD P = dd_div(polevl_dd(z, pp, 7), polevl_dd(z, pq, 7));
-  DD Q = dd_div(polevl_dd(z, qp, 8), p1evl_dd(z, qq, 7));
+  DD Q = dd_mul(w, dd_div(polevl_dd(z, qp, 8), p1evl_dd(z, qq, 7)));
   uint64_t ax = bits_of(x);
   int n;
   DD f = trig::reduce_accurate((ax & 0xfffffffffffffull) | 0x10000000000000ull, trig::window_start_f64(ax), n);
   int shift = order ? 24 : 8;
   DD sn = trig::sin_accurate(n - shift, f);       // sin(x - phi)
   DD cs = trig::sin_accurate(n - shift + 16, f);  // cos(x - phi)
-  DD v = dd_add(dd_mul(P, cs), dd_neg(dd_mul(dd_mul(w, Q), sn)));
+  DD v = y ? dd_add(dd_mul(P, sn), dd_mul(Q, cs)) : dd_add(dd_mul(P, cs), dd_neg(dd_mul(Q, sn)));
   DD r = dd_div(dd_mul(v, DD{kSqrt2OverPiHi, kSqrt2OverPiLo}), atan_detail::dd_sqrt(DD{x, 0.0}));
   return r.hi + r.lo;
+}
+REPMODE_HD double j_large(double x, int order) { return jy_large(x, order, false); }
+
+// J0 and J1 for 0 <= a <= 5 as double-doubles (z = a^2 exact; the zeros' squares as double-doubles).
+REPMODE_HD DD j0_small(double a) {
+  DD z = two_prod(a, a);
+  DD p = dd_mul(dd_add(z, DD{-kJ0Z1Hi, -kJ0Z1Lo}), dd_add(z, DD{-kJ0Z2Hi, -kJ0Z2Lo}));
+  return dd_div(dd_mul(p, polevl_dd(z, j0_rp(), 4)), p1evl_dd(z, j0_rq(), 8));
+}
+REPMODE_HD DD j1_small(double a) {
+  DD z = two_prod(a, a);
+  DD p = dd_mul(dd_add(z, DD{-kJ1Z1Hi, -kJ1Z1Lo}), dd_add(z, DD{-kJ1Z2Hi, -kJ1Z2Lo}));
+  return dd_div(dd_mul(dd_mul_d(p, a), polevl_dd(z, j1_rp(), 4)), p1evl_dd(z, j1_rq(), 8));
+}
+// log x for 0 < x < inf as a double-double (log_fast, < 2^-57.4 relative).
+REPMODE_HD DD log_dd(double x) {
+  int e;
+  double M = split_double(bits_of(x), e);
+  return log_fast(M, e);
 }
 
 }  // namespace bessel
@@ -727,9 +811,7 @@ REPMODE_HD double repmode_j0(double x) {
   if (!(a < double_from_bits(0x7ff0000000000000ull))) return Canonical<double>::nan();
   if (a < 1e-5) return 1.0 - a * a / 4.0;
   if (a <= 5.0) {
-    DD z = two_prod(a, a);
-    DD p = dd_mul(dd_add(z, DD{-kJ0Z1Hi, -kJ0Z1Lo}), dd_add(z, DD{-kJ0Z2Hi, -kJ0Z2Lo}));
-    DD r = dd_div(dd_mul(p, polevl_dd(z, j0_rp(), 4)), p1evl_dd(z, j0_rq(), 8));
+    DD r = j0_small(a);
     return r.hi + r.lo;
   }
   return j_large(a, 0);
@@ -743,14 +825,44 @@ REPMODE_HD double repmode_j1(double x) {
   if (!(a < double_from_bits(0x7ff0000000000000ull))) return Canonical<double>::nan();
   double r;
   if (a <= 5.0) {
-    DD z = two_prod(a, a);
-    DD p = dd_mul(dd_add(z, DD{-kJ1Z1Hi, -kJ1Z1Lo}), dd_add(z, DD{-kJ1Z2Hi, -kJ1Z2Lo}));
-    DD v = dd_div(dd_mul(dd_mul_d(p, a), polevl_dd(z, j1_rp(), 4)), p1evl_dd(z, j1_rq(), 8));
+    DD v = j1_small(a);
     r = v.hi + v.lo;
   } else {
     r = j_large(a, 1);
   }
   return bits_of(x) >> 63 ? -r : r;
+}
+
+// Y0, Y1 (torch's special.bessel_y0 / y1; Cephes' y0.c / y1.c): x == +-0 -> -inf, x < 0 -> NaN, NaN
+// and +inf -> NaN (torch's values); 0 < x <= 5: Y0 = polevl(z, YP)/p1evl(z, YQ) + (2/pi) log(x) J0(x),
+// Y1 = x polevl(z, YP)/p1evl(z, YQ) + (2/pi) (J1(x) log(x) - 1/x) (z = x^2; Y1 of x < 2^-1000 is
+// -(2/pi)/x alone, the other terms below 2^-900 of it); x > 5: jy_large. All in double-double,
+// rounded once (torch drops the leading 1 of p1evl here too and rounds every step).
+REPMODE_HD double repmode_y0(double x) {
+  using namespace math_detail;
+  using namespace math_detail::bessel;
+  if (is_nan(x) || x < 0.0) return Canonical<double>::nan();
+  if (x == 0.0) return double_from_bits(0xfff0000000000000ull);
+  if (x == double_from_bits(0x7ff0000000000000ull)) return Canonical<double>::nan();
+  if (x > 5.0) return jy_large(x, 0, true);
+  DD z = two_prod(x, x);
+  DD r = dd_div(polevl_dd(z, y0_yp(), 8), p1evl_dd(z, y0_yq(), 7));
+  r = dd_add(r, dd_mul(dd_mul(DD{kTwoOverPiHi, kTwoOverPiLo}, log_dd(x)), j0_small(x)));
+  return r.hi + r.lo;
+}
+REPMODE_HD double repmode_y1(double x) {
+  using namespace math_detail;
+  using namespace math_detail::bessel;
+  if (is_nan(x) || x < 0.0) return Canonical<double>::nan();
+  if (x == 0.0) return double_from_bits(0xfff0000000000000ull);
+  if (x == double_from_bits(0x7ff0000000000000ull)) return Canonical<double>::nan();
+  if (x > 5.0) return jy_large(x, 1, true);
+  if (x < 0x1p-1000) return -kTwoOverPiHi / x;
+  DD z = two_prod(x, x);
+  DD r = dd_mul_d(dd_div(polevl_dd(z, y1_yp(), 6), p1evl_dd(z, y1_yq(), 8)), x);
+  DD t = dd_add(dd_mul(j1_small(x), log_dd(x)), dd_neg(dd_div(DD{1.0, 0.0}, DD{x, 0.0})));
+  r = dd_add(r, dd_mul(DD{kTwoOverPiHi, kTwoOverPiLo}, t));
+  return r.hi + r.lo;
 }
 
 // sin(x)/x (torch's spherical_bessel_j0): +-inf -> 0; |x| < 1/2: torch's Taylor polynomial in
@@ -790,6 +902,8 @@ REPMODE_HD float repmode_k0ef(float x) { return canon(float(repmode_k0e(double(x
 REPMODE_HD float repmode_k1ef(float x) { return canon(float(repmode_k1e(double(x)))); }
 REPMODE_HD float repmode_j0f(float x) { return canon(float(repmode_j0(double(x)))); }
 REPMODE_HD float repmode_j1f(float x) { return canon(float(repmode_j1(double(x)))); }
+REPMODE_HD float repmode_y0f(float x) { return canon(float(repmode_y0(double(x)))); }
+REPMODE_HD float repmode_y1f(float x) { return canon(float(repmode_y1(double(x)))); }
 REPMODE_HD float repmode_spherical_j0f(float x) { return canon(float(repmode_spherical_j0(double(x)))); }
 
 #define REPMODE_BESSEL_OVERLOAD(name, f32, f64)          \
@@ -806,6 +920,8 @@ REPMODE_BESSEL_OVERLOAD(bessel_k1e, repmode_k1ef, repmode_k1e)
 REPMODE_BESSEL_OVERLOAD(spherical_bessel_j0, repmode_spherical_j0f, repmode_spherical_j0)
 REPMODE_BESSEL_OVERLOAD(bessel_j0, repmode_j0f, repmode_j0)
 REPMODE_BESSEL_OVERLOAD(bessel_j1, repmode_j1f, repmode_j1)
+REPMODE_BESSEL_OVERLOAD(bessel_y0, repmode_y0f, repmode_y0)
+REPMODE_BESSEL_OVERLOAD(bessel_y1, repmode_y1f, repmode_y1)
 #undef REPMODE_BESSEL_OVERLOAD
 
 // ---- orthogonal polynomials: torch's definitions (ATen/native/Math.h), step for step ----

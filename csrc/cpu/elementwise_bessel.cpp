@@ -30,7 +30,9 @@ namespace repmode::cpu {
   REPMODE_EW_CASE(legendre_p, false) \
   REPMODE_EW_CASE(kaiser_window, false) \
   REPMODE_EW_CASE(bessel_j0, false) \
-  REPMODE_EW_CASE(bessel_j1, false)
+  REPMODE_EW_CASE(bessel_j1, false) \
+  REPMODE_EW_CASE(bessel_y0, false) \
+  REPMODE_EW_CASE(bessel_y1, false)
 REPMODE_EW_GROUP(bessel, CASES)
 #undef CASES
 // clang-format on

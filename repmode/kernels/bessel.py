@@ -1,6 +1,6 @@
 """Bessel functions and orthogonal polynomials (issue 26): ``i0``, ``special.i0e``/``i1``/``i1e``,
 ``special.modified_bessel_i0/i1/k0/k1``, ``special.scaled_modified_bessel_k0/k1``,
-``special.spherical_bessel_j0``, ``special.bessel_j0``/``j1``,
+``special.spherical_bessel_j0``, ``special.bessel_j0``/``j1``/``y0``/``y1``,
 the Chebyshev (plain and shifted, kinds T/U/V/W), Hermite (H, He),
 Laguerre and Legendre polynomials, and ``torch.kaiser_window`` (built on ``i0``; the other windows
 are in repmode/kernels/fft.py).
@@ -40,7 +40,7 @@ POLYNOMIALS = {name: _EW[name.upper()] for name in (
     "chebyshev_t", "chebyshev_u", "chebyshev_v", "chebyshev_w", "shifted_chebyshev_t", "shifted_chebyshev_u",
     "shifted_chebyshev_v", "shifted_chebyshev_w", "hermite_h", "hermite_he", "laguerre_l", "legendre_p")}
 KAISER_WINDOW = _EW["KAISER_WINDOW"]
-J0, J1 = _EW["BESSEL_J0"], _EW["BESSEL_J1"]
+J0, J1, Y0, Y1 = _EW["BESSEL_J0"], _EW["BESSEL_J1"], _EW["BESSEL_Y0"], _EW["BESSEL_Y1"]
 
 
 def _family(*overloads, **how):
@@ -108,11 +108,16 @@ _family(aten.special_scaled_modified_bessel_k1.default, None, aten.special_scale
 _family(aten.special_spherical_bessel_j0.default, None, aten.special_spherical_bessel_j0.out,
         operands=_unary_float(SPHERICAL_J0), dtypes=_FLOAT_TAGS)
 
-# ---- Bessel functions of the first kind (Cephes' j0.c / j1.c as designed: torch drops the leading
-# 1 of two denominators, which puts its J0/J1 off by up to ~1e-5 relative near |x| = 5) ----
+# ---- Bessel functions of the first and second kind: Cephes' j0.c / j1.c / y0.c / y1.c as designed
+# (torch drops the leading 1 of two denominators, which puts its J0/J1/Y0/Y1 off by up to ~1e-5
+# relative near |x| = 5) ----
 _family(aten.special_bessel_j0.default, None, aten.special_bessel_j0.out, operands=_unary_float(J0),
         dtypes=_FLOAT_TAGS)
 _family(aten.special_bessel_j1.default, None, aten.special_bessel_j1.out, operands=_unary_float(J1),
+        dtypes=_FLOAT_TAGS)
+_family(aten.special_bessel_y0.default, None, aten.special_bessel_y0.out, operands=_unary_float(Y0),
+        dtypes=_FLOAT_TAGS)
+_family(aten.special_bessel_y1.default, None, aten.special_bessel_y1.out, operands=_unary_float(Y1),
         dtypes=_FLOAT_TAGS)
 
 # ---- orthogonal polynomials: (x, n), either one a Python number ----

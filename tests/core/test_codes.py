@@ -34,7 +34,8 @@ PINNED = {
         "BESSEL_K1E": 117, "SPHERICAL_BESSEL_J0": 118, "CHEBYSHEV_T": 119, "CHEBYSHEV_U": 120, "CHEBYSHEV_V": 121,
         "CHEBYSHEV_W": 122, "SHIFTED_CHEBYSHEV_T": 123, "SHIFTED_CHEBYSHEV_U": 124, "SHIFTED_CHEBYSHEV_V": 125,
         "SHIFTED_CHEBYSHEV_W": 126, "HERMITE_H": 127, "HERMITE_HE": 128, "LAGUERRE_L": 129, "LEGENDRE_P": 130,
-        "KAISER_WINDOW": 131, "BESSEL_J0": 132, "BESSEL_J1": 133,
+        "KAISER_WINDOW": 131, "BESSEL_J0": 132, "BESSEL_J1": 133, "BESSEL_Y0": 134,
+        "BESSEL_Y1": 135,
     },
     "RandomDist": {"UNIFORM": 0, "NORMAL": 1, "EXPONENTIAL": 3, "GEOMETRIC": 4, "LOG_NORMAL": 5, "CAUCHY": 6},
     "PoolKind": {"MAX": 0, "AVG": 1, "ADAPTIVE_AVG": 2, "ADAPTIVE_MAX": 3},
@@ -124,6 +125,9 @@ UNARY = {
     "SPHERICAL_BESSEL_J0": (torch.special.spherical_bessel_j0, X),
     # (torch's J0/J1 are off by up to ~1e-5 relative near |x| = 5, but not at these points)
     "BESSEL_J0": (torch.special.bessel_j0, X), "BESSEL_J1": (torch.special.bessel_j1, X),
+    # (torch's Y0/Y1 drift off like its J0/J1; these points are close enough)
+    "BESSEL_Y0": (torch.special.bessel_y0, [0.25, 0.5, 0.75, 1.0, 1.25, 1.5]),
+    "BESSEL_Y1": (torch.special.bessel_y1, [0.25, 0.5, 0.75, 1.0, 1.25, 1.5]),
     # (k = 0 .. 5 of a symmetric window of 6 points, beta = 12: p0 = beta, p1 = (6 - 1)/2)
     "KAISER_WINDOW": (lambda t: torch.kaiser_window(6, False, 12.0, dtype=torch.float64), [0.0, 1, 2, 3, 4, 5]),
 }

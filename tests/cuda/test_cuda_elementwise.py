@@ -58,7 +58,7 @@ OPS += [
 # negative ones give 0): repmode/kernels/bessel.py
 OPS += [(_EW[name], 1, ()) for name in (
     "I0", "I0E", "I1", "I1E", "BESSEL_K0", "BESSEL_K1", "BESSEL_K0E", "BESSEL_K1E", "SPHERICAL_BESSEL_J0",
-    "BESSEL_J0", "BESSEL_J1")]
+    "BESSEL_J0", "BESSEL_J1", "BESSEL_Y0", "BESSEL_Y1")]
 OPS += [(_EW[name], 2, ()) for name in (
     "CHEBYSHEV_T", "CHEBYSHEV_U", "CHEBYSHEV_V", "CHEBYSHEV_W", "SHIFTED_CHEBYSHEV_T", "SHIFTED_CHEBYSHEV_U",
     "SHIFTED_CHEBYSHEV_V", "SHIFTED_CHEBYSHEV_W", "HERMITE_H", "HERMITE_HE", "LAGUERRE_L", "LEGENDRE_P")]

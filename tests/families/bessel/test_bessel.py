@@ -37,6 +37,8 @@ UNARY = {
     "spherical_bessel_j0": (S.spherical_bessel_j0, lambda x: mpmath.sin(x) / x, False),
     "bessel_j0": (S.bessel_j0, lambda x: mpmath.besselj(0, x), False),
     "bessel_j1": (S.bessel_j1, lambda x: mpmath.besselj(1, x), False),
+    "bessel_y0": (S.bessel_y0, lambda x: mpmath.bessely(0, x), True),
+    "bessel_y1": (S.bessel_y1, lambda x: mpmath.bessely(1, x), True),
 }
 CANONICAL_NAN = {torch.float32: 0x7FC00000, torch.float64: 0x7FF8000000000000}
 # (largest finite, exponent of the least normal in frexp's convention, significand bits)
@@ -148,7 +150,7 @@ def test_special_values_follow_torch(name, dtype):
     kind = torch.isinf(want) | (want == 0)
     assert_bitwise_equal(got[kind], want[kind], f"{name} infinities and zeros")
     finite = ~kind & ~torch.isnan(want)
-    if name.startswith("bessel_j"):  # torch's J0/J1 drift off above |x| ~ 1.5 (see test_bessel_j_...)
+    if name.startswith("bessel_"):  # torch's J/Y drift off above |x| ~ 1.5 (see test_bessel_j_...)
         finite &= x.abs() < 1.5
     tol = (64 if dtype == torch.float32 else 16) * torch.finfo(dtype).eps
     assert ((got[finite] - want[finite]).abs() <= tol * want[finite].abs()).all(), \
