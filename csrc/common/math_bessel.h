@@ -1,27 +1,28 @@
 // Bessel functions and orthogonal polynomials (issue 26) with the same bits on every CPU and GPU.
 //
-// Not correctly rounded: each function is ONE fixed formula of IEEE-754 basic operations and
-// repmode's own exp / log / sin / cos / acos (math.h, math_trig.h, math_atan.h), evaluated in
-// double; the float32 functions are the double function of the (exactly widened) argument,
-// rounded once to float32. The measured errors (against mpmath, next to native torch's on the
-// same inputs) are in docs/math.md, "Bessel functions and orthogonal polynomials"; the formulas
-// and the special values in docs/semantics.md, "Special functions (Bessel family and orthogonal
-// polynomials)".
+// Not correctly rounded: each function is ONE fixed formula of IEEE-754 basic operations, explicit
+// fmas and repmode's own exp / log / sin / cos / acos (math.h, math_trig.h, math_atan.h). The
+// Bessel functions are evaluated in double-double and rounded once to double; the float32
+// functions are the double function of the (exactly widened) argument, rounded once to float32.
+// The measured errors (against mpmath, next to native torch's on the same inputs) are in
+// docs/math.md, "Bessel functions and orthogonal polynomials"; the formulas and the special values
+// in docs/semantics.md, "Special functions (Bessel family and orthogonal polynomials)".
 //
 //   repmode_i0, repmode_i0e, repmode_i1, repmode_i1e   modified Bessel functions of the first
-//        kind, orders 0 and 1, and their exponentially scaled forms e^-|x| I(x): Cephes'
-//        Chebyshev expansions (the coefficients of torch's Math.h, which are Cephes'), summed
-//        by chbevl's Clenshaw recurrence; the factor e^|x| of I0 / I1 is exp_accurate's
-//        double-double (< 2^-98 relative) times the expansion, rounded once and scaled by 2^m
-//        exactly (no intermediate overflow: I0(x) is finite up to x = 713.98, where torch's
+//        kind and their scaled forms e^-|x| I(x): Cephes' Chebyshev expansions (torch's
+//        coefficients, stored as double-doubles), Clenshaw in double-double; the factor e^|x| is
+//        exp_accurate's double-double, applied once (I0 is finite up to x = 713.98, where torch's
 //        exp(x) * ... overflows from 709.78 on).
-//   repmode_k0, repmode_k1, repmode_k0e, repmode_k1e   modified Bessel functions of the second
-//        kind and their scaled forms e^x K(x): Cephes' expansions on (0, 2] and (2, inf), the
-//        log term through repmode_log, the factor e^-x (e^x) as above.
-//   repmode_spherical_j0   sin(x)/x: torch's degree-12 Taylor polynomial for |x| < 1/2 (the
-//        same IEEE operations, so the same bits as native float64), repmode_sin(x) / x above.
+//   repmode_k0, repmode_k1, repmode_k0e, repmode_k1e   second kind and e^x K(x): Cephes'
+//        expansions on (0, 2] and (2, inf), log(x/2) from log_fast, e^-x (e^x) as above.
+//   repmode_j0, repmode_j1, repmode_y0, repmode_y1   Bessel functions of the first and second
+//        kind: Cephes' j0.c / j1.c / y0.c / y1.c as designed (torch drops two leading 1s), in
+//        double-double, the phase x - pi/4 (3pi/4) exact from the exact argument reduction.
+//   repmode_spherical_j0   sin(x)/x: torch's Taylor polynomial with torch's fmas for |x| < 1/2
+//        (native bits), sin_accurate(|x|) / |x| in double-double above.
+//   repmode_kaiser   the Kaiser window's value I0(y)/I0(beta) in double-double.
 //   chebyshev_*, hermite_*, laguerre_l, legendre_p   torch's recurrences, step for step in the
-//        input's own type T (the same bits as native torch, which runs these in T), with
+//        input's own type T with the fmas torch's compiled kernels use (native bits), with
 //        torch's special cases (|x| == 1, n < 0, Hermite's degree limits); where torch switches
 //        to a trigonometric form (|x| < 1 and n above 4, 6 or 8) repmode evaluates that form in
 //        double with its own acos / cos / sin and rounds once to T.
