@@ -52,3 +52,20 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "long" in item.keywords:
             item.add_marker(skip)
+
+
+# Tests set mpmath's global working precision for their references; restore it after each test so
+# that no test's reference depends on which tests ran before it (seen: a logaddexp2 reference at
+# FLT_MIN, computed at the 120 bits an FFT test had left behind).
+@pytest.fixture(autouse=True)
+def _restore_mpmath_precision():
+    try:
+        import mpmath
+    except ImportError:
+        yield
+        return
+    prec = mpmath.mp.prec
+    try:
+        yield
+    finally:
+        mpmath.mp.prec = prec

@@ -15,6 +15,7 @@
 #include "math_exact.h"
 #include "math_overloads.h"
 #include "math_special.h"
+#include "math_bessel.h"
 
 namespace repmode {
 
@@ -121,7 +122,34 @@ namespace repmode {
   X(ndtri, 97)                                                                           \
   X(log_ndtr, 98)                                                                        \
   X(erfcx, 99)                                                                           \
-  X(entr, 100)
+  X(entr, 100)                                                                           \
+  /* Bessel functions and orthogonal polynomials (math_bessel.h; codes 110-139) */        \
+  X(i0, 110)                    /* modified Bessel I0 (= special.modified_bessel_i0) */  \
+  X(i0e, 111)                   /* e^-|x| I0(x) */                                       \
+  X(i1, 112)                    /* modified Bessel I1 (= special.modified_bessel_i1) */  \
+  X(i1e, 113)                   /* e^-|x| I1(x) */                                       \
+  X(bessel_k0, 114)             /* modified Bessel K0 */                                 \
+  X(bessel_k1, 115)                                                                      \
+  X(bessel_k0e, 116)            /* e^x K0(x) */                                          \
+  X(bessel_k1e, 117)            /* e^x K1(x) */                                          \
+  X(spherical_bessel_j0, 118)   /* sin(x)/x */                                           \
+  X(chebyshev_t, 119)           /* (a, b) = (x, n): torch's recurrences */               \
+  X(chebyshev_u, 120)                                                                    \
+  X(chebyshev_v, 121)                                                                    \
+  X(chebyshev_w, 122)                                                                    \
+  X(shifted_chebyshev_t, 123)                                                            \
+  X(shifted_chebyshev_u, 124)                                                            \
+  X(shifted_chebyshev_v, 125)                                                            \
+  X(shifted_chebyshev_w, 126)                                                            \
+  X(hermite_h, 127)                                                                      \
+  X(hermite_he, 128)                                                                     \
+  X(laguerre_l, 129)                                                                     \
+  X(legendre_p, 130)                                                                     \
+  X(kaiser_window, 131)         /* a = k; p0 = beta, p1 = (N - 1)/2 */                   \
+  X(bessel_j0, 132)             /* Bessel J0 (Cephes, double-double) */                  \
+  X(bessel_j1, 133)                                                                      \
+  X(bessel_y0, 134)             /* Bessel Y0 (Cephes, double-double) */                  \
+  X(bessel_y1, 135)
 // clang-format on
 
 enum class EwOp : int {
@@ -503,6 +531,35 @@ REPMODE_EW(log_sigmoid, {
 })
 REPMODE_EW(log_sigmoid_backward, return canon(a * T(sigmoid_of(T(-b))));)
 REPMODE_EW(glu, return canon(a * T(sigmoid_of(b)));)
+
+// ---- Bessel functions and orthogonal polynomials (csrc/common/math_bessel.h: the float64 formula,
+// rounded once for float32; the polynomials run torch's recurrences in T) ----
+REPMODE_EW(i0, return bessel_i0_of(a);)
+REPMODE_EW(i0e, return bessel_i0e_of(a);)
+REPMODE_EW(i1, return bessel_i1_of(a);)
+REPMODE_EW(i1e, return bessel_i1e_of(a);)
+REPMODE_EW(bessel_k0, return bessel_k0_of(a);)
+REPMODE_EW(bessel_k1, return bessel_k1_of(a);)
+REPMODE_EW(bessel_k0e, return bessel_k0e_of(a);)
+REPMODE_EW(bessel_k1e, return bessel_k1e_of(a);)
+REPMODE_EW(spherical_bessel_j0, return spherical_bessel_j0_of(a);)
+REPMODE_EW(chebyshev_t, return chebyshev_t_of(a, b);)
+REPMODE_EW(chebyshev_u, return chebyshev_u_of(a, b);)
+REPMODE_EW(chebyshev_v, return chebyshev_v_of(a, b);)
+REPMODE_EW(chebyshev_w, return chebyshev_w_of(a, b);)
+REPMODE_EW(shifted_chebyshev_t, return shifted_chebyshev_t_of(a, b);)
+REPMODE_EW(shifted_chebyshev_u, return shifted_chebyshev_u_of(a, b);)
+REPMODE_EW(shifted_chebyshev_v, return shifted_chebyshev_v_of(a, b);)
+REPMODE_EW(shifted_chebyshev_w, return shifted_chebyshev_w_of(a, b);)
+REPMODE_EW(hermite_h, return hermite_h_of(a, b);)
+REPMODE_EW(hermite_he, return hermite_he_of(a, b);)
+REPMODE_EW(laguerre_l, return laguerre_l_of(a, b);)
+REPMODE_EW(legendre_p, return legendre_p_of(a, b);)
+REPMODE_EW(kaiser_window, return canon(T(repmode_kaiser(double(a), p.p0, p.p1)));)
+REPMODE_EW(bessel_j0, return bessel_j0_of(a);)
+REPMODE_EW(bessel_j1, return bessel_j1_of(a);)
+REPMODE_EW(bessel_y0, return bessel_y0_of(a);)
+REPMODE_EW(bessel_y1, return bessel_y1_of(a);)
 
 #undef REPMODE_EW
 

@@ -38,7 +38,7 @@ EwLayout coalesce(const std::vector<int64_t>& sizes, const std::vector<int64_t>*
 template <typename T>
 void dispatch(int op, const EwJob<T>& job) {
   if (run_arith<T>(op, job) || run_math<T>(op, job) || run_activations<T>(op, job) || run_more<T>(op, job) ||
-      run_mathtail<T>(op, job) || run_special<T>(op, job))
+      run_mathtail<T>(op, job) || run_special<T>(op, job) || run_bessel<T>(op, job))
     return;
   throw std::invalid_argument("repmode: unknown elementwise op code " + std::to_string(op));
 }

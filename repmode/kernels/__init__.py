@@ -33,6 +33,7 @@ def _import_families() -> None:
         activations,
         attention,
         batch_norm,
+        bessel,
         convolution,
         ctc,
         elementwise,

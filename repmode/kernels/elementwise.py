@@ -67,6 +67,12 @@ _FLOAT_RESULT |= {_EW[n] for n in ("ATAN", "ATAN2", "ASIN", "ACOS", "SINH", "COS
 # (special functions, repmode/kernels/special.py: likewise)
 _FLOAT_RESULT |= {_EW[n] for n in ("LGAMMA", "DIGAMMA", "POLYGAMMA", "MVLGAMMA", "ERFINV", "ZETA", "NDTRI", "LOG_NDTR",
                                    "ERFCX", "ENTR")}
+# (Bessel functions and orthogonal polynomials, repmode/kernels/bessel.py: integer inputs give the default float dtype)
+_FLOAT_RESULT |= {_EW[n] for n in ("I0", "I0E", "I1", "I1E", "BESSEL_K0", "BESSEL_K1", "BESSEL_K0E", "BESSEL_K1E",
+                                   "SPHERICAL_BESSEL_J0", "CHEBYSHEV_T", "CHEBYSHEV_U", "CHEBYSHEV_V", "CHEBYSHEV_W",
+                                   "SHIFTED_CHEBYSHEV_T", "SHIFTED_CHEBYSHEV_U", "SHIFTED_CHEBYSHEV_V",
+                                   "SHIFTED_CHEBYSHEV_W", "HERMITE_H", "HERMITE_HE", "LAGUERRE_L", "LEGENDRE_P",
+                                   "BESSEL_J0", "BESSEL_J1", "BESSEL_Y0", "BESSEL_Y1")}
 
 
 def dtypes_of(*ops) -> tuple[str, ...]:

@@ -9,7 +9,7 @@ import math
 
 import torch
 
-from ..registry import register_composite, register_kernel, register_passthrough, register_refusal
+from ..registry import register_composite, register_kernel, register_passthrough
 from ._common import (
     FLOAT_ONLY,
     FLOAT_WIDENED,
@@ -382,8 +382,3 @@ def bartlett_window(func, args, kwargs):
 
     return _window(func, args, kwargs, body)
 
-
-register_refusal([aten.kaiser_window.default, aten.kaiser_window.periodic, aten.kaiser_window.beta],
-                 reason="the Kaiser window needs the Bessel function i0, which repmode has no reproducible "
-                        "routine for yet (hann, hamming, blackman and bartlett windows are supported)",
-                 family="fft")

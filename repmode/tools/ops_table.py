@@ -45,6 +45,7 @@ SECTIONS: dict[str, str | tuple[tuple[str, str], ...]] = {
     "elementwise_more": "More elementwise functions",
     "mathtail": "Inverse trigonometric and hyperbolic functions, tan, log10",
     "special": "Special functions (gamma family)",
+    "bessel": "Special functions (Bessel family and orthogonal polynomials)",
     "embedding": (("aten._embedding_bag", "EmbeddingBag"), ("aten.", "Embedding")),
     "foreach": "Optimizers",
     "fused_optim": "Optimizers",

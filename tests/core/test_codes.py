@@ -32,6 +32,12 @@ PINNED = {
         "ASINH": 88, "ACOSH": 89, "ATANH": 90,
         "LGAMMA": 91, "DIGAMMA": 92, "POLYGAMMA": 93, "MVLGAMMA": 94, "ERFINV": 95, "ZETA": 96, "NDTRI": 97,
         "LOG_NDTR": 98, "ERFCX": 99, "ENTR": 100,
+        "I0": 110, "I0E": 111, "I1": 112, "I1E": 113, "BESSEL_K0": 114, "BESSEL_K1": 115, "BESSEL_K0E": 116,
+        "BESSEL_K1E": 117, "SPHERICAL_BESSEL_J0": 118, "CHEBYSHEV_T": 119, "CHEBYSHEV_U": 120, "CHEBYSHEV_V": 121,
+        "CHEBYSHEV_W": 122, "SHIFTED_CHEBYSHEV_T": 123, "SHIFTED_CHEBYSHEV_U": 124, "SHIFTED_CHEBYSHEV_V": 125,
+        "SHIFTED_CHEBYSHEV_W": 126, "HERMITE_H": 127, "HERMITE_HE": 128, "LAGUERRE_L": 129, "LEGENDRE_P": 130,
+        "KAISER_WINDOW": 131, "BESSEL_J0": 132, "BESSEL_J1": 133, "BESSEL_Y0": 134,
+        "BESSEL_Y1": 135,
     },
     "RandomDist": {"UNIFORM": 0, "NORMAL": 1, "EXPONENTIAL": 3, "GEOMETRIC": 4, "LOG_NORMAL": 5, "CAUCHY": 6},
     "PoolKind": {"MAX": 0, "AVG": 1, "ADAPTIVE_AVG": 2, "ADAPTIVE_MAX": 3},
@@ -122,9 +128,22 @@ UNARY = {
     "NDTRI": (torch.special.ndtri, [0.01, 0.25, 0.5, 0.625, 0.9, 0.999]),
     "LOG_NDTR": (torch.special.log_ndtr, X), "ERFCX": (torch.special.erfcx, X),
     "ENTR": (torch.special.entr, POS),
+    "I0": (torch.i0, X), "I0E": (torch.special.i0e, X), "I1": (torch.special.i1, X), "I1E": (torch.special.i1e, X),
+    "BESSEL_K0": (torch.special.modified_bessel_k0, POS), "BESSEL_K1": (torch.special.modified_bessel_k1, POS),
+    "BESSEL_K0E": (torch.special.scaled_modified_bessel_k0, POS),
+    "BESSEL_K1E": (torch.special.scaled_modified_bessel_k1, POS),
+    "SPHERICAL_BESSEL_J0": (torch.special.spherical_bessel_j0, X),
+    # (torch's J0/J1 are off by up to ~1e-5 relative near |x| = 5, but not at these points)
+    "BESSEL_J0": (torch.special.bessel_j0, X), "BESSEL_J1": (torch.special.bessel_j1, X),
+    # (torch's Y0/Y1 drift off like its J0/J1; these points are close enough)
+    "BESSEL_Y0": (torch.special.bessel_y0, [0.25, 0.5, 0.75, 1.0, 1.25, 1.5]),
+    "BESSEL_Y1": (torch.special.bessel_y1, [0.25, 0.5, 0.75, 1.0, 1.25, 1.5]),
+    # (k = 0 .. 5 of a symmetric window of 6 points, beta = 12: p0 = beta, p1 = (6 - 1)/2)
+    "KAISER_WINDOW": (lambda t: torch.kaiser_window(6, False, 12.0, dtype=torch.float64), [0.0, 1, 2, 3, 4, 5]),
 }
 PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0), "ROUND_DECIMALS": (10.0, 0.0), "SOFTSHRINK": (0.6, 0.0),
-          "POLYGAMMA": (2.0, 0.0), "MVLGAMMA": (3.0, 0.0)}
+          "POLYGAMMA": (2.0, 0.0), "MVLGAMMA": (3.0, 0.0),
+          "KAISER_WINDOW": (12.0, 2.5)}
 BINARY = {
     "ADD": lambda a, b: a + b, "SUB": lambda a, b: a - b, "MUL": torch.mul, "DIV": torch.div,
     "POW": lambda a, b: torch.pow(a.abs(), b), "MINIMUM": torch.minimum, "MAXIMUM": torch.maximum,
@@ -140,6 +159,16 @@ BINARY = {
     "LOG_SIGMOID_BACKWARD": lambda g, x: g * torch.sigmoid(-x),
     "ZETA": torch.special.zeta,
 }
+# (x, n): the polynomials of degree trunc(n) (n = 0, -1 -> 0, 2, 0, 0, 1 below)
+BINARY |= {name: getattr(torch.special, fn) for name, fn in (
+    ("CHEBYSHEV_T", "chebyshev_polynomial_t"), ("CHEBYSHEV_U", "chebyshev_polynomial_u"),
+    ("CHEBYSHEV_V", "chebyshev_polynomial_v"), ("CHEBYSHEV_W", "chebyshev_polynomial_w"),
+    ("SHIFTED_CHEBYSHEV_T", "shifted_chebyshev_polynomial_t"),
+    ("SHIFTED_CHEBYSHEV_U", "shifted_chebyshev_polynomial_u"),
+    ("SHIFTED_CHEBYSHEV_V", "shifted_chebyshev_polynomial_v"),
+    ("SHIFTED_CHEBYSHEV_W", "shifted_chebyshev_polynomial_w"),
+    ("HERMITE_H", "hermite_polynomial_h"), ("HERMITE_HE", "hermite_polynomial_he"),
+    ("LAGUERRE_L", "laguerre_polynomial_l"), ("LEGENDRE_P", "legendre_polynomial_p"))}
 
 
 @pytest.mark.parametrize("name", sorted(UNARY))

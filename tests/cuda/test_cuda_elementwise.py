@@ -58,6 +58,15 @@ OPS += [
 OPS += [(_EW[name], 1, ()) for name in ("LGAMMA", "DIGAMMA", "ERFINV", "NDTRI", "LOG_NDTR", "ERFCX", "ENTR")]
 OPS += [(_EW["POLYGAMMA"], 1, (1.0,)), (_EW["POLYGAMMA"], 1, (3.0,)), (_EW["MVLGAMMA"], 1, (3.0,)),
         (_EW["ZETA"], 2, ())]
+# Bessel functions (unary) and orthogonal polynomials ((x, n); random n truncates to small degrees,
+# negative ones give 0): repmode/kernels/bessel.py
+OPS += [(_EW[name], 1, ()) for name in (
+    "I0", "I0E", "I1", "I1E", "BESSEL_K0", "BESSEL_K1", "BESSEL_K0E", "BESSEL_K1E", "SPHERICAL_BESSEL_J0",
+    "BESSEL_J0", "BESSEL_J1", "BESSEL_Y0", "BESSEL_Y1")]
+OPS += [(_EW[name], 2, ()) for name in (
+    "CHEBYSHEV_T", "CHEBYSHEV_U", "CHEBYSHEV_V", "CHEBYSHEV_W", "SHIFTED_CHEBYSHEV_T", "SHIFTED_CHEBYSHEV_U",
+    "SHIFTED_CHEBYSHEV_V", "SHIFTED_CHEBYSHEV_W", "HERMITE_H", "HERMITE_HE", "LAGUERRE_L", "LEGENDRE_P")]
+OPS += [(_EW["KAISER_WINDOW"], 1, (12.0, 40.0)), (_EW["KAISER_WINDOW"], 1, (0.5, 3.5))]  # p0 = beta, p1 = (N - 1)/2
 OP_IDS = [f"op{code}-{'_'.join(map(str, p)) or 'noparam'}" for code, _, p in OPS]
 
 
