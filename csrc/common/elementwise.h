@@ -490,7 +490,7 @@ REPMODE_EW(lgamma, return narrow<T>(sizeof(T) == 4 ? special_lgamma_for_float(Wi
 REPMODE_EW(digamma, return narrow<T>(special_digamma(Wide(a)));)
 REPMODE_EW(polygamma, return narrow<T>(special_polygamma(p.p0, Wide(a)));)
 REPMODE_EW(mvlgamma, return narrow<T>(sizeof(T) == 4 ? special_mvlgamma_for_float(Wide(a), p.p0)
-                                                  : special_mvlgamma(Wide(a), p.p0));)
+                                                     : special_mvlgamma(Wide(a), p.p0));)
 REPMODE_EW(erfinv, return narrow<T>(sizeof(T) == 4 ? special_erfinv_for_float(Wide(a)) : special_erfinv(Wide(a)));)
 REPMODE_EW(zeta, return narrow<T>(special_zeta(Wide(a), Wide(b)));)
 REPMODE_EW(ndtri, return narrow<T>(sizeof(T) == 4 ? special_ndtri_for_float(Wide(a)) : special_ndtri(Wide(a)));)

@@ -390,7 +390,6 @@ REPMODE_HD DD k1e_large(double x) {
   return dd_div(chbevl_dd(inv_arg(8.0, x), k1b(), 25), atan_detail::dd_sqrt(DD{x, 0.0}));
 }
 
-
 // ---- Bessel functions of the first kind, J0 and J1 (Cephes' j0.c / j1.c) ----
 // The coefficient tables of torch's bessel_j0_forward / bessel_j1_forward (Cephes'), as hi + lo.
 // torch's bessel_j0_forward PP: 7 coefficients as hi + lo

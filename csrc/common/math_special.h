@@ -154,9 +154,9 @@ REPMODE_HD const double* lgamma1_coef() {
 // Stirling: lgamma(x) = (x - 1/2) log x - x + log(2 pi)/2 + sum_k B_2k / (2k (2k - 1) x^(2k-1)).
 REPMODE_HD const double* stirling_coef() {
   static constexpr double k[10] = {
-      0x1.5555555555555p-4, -0x1.6c16c16c16c17p-9, 0x1.a01a01a01a01ap-11, -0x1.3813813813814p-11,
-      0x1.b951e2b18ff23p-11, -0x1.f6ab0d9993c7dp-10, 0x1.a41a41a41a41ap-8, -0x1.e4286cb0f5398p-6,
-      0x1.6fe96381e0680p-3, -0x1.6476701181f3ap+0,
+      0x1.5555555555555p-4,  -0x1.6c16c16c16c17p-9,  0x1.a01a01a01a01ap-11, -0x1.3813813813814p-11,
+      0x1.b951e2b18ff23p-11, -0x1.f6ab0d9993c7dp-10, 0x1.a41a41a41a41ap-8,  -0x1.e4286cb0f5398p-6,
+      0x1.6fe96381e0680p-3,  -0x1.6476701181f3ap+0,
   };
   return k;
 }
@@ -369,9 +369,8 @@ REPMODE_HD const double* digamma_root_coef() {
 // digamma(x) ~ log x - 1/(2x) - sum_k B_2k / (2k x^2k), x >= 10.
 REPMODE_HD const double* digamma_asym_coef() {
   static constexpr double k[10] = {
-      0x1.5555555555555p-4, -0x1.1111111111111p-7, 0x1.0410410410410p-8, -0x1.1111111111111p-8,
-      0x1.f07c1f07c1f08p-8, -0x1.5995995995996p-6, 0x1.5555555555555p-4, -0x1.c5e5e5e5e5e5ep-2,
-      0x1.86e7f9b9fe6e8p+1, -0x1.a74ca514ca515p+4,
+      0x1.5555555555555p-4,  -0x1.1111111111111p-7, 0x1.0410410410410p-8,  -0x1.1111111111111p-8, 0x1.f07c1f07c1f08p-8,
+      -0x1.5995995995996p-6, 0x1.5555555555555p-4,  -0x1.c5e5e5e5e5e5ep-2, 0x1.86e7f9b9fe6e8p+1,  -0x1.a74ca514ca515p+4,
   };
   return k;
 }
@@ -439,7 +438,7 @@ namespace special_detail {
 // B_2j / (2j)!, j = 1..12: the Euler-Maclaurin correction terms.
 REPMODE_HD const double* euler_maclaurin_coef() {
   static constexpr double k[12] = {
-      0x1.5555555555555p-4, -0x1.6c16c16c16c17p-10, 0x1.1566abc011567p-15, -0x1.bbd779334ef0bp-21,
+      0x1.5555555555555p-4,  -0x1.6c16c16c16c17p-10, 0x1.1566abc011567p-15, -0x1.bbd779334ef0bp-21,
       0x1.66a8f2bf70ebep-26, -0x1.22805d644267fp-31, 0x1.d6db2c4e09162p-37, -0x1.7da4e1f79955cp-42,
       0x1.355871d652e9ep-47, -0x1.f57d968caacf1p-53, 0x1.967e1f09c376fp-58, -0x1.497d9033a2b5cp-63,
   };

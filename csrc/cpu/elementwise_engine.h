@@ -139,6 +139,7 @@ template <typename T>
 bool run_mathtail(int op, const EwJob<T>& job);
 template <typename T>
 bool run_special(int op, const EwJob<T>& job);
+template <typename T>
 bool run_bessel(int op, const EwJob<T>& job);
 
 #define REPMODE_EW_CASE(name, avx2)           \
