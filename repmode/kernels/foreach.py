@@ -10,7 +10,16 @@ from __future__ import annotations
 import torch
 
 from ..registry import DISPATCH, REGISTRY, overloads_named, register_composite
-from . import elementwise, elementwise_more, integer, mathtail, matmul, passthrough, reduction  # noqa: F401  (registrations looked up here)
+from . import (  # noqa: F401  (registrations looked up here)
+    elementwise,
+    elementwise_more,
+    integer,
+    mathtail,
+    matmul,
+    passthrough,
+    reduction,
+    special,
+)
 from ._common import call_registered
 
 aten = torch.ops.aten
@@ -179,7 +188,8 @@ FOREACH_OVERLOADS = (
     "aten._foreach_cosh.default", "aten._foreach_cosh_.default", "aten._foreach_log10.default",
     "aten._foreach_log10_.default", "aten._foreach_sinh.default", "aten._foreach_sinh_.default",
     "aten._foreach_tan.default", "aten._foreach_tan_.default",
-
+    # the gamma family (repmode/kernels/special.py)
+    "aten._foreach_lgamma.default", "aten._foreach_lgamma_.default",
 )
 
 
