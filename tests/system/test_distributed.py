@@ -121,6 +121,7 @@ def test_fsdp2_gives_ddps_bits_for_two_ranks():
         assert fsdp[(0, what)] == ddp[(0, what)], f"{what}: FSDP2 {fsdp[(0, what)]} vs DDP {ddp[(0, what)]}"
 
 
+@pytest.mark.long  # two torchrun launches of 2 ranks (docs/evidence.md, "The long tier")
 def test_tensor_parallel_example_runs_strict_with_the_same_digests_on_every_rank_and_thread_count():
     """parallelize_module with ColwiseParallel q/k/v and MLP-up, RowwiseParallel output and
     MLP-down (half of the heads per rank): DTensor ops on local shards through repmode, the
@@ -136,6 +137,7 @@ def test_tensor_parallel_example_runs_strict_with_the_same_digests_on_every_rank
         assert runs[0][(0, what)] == runs[0][(1, what)], f"{what} differ between ranks"
 
 
+@pytest.mark.long  # three launches, up to 4 ranks (docs/evidence.md, "The long tier")
 def test_world_invariant_training_gives_the_same_digests_for_world_sizes_1_2_and_4():
     """repmode.TreeGradients: 8 micro-batches of 8 per global batch of 64; 1, 2 and 4 ranks (one
     thread each) compute 8, 4 and 2 of them each, and every run prints the same digests."""

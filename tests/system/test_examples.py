@@ -71,6 +71,7 @@ def test_reproducible_ops_example():
 
 
 @pytest.mark.slow
+@pytest.mark.long  # two traced trainings and their diffs (docs/evidence.md, "The long tier")
 def test_find_divergence_example(tmp_path):
     result = subprocess.run([sys.executable, str(ROOT / "examples" / "find_divergence.py"), "--keep", str(tmp_path)],
                             capture_output=True, text=True, timeout=900, cwd=ROOT)
