@@ -9,9 +9,9 @@ import threading
 import pytest
 import torch
 import torch.nn.functional as F
-from support import assert_bitwise_equal
+from support import OpRecorder, assert_bitwise_equal
 from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
-from torch.utils._python_dispatch import TorchDispatchMode, _get_current_dispatch_mode_stack
+from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 
 import repmode
 from repmode.mode import active_mode
@@ -124,23 +124,11 @@ def test_nesting_reuses_the_active_mode():
 
 # ---- other dispatch modes and fake/meta tensors --------------------------------------------------
 
-class Recorder(TorchDispatchMode):
-    """A user's mode: records the overloads it sees and runs them."""
-
-    def __init__(self):
-        super().__init__()
-        self.seen = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        self.seen.append(str(func))
-        return func(*args, **(kwargs or {}))
-
-
 def test_a_user_mode_inside_repmode_sees_the_ops_and_gets_repmodes_bits():
     x, w = _inputs(3)
     with repmode.enabled():
         want = _work(x, w)
-    rec = Recorder()
+    rec = OpRecorder()  # a user's mode
     with repmode.enabled(), rec:
         got = _work(x, w)
     assert "aten.mm.default" in rec.seen and "aten.tanh.default" in rec.seen
@@ -152,7 +140,7 @@ def test_repmode_inside_a_user_mode_gets_repmodes_bits():
     x, w = _inputs(4)
     with repmode.enabled():
         want = _work(x, w)
-    rec = Recorder()
+    rec = OpRecorder()  # a user's mode
     with rec, repmode.enabled():
         got = _work(x, w)
     for k in want:

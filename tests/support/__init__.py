@@ -7,6 +7,7 @@ Only the helpers below are imported with the package; the other modules are impo
 (some need optional packages: hypothesis, mpmath)."""
 from .helpers import (  # noqa: F401
     THREAD_COUNTS,
+    OpRecorder,
     assert_bitwise_equal,
     assert_invariant,
     available_isas,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import repmode
 from repmode import _ext
@@ -102,3 +103,16 @@ def ulp_distance_f32(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         i = t.contiguous().view(torch.int32).to(torch.int64)
         return torch.where(i < 0, -(i & 0x7FFFFFFF), i)
     return (ordered(a) - ordered(b)).abs()
+
+
+class OpRecorder(TorchDispatchMode):
+    """A plain dispatch mode (a user's, or a probe): records the name of every overload it sees and
+    runs it natively."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.seen.append(str(func))
+        return func(*args, **(kwargs or {}))
