@@ -80,6 +80,12 @@ def markdown(results, samples, seconds) -> str:
                "from the float64 result than native's (they pass: tests/support/opinfo_harness.py)"
                + (": " + ", ".join(f"`{r.key}` ({r.closer_than_native})" for r in closer) if closer else "")
                + ".\n")
+    average = [r for r in results if r.closer_on_average]
+    out.append(f"{sum(r.closer_on_average for r in average)} results of {len(average)} OpInfos are further from "
+               "the float64 result than native's on the sample but no further on average over redraws of it "
+               "(they pass: tests/support/opinfo_harness.py, \"Closer on average\")"
+               + (": " + ", ".join(f"`{r.key}` ({r.closer_on_average})" for r in average) if average else "")
+               + ".\n")
     skipped = sum(r.native_failed for r in results)
     none = sum(1 for r in results if r.samples_run == 0)
     out.append(f"{random} OpInfos draw random numbers (compared with native for shapes and dtypes only); "
