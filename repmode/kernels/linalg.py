@@ -103,7 +103,6 @@ def linalg_cholesky_ex(func, args, kwargs):
     return _result(L, dtype), info
 
 
-@register_kernel(aten.cholesky.default, FLOAT_ONLY, out=aten.cholesky.out)
 def cholesky(func, args, kwargs):
     A, upper = params(func, args, kwargs, "self", "upper")
     dtype = _check(func, args, kwargs, A)
@@ -111,6 +110,10 @@ def cholesky(func, args, kwargs):
     L, info = _cholesky64(A, upper)
     _check_errors(info, "cholesky", is_matrix=A.dim() == 2)
     return _result(L, dtype)
+
+
+if hasattr(aten, "cholesky"):  # the deprecated torch.cholesky: its aten op is gone from torch 2.14
+    register_kernel(aten.cholesky.default, FLOAT_ONLY, out=aten.cholesky.out)(cholesky)
 
 
 # ---- triangular solves ------------------------------------------------------------------------

@@ -77,8 +77,9 @@ def test_cholesky_info_and_error_are_torchs():
     assert info.tolist() == torch.linalg.cholesky_ex(A)[1].tolist() == [0, 3, 0]
     with pytest.raises(torch.linalg.LinAlgError, match="order 3"):
         _rep(torch.linalg.cholesky, A)
-    with pytest.raises(torch.linalg.LinAlgError, match="order 3"):
-        _rep(torch.cholesky, A[1])
+    if hasattr(torch, "cholesky"):  # removed in torch 2.14
+        with pytest.raises(torch.linalg.LinAlgError, match="order 3"):
+            _rep(torch.cholesky, A[1])
 
 
 def test_cholesky_gradient_matches_float64_autograd():
