@@ -50,6 +50,15 @@ the reference than native's largest error stays a mismatch, and so does everythi
 leaf's message then starts with both errors). Results passed this way are counted in
 ``Result.closer_than_native``.
 
+**Singular and eigenvectors** (the forward outputs of ``svd``, ``linalg.svd``, ``linalg.eigh``):
+torch leaves each vector's sign open and LAPACK's signs follow no rule, so these are compared as
+an equivalence class where torch's result is not unique — one sign per singular triplet applied to
+``u_j`` and ``v_j`` together (one per eigenvector), then entry by entry as above; clusters of
+(nearly) repeated values by their rotation-invariant part; zero singular values and
+``full_matrices`` columns by the projector onto their span where that is unique — and repmode's
+result is checked against its documented sign rule exactly, and for orthonormality. The rule and
+why: tests/support/opinfo_gauge.py (and docs/semantics.md "Linear algebra").
+
 A sample on which native torch itself raises is left out (recorded as ``native_failed``); its
 backward is left out when native's backward raises.
 """
