@@ -67,7 +67,7 @@ class _LocalProducts(TorchDispatchMode):
                 ref = func(a.double(), b.double())
                 nat = func(a, b)
                 scale = float(ref.abs().max())
-                if scale > 0:
+                if 0 < scale < float("inf"):
                     ulp = torch.finfo(torch.float32).eps * 2.0 ** (torch.tensor(scale).log2().floor().item())
                     self.calls.append((a.shape[-1], float((out.detach().double() - ref).abs().max()) / ulp,
                                        float((nat.double() - ref).abs().max()) / ulp))
@@ -157,7 +157,7 @@ def measure(op, n, count, kind):
             if not scale or not all(torch.isfinite(r).all() for r in ref):
                 return None
             return max(float((x.double() - r).abs().max()) for x, r in zip(gs, ref)) / scale
-        e = (err(rep1), err(nat), err(what_if))
+        e = (err(rep1), err(nat), err(what_if))  # None: no finite float64 reference (overflow)
         if None not in e:
             rows.append((*e, same))
     return rows, local.calls
