@@ -157,3 +157,28 @@ def test_the_harness_passes_svd_and_eigh_opinfos_that_it_once_failed_on_signs():
         result = h.Result(name)
         h._check_sample(op, sample, first, result)  # raises _Stop on anything that does not pass
         assert result.samples_run == 1
+
+
+def test_eigh_repeated_eigenvalues_compare_the_clusters_projector_per_matrix_of_a_batch():
+    Q = torch.stack([_orth(4, 11), _orth(4, 12)])
+    lam = torch.tensor([[-1.0, 2.0, 2.0, 3.0], [0.5, 1.0, 1.5, 2.0]], dtype=torch.float64)
+    S = ((Q * lam[:, None, :]) @ Q.mT).float()
+    native = torch.linalg.eigh(S)
+    with repmode.enabled():
+        got = [t.clone() for t in torch.linalg.eigh(S)]
+    labels = [name for name, _ in gauge.leaves("eigh", got, native)]
+    assert "[0] Q_c Q_cᵀ of cluster 1..2" in labels and not any(n.startswith("[1] Q_c") for n in labels), labels
+    assert _verdict("eigh", got, native) is None
+    c, s = 0.8, 0.6  # another orthonormal basis of matrix 0's repeated pair: still passes
+    other = [native[0], native[1].clone()]
+    q1, q2 = other[1][0, :, 1].clone(), other[1][0, :, 2].clone()
+    other[1][0, :, 1], other[1][0, :, 2] = c * q1 - s * q2, s * q1 + c * q2
+    assert _verdict("eigh", got, other) is None
+
+
+def test_wide_full_matrices_compare_vs_complement():
+    A = _matrix(3, 6, [1.5, 0.8, 1.2], seed=13)
+    got, native = _svd(A, full=True)
+    labels = [name for name, _ in gauge.leaves("linalg.svd", got, native)]
+    assert "V_t V_tᵀ of columns 3..5" in labels and not any(n.startswith("U_t") for n in labels)
+    assert _verdict("linalg.svd", got, native) is None
