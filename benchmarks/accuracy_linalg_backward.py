@@ -19,7 +19,9 @@ widened inputs (and the widened cotangent):
   order is a product-wide decision, not changed here);
 * per ``mm``/``bmm`` call inside the backward (local error, the call's own float32 inputs): the
   error of repmode's product and of native's against the float64 product of the same inputs, in
-  units of the output's largest float32 ulp;
+  units of the output's largest float32 ulp; and per op of the backward (and forward), how often
+  repmode's output is further from the op in float64 on the same operands than native's, and
+  how often closer;
 * that the gradients have the same bits at 1 and 2 threads.
 
 Run: PYTHONPATH=. python benchmarks/accuracy_linalg_backward.py [--n 2 4 8 16 32 64] [--count 200]
@@ -50,17 +52,54 @@ class _Float64Products(TorchDispatchMode):
         return func(*args, **kwargs)
 
 
+def _widen(x):
+    return x.detach().double() if isinstance(x, torch.Tensor) and x.dtype == torch.float32 else x
+
+
+def _plain(x):
+    return x.detach() if isinstance(x, torch.Tensor) else x
+
+
 class _LocalProducts(TorchDispatchMode):
     """Inside repmode: each float32 mm/bmm's error (repmode's result and native's) against the
-    float64 product of the same inputs, in ulps of the output's largest |value|."""
+    float64 product of the same inputs, in ulps of the output's largest |value|; and for every
+    functional op with one float32 output, its error and native's against the op in float64 on the
+    same operands (relative to the largest |value|), per op."""
 
     def __init__(self):
         super().__init__()
         self.calls = []  # (k, repmode ulps, native ulps)
+        self.ops = {}  # op name -> [calls, repmode worse, repmode better, sum of repmode's, of native's]
+
+    def _per_op(self, func, args, kwargs, out):
+        if not (isinstance(out, torch.Tensor) and out.dtype == torch.float32 and out.numel()):
+            return
+        if func._schema.is_mutable or not func._schema.returns or func._schema.returns[0].alias_info:
+            return  # in-place ops and views: nothing computed
+        with torch.utils._python_dispatch._disable_current_modes():
+            try:
+                ref = func(*[_widen(a) for a in args], **{k: _widen(v) for k, v in kwargs.items()})
+                nat = func(*[_plain(a) for a in args], **{k: _plain(v) for k, v in kwargs.items()})
+            except Exception:  # noqa: BLE001 - an op without a float64 form: not measured
+                return
+        if not isinstance(ref, torch.Tensor) or ref.shape != out.shape:
+            return
+        scale = float(ref.abs().max())
+        if not 0 < scale < float("inf"):
+            return
+        e_rep = float((out.detach().double() - ref).abs().max()) / scale
+        e_nat = float((nat.double() - ref.double()).abs().max()) / scale
+        s = self.ops.setdefault(str(func), [0, 0, 0, 0.0, 0.0])
+        s[0] += 1
+        s[1] += e_rep > e_nat
+        s[2] += e_rep < e_nat
+        s[3] += e_rep
+        s[4] += e_nat
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         out = func(*args, **kwargs)
+        self._per_op(func, args, kwargs, out)
         if func in MM and args[0].dtype == torch.float32 and out.numel():
             with torch.utils._python_dispatch._disable_current_modes():
                 a, b = args[0].detach(), args[1].detach()
@@ -102,6 +141,11 @@ def householder_case(n, i, kind):
     g = torch.Generator().manual_seed(2000 * n + i)
     m = n + (i % 2)
     k = max(n - 2, 1) if i % 3 == 0 else n
+    if kind == "from geqrf":  # the reflectors of a QR (tau in [1, 2]): Q orthogonal, the real use
+        a, tau = torch.geqrf(torch.randn(m, n, generator=g))
+        return torch.linalg.householder_product, (a, tau[:k].contiguous()), g
+    # torch's OpInfo samples: random reflectors and tau, a product far from orthogonal whose size
+    # grows exponentially with n (above n = 8 the float32 results carry no correct digit)
     lo, hi = (-2.0, 2.0) if kind == "[-2, 2]" else (-9.0, 9.0)
     A = torch.empty(m, n, dtype=torch.float32).uniform_(-2, 2, generator=g)
     tau = torch.empty(k, dtype=torch.float32).uniform_(lo, hi, generator=g)
@@ -109,7 +153,7 @@ def householder_case(n, i, kind):
 
 
 CASES = {"triangular_solve": (triangular_solve_case, ("opinfo", "random triangular")),
-         "householder_product": (householder_case, ("[-2, 2]", "tau in [-9, 9]"))}
+         "householder_product": (householder_case, ("from geqrf", "[-2, 2]", "tau in [-9, 9]"))}
 
 
 def _grads(f, inputs, cot, mode=None, extra=None, threads=None):
@@ -158,17 +202,24 @@ def measure(op, n, count, kind):
                 return None
             return max(float((x.double() - r).abs().max()) for x, r in zip(gs, ref)) / scale
         e = (err(rep1), err(nat), err(what_if))  # None: no finite float64 reference (overflow)
-        if None not in e:
+        if None not in e and all(x == x and x < float("inf") for x in e):
             rows.append((*e, same))
-    return rows, local.calls
+    return rows, local
 
 
 def summary(rows):
+    if not rows:
+        return "no input with a finite float64 reference"
     rep, nat, w = ([r[i] for r in rows] for i in range(3))
     worse = sum(a > b for a, b in zip(rep, nat))
     return (f"worst rep {max(rep):.2e} nat {max(nat):.2e} rep64mm {max(w):.2e} | median rep "
             f"{statistics.median(rep):.2e} nat {statistics.median(nat):.2e} rep64mm {statistics.median(w):.2e} "
             f"| rep > nat in {worse}/{len(rows)} | 1 vs 2 threads bitwise: {all(r[3] for r in rows)}")
+
+
+def per_op_summary(ops):
+    return "; ".join(f"{name.replace('aten.', '')} {c} calls: repmode worse {w}, better {b}, mean {r / c:.2e} vs "
+                     f"{n / c:.2e}" for name, (c, w, b, r, n) in sorted(ops.items()) if w or b)
 
 
 def local_summary(calls):
@@ -187,13 +238,18 @@ def main():
     p.add_argument("--n", type=int, nargs="+", default=[2, 3, 4, 5, 8, 16, 32, 64])
     p.add_argument("--count", type=int, default=200)
     p.add_argument("--op", choices=sorted(CASES), action="append")
+    p.add_argument("--kind", action="append", help="only these input kinds (default: every kind)")
     args = p.parse_args()
     for op in args.op or sorted(CASES, reverse=True):
         for kind in CASES[op][1]:
+            if args.kind and kind not in args.kind:
+                continue
             for n in args.n:
-                rows, calls = measure(op, n, args.count, kind)
+                rows, local = measure(op, n, args.count, kind)
                 print(f"{op} ({kind}) n={n} ({len(rows)} inputs): {summary(rows)}", flush=True)
-                print(f"    local: {local_summary(calls)}", flush=True)
+                print(f"    local: {local_summary(local.calls)}", flush=True)
+                print(f"    per op (relative to the largest |value|; the rest equal): {per_op_summary(local.ops)}",
+                      flush=True)
 
 
 if __name__ == "__main__":
