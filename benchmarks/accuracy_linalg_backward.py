@@ -72,7 +72,8 @@ class _LocalProducts(TorchDispatchMode):
         self.ops = {}  # op name -> [calls, repmode worse, repmode better, sum of repmode's, of native's]
 
     def _per_op(self, func, args, kwargs, out):
-        if not (isinstance(out, torch.Tensor) and out.dtype == torch.float32 and out.numel()):
+        first = out[0] if isinstance(out, (tuple, list)) and out else out  # triangular_solve: the solution
+        if not (isinstance(first, torch.Tensor) and first.dtype == torch.float32 and first.numel()):
             return
         if func._schema.is_mutable or not func._schema.returns or func._schema.returns[0].alias_info:
             return  # in-place ops and views: nothing computed
@@ -82,6 +83,9 @@ class _LocalProducts(TorchDispatchMode):
                 nat = func(*[_plain(a) for a in args], **{k: _plain(v) for k, v in kwargs.items()})
             except Exception:  # noqa: BLE001 - an op without a float64 form: not measured
                 return
+        if first is not out:
+            ref, nat = ref[0], nat[0]
+        out = first
         if not isinstance(ref, torch.Tensor) or ref.shape != out.shape:
             return
         scale = float(ref.abs().max())
