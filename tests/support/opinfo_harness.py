@@ -63,6 +63,15 @@ reference raises, a result without a finite reference — leaves the mismatch st
 message gives both means where the redraws were conclusive. A systematic loss (repmode less accurate
 than native on most draws of the sample's shapes) stays a mismatch.
 
+**Singular and eigenvectors** (the forward outputs of ``svd``, ``linalg.svd``, ``linalg.eigh``):
+torch leaves each vector's sign open and LAPACK's signs follow no rule, so these are compared as
+an equivalence class where torch's result is not unique — one sign per singular triplet applied to
+``u_j`` and ``v_j`` together (one per eigenvector), then entry by entry as above; clusters of
+(nearly) repeated values by their rotation-invariant part; zero singular values and
+``full_matrices`` columns by the projector onto their span where that is unique — and repmode's
+result is checked against its documented sign rule exactly, and for orthonormality. The rule and
+why: tests/support/opinfo_gauge.py (and docs/semantics.md "Linear algebra").
+
 A sample on which native torch itself raises is left out (recorded as ``native_failed``); its
 backward is left out when native's backward raises.
 """
@@ -85,6 +94,7 @@ from torch.utils._pytree import tree_flatten
 import repmode
 from repmode import UnsupportedOpError
 
+from . import opinfo_gauge as gauge
 from .helpers import num_threads
 
 CATEGORIES = ("pass", "unsupported", "error", "mismatch", "variance")
@@ -254,7 +264,7 @@ def _nan_equal(a, b):
     return a == b
 
 
-def _compare(name, got, want, values: bool):
+def _compare(name, got, want, values: bool, labels=None):
     """None if ``got`` matches ``want`` (torch.testing.assert_close's defaults, NaN positions equal,
     strides not compared; structure, shapes and dtypes only when ``values`` is False), else
     (why not, {index of each tensor leaf whose values differ: why}): the dict is empty for a
@@ -265,7 +275,7 @@ def _compare(name, got, want, values: bool):
         return f"{name}: structure {got_spec} vs native {want_spec}", {}
     differing = {}
     for i, (g, w) in enumerate(zip(got_leaves, want_leaves)):
-        where = f"{name} {i}" if len(got_leaves) > 1 else name
+        where = f"{name} {labels[i]}" if labels else f"{name} {i}" if len(got_leaves) > 1 else name
         if isinstance(w, torch.Tensor) != isinstance(g, torch.Tensor):
             return f"{where}: {type(g).__name__} vs native {type(w).__name__}", {}
         if not isinstance(w, torch.Tensor):
@@ -293,9 +303,10 @@ def _close(g, w):
     return None
 
 
-def _float64_reference(op, sample, cotangents, phase):
+def _float64_reference(op, sample, cotangents, phase, transform=None):
     """The leaves of ``phase`` (forward, backward or inplace) of ``op`` run natively on ``sample``
-    with every float32 tensor (and cotangent) widened to float64, or None if native torch raises."""
+    with every float32 tensor (and cotangent) widened to float64 (passed through ``transform``
+    first, when given), or None if native torch raises."""
     def widen(t):
         if isinstance(t, torch.Tensor) and t.dtype == torch.float32:
             return _copy_tensor(t).detach().double().requires_grad_(t.requires_grad)
@@ -303,11 +314,13 @@ def _float64_reference(op, sample, cotangents, phase):
     try:
         wide = sample.transform(widen)
         if phase == "inplace":
-            return tree_flatten(_inplace_run(op, wide))[0]
-        backward = phase == "backward"
-        cot64 = [c.double() if c.dtype == torch.float32 else c for c in cotangents] if backward else None
-        out64, grads64 = _run(op, wide, cot64, backward)
-        return tree_flatten(grads64 if backward else out64)[0]
+            result = _inplace_run(op, wide)
+        else:
+            backward = phase == "backward"
+            cot64 = [c.double() if c.dtype == torch.float32 else c for c in cotangents] if backward else None
+            out64, grads64 = _run(op, wide, cot64, backward)
+            result = grads64 if backward else out64
+        return tree_flatten(transform(result) if transform else result)[0]
     except Exception:  # noqa: BLE001 - no reference: nothing excuses the difference
         return None
 
@@ -335,14 +348,16 @@ def _errors(ref, g, w):
     return largest(g), largest(w)
 
 
-def _judge(op, sample, cotangents, phase, why, got, want, result):
+def _judge(op, sample, cotangents, phase, why, got, want, result, transform=None):
     """After ``_compare`` found ``why``: None if every differing leaf is no further from the float64
     reference than native's (the sample passes; counted in ``result.closer_than_native``), else
-    the mismatch message, prefixed with both errors of the first differing leaf where known."""
+    the mismatch message, prefixed with both errors of the first differing leaf where known.
+    ``transform``: what turned the outputs into ``got`` and ``want`` (the sign-invariant leaves of
+    tests/support/opinfo_gauge.py), applied to the reference too."""
     message, differing = why
     if not differing:
         return message
-    ref = _float64_reference(op, sample, cotangents, phase)
+    ref = _float64_reference(op, sample, cotangents, phase, transform)
     got_leaves, want_leaves = tree_flatten(got)[0], tree_flatten(want)[0]
     errors = {i: None if ref is None else _errors(ref[i], got_leaves[i], want_leaves[i]) for i in differing}
     if all(e is not None and e[0] <= e[1] for e in errors.values()):
@@ -539,14 +554,37 @@ def _check_result(ctx, label, phase, cotangents, got, native, other):
     """``got`` (1 thread) against native torch's (assert_close, then the float64 judge: a mismatch),
     then, unless ``other`` is None, against ``other`` (2 threads) bit for bit (a variance)."""
     op, sample, values, result = ctx
-    why = _compare(label, got, native, values)
-    why = why and _judge(op, sample, cotangents, phase, why, got, native, result)
+    if values and phase == "forward" and gauge.applies(op.name, sample):
+        why = _compare_gauged(ctx, label, got, native)
+    else:
+        why = _compare(label, got, native, values)
+        why = why and _judge(op, sample, cotangents, phase, why, got, native, result)
     if why:
         raise _Stop("mismatch", phase, one_line(why))
     if other is not None:
         why = _bitwise(label, got, other)
         if why:
             raise _Stop("variance", phase, one_line(why))
+
+
+def _compare_gauged(ctx, label, got, native):
+    """Singular and eigenvectors, whose signs torch leaves open: tests/support/opinfo_gauge.py."""
+    op, sample, values, result = ctx
+    kind = gauge.GAUGED[op.name]
+    why = _compare(label, got, native, values)  # structure, shapes and dtypes first
+    if why and not why[1]:
+        return why[0]
+    if not (gauge.comparable(kind, native) and gauge.comparable(kind, got)):
+        return why and _judge(op, sample, None, "forward", why, got, native, result)
+    broken = gauge.checks(kind, got, native)
+    if broken:
+        return f"{label}: {broken}"
+
+    def transform(out):
+        return [t for _, t in gauge.leaves(kind, out, native)]
+    got_leaves = gauge.leaves(kind, got, native)
+    why = _compare(label, [t for _, t in got_leaves], transform(native), values, [n for n, _ in got_leaves])
+    return why and _judge(op, sample, None, "forward", why, transform(got), transform(native), result, transform)
 
 
 def _check_layout(op, sample, cotangents, backward, out2, grads2):

@@ -6,6 +6,11 @@ repmode's strict mode at 1 and 2 threads (tests/support/opinfo_harness.py), as M
     python tests/system/opinfo_report.py --write-expected tests/system/opinfo_expected.txt
     python tests/system/opinfo_report.py --only sort --only topk       # OpInfos whose name contains a word
 
+Comparisons are tests/support/opinfo_harness.py's; singular and eigenvectors (``svd``,
+``linalg.svd``, ``linalg.eigh``) are compared up to one sign per singular triplet, applied to ``u``
+and ``v`` together, with repmode's documented sign rule checked exactly (tests/support/opinfo_gauge.py
+says how and why: LAPACK's signs follow no rule).
+
 ``--write-expected`` regenerates the checked-in list of OpInfos that do not pass: write it from the
 full run (the default ``--samples all``): the list records the first sample that does not pass, and
 the CI test (tests/system/test_opinfo.py, first 3 samples) expects a pass where that lies later.
