@@ -273,6 +273,14 @@ struct LanesPortable {
   static void top(const CxL* z, Cx* y, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
     lanes_portable::split16_top(z, y, n, lv, fw, b, e);
   }
+  template <typename S>
+  static void gather16_c2c(const S* x, CxL* g, int64_t m2, int64_t b, int64_t e) {
+    lanes_portable::gather16_c2c(x, g, m2, b, e);
+  }
+  template <typename D>
+  static void store_cx(const Cx* y, D* out, int64_t count, bool scale, double divisor) {
+    lanes_portable::store_cx(y, out, count, scale, divisor);
+  }
 };
 #if defined(__x86_64__)
 struct LanesAvx2 {
@@ -298,6 +306,14 @@ struct LanesAvx2 {
   }
   static void top(const CxL* z, Cx* y, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
     lanes_avx2::split16_top(z, y, n, lv, fw, b, e);
+  }
+  template <typename S>
+  static void gather16_c2c(const S* x, CxL* g, int64_t m2, int64_t b, int64_t e) {
+    lanes_avx2::gather16_c2c(x, g, m2, b, e);
+  }
+  template <typename D>
+  static void store_cx(const Cx* y, D* out, int64_t count, bool scale, double divisor) {
+    lanes_avx2::store_cx(y, out, count, scale, divisor);
   }
 };
 #endif
@@ -475,6 +491,10 @@ void split16_line(int mode, const S* src, const Ints& ss, D* dst, int64_t inner,
     return v;
   };
   parallel_for(m2, nthreads, 64, [&](int64_t b, int64_t e) {
+    if (mode == kC2C && step == 1) {
+      Lanes::gather16_c2c(src + 2 * base, g, m2, b, e);
+      return;
+    }
     for (int64_t t = b; t < e; ++t)
       for (int q = 0; q < 4; ++q) {
         CxL& d = g[q * m2 + t];
@@ -495,6 +515,14 @@ void split16_line(int mode, const S* src, const Ints& ss, D* dst, int64_t inner,
       if (mode == kC2R) {
         D* out = dst + o * n_dst * inner + i;
         for (int64_t k = kb; k < ke; ++k) out[k * inner] = canon(D(scale ? y[k].re / divisor : y[k].re));
+      } else if (inner == 1 && kb < ke) {
+        D* out = dst + 2 * o * n_dst;
+        Lanes::store_cx(y + kb, out + 2 * kb, ke - kb, scale, divisor);
+        for (const int64_t k : {int64_t(0), n % 2 == 0 ? h : int64_t(-1)})  // r2c: X_0, X_{n/2} real
+          if (mode == kR2C && k >= kb && k < ke) {
+            out[2 * k] = canon(D(scale ? y[k].re / divisor : y[k].re));
+            out[2 * k + 1] = canon(D(0.0));
+          }
       } else {
         D* out = dst + 2 * (o * n_dst * inner + i);
         for (int64_t k = kb; k < ke; ++k) {

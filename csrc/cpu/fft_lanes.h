@@ -461,7 +461,48 @@ bool store_lanes_fast(int mode, CxL* yl, int64_t n, int64_t n_dst, double diviso
   }
   return true;
 }
+
+// split16_line's gather for complex lines with unit step: g[q m2 + t] lane l = x[16 t + 4 q + l].
+template <typename S>
+void gather16_c2c(const S* x, CxL* g, int64_t m2, int64_t tb, int64_t te) {
+  for (int64_t t = tb; t < te; ++t)
+    for (int q = 0; q < 4; ++q) {
+      const S* p = x + 2 * (16 * t + 4 * q);
+      const __m256d v0 = load_four(p), v1 = load_four(p + 4);  // r0 i0 r1 i1, r2 i2 r3 i3
+      vst(g[q * m2 + t].re, _mm256_permute4x64_pd(_mm256_unpacklo_pd(v0, v1), 0xD8));
+      vst(g[q * m2 + t].im, _mm256_permute4x64_pd(_mm256_unpackhi_pd(v0, v1), 0xD8));
+    }
+}
+
+// y[0 .. count) to the interleaved out: each part divided by divisor (when scale), rounded once,
+// NaN made canonical.
+template <typename D>
+void store_cx(const Cx* y, D* out, int64_t count, bool scale, double divisor) {
+  const V dv = vset(divisor);
+  int64_t k = 0;
+  for (; k + 2 <= count; k += 2) store_four(out + 2 * k, scaled(scale, dv, &y[k].re));
+  for (; k < count; ++k) {
+    out[2 * k] = canon(D(scale ? y[k].re / divisor : y[k].re));
+    out[2 * k + 1] = canon(D(scale ? y[k].im / divisor : y[k].im));
+  }
+}
 #else
+template <typename S>
+void gather16_c2c(const S* x, CxL* g, int64_t m2, int64_t tb, int64_t te) {
+  for (int64_t t = tb; t < te; ++t)
+    for (int q = 0; q < 4; ++q)
+      for (int l = 0; l < kLanes; ++l) {
+        g[q * m2 + t].re[l] = double(x[2 * (16 * t + 4 * q + l)]);
+        g[q * m2 + t].im[l] = double(x[2 * (16 * t + 4 * q + l) + 1]);
+      }
+}
+template <typename D>
+void store_cx(const Cx* y, D* out, int64_t count, bool scale, double divisor) {
+  for (int64_t k = 0; k < count; ++k) {
+    out[2 * k] = canon(D(scale ? y[k].re / divisor : y[k].re));
+    out[2 * k + 1] = canon(D(scale ? y[k].im / divisor : y[k].im));
+  }
+}
 template <typename S>
 bool load_lanes_fast(int, const S*, const Ints&, int64_t, int64_t, int64_t, CxL*) {
   return false;
