@@ -244,6 +244,51 @@ REPMODE_INLINE V vmul(V a, V b) { return _mm256_mul_pd(a, b); }
 #undef REPMODE_FFT_AVX2
 }  // namespace lanes_avx2
 #pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512dq,avx2")
+// No auto-vectorization here: with FMA available (AVX-512 implies it), GCC 12's vectorizer turns the
+// scalar complex products (cx_mul in fft_butterfly) into vfmaddsub despite -ffp-contract=off, which
+// changes their bits. The lane walk is written with intrinsics and needs no vectorizer.
+#pragma GCC optimize("no-tree-vectorize")
+// The AVX-512 copy: C is one 512-bit register holding a CxL as it lies in memory (the 4 real parts,
+// then the 4 imaginary parts); V (the top level of long lines, loads and stores) as in the AVX2 copy.
+// cmulw: P = a w.re, S = (a with its halves swapped) w.im, real parts P - S (a.re w.re - a.im w.im),
+// imaginary parts P + S (a.im w.re + a.re w.im: the same sum as cx_mul's, added in the other order);
+// cmi / cpi add or subtract the swapped a3: each lane one IEEE operation, as in the pair form.
+namespace lanes_avx512 {
+using V = __m256d;
+REPMODE_INLINE V vld(const double* p) { return _mm256_loadu_pd(p); }
+REPMODE_INLINE void vst(double* p, V a) { _mm256_storeu_pd(p, a); }
+REPMODE_INLINE V vset(double x) { return _mm256_set1_pd(x); }
+REPMODE_INLINE V vadd(V a, V b) { return _mm256_add_pd(a, b); }
+REPMODE_INLINE V vsub(V a, V b) { return _mm256_sub_pd(a, b); }
+REPMODE_INLINE V vmul(V a, V b) { return _mm256_mul_pd(a, b); }
+using C = __m512d;
+REPMODE_INLINE C cld(const CxL& a) { return _mm512_loadu_pd(a.re); }
+REPMODE_INLINE void cst(CxL& a, C v) { _mm512_storeu_pd(a.re, v); }
+REPMODE_INLINE C cadd(C a, C b) { return _mm512_add_pd(a, b); }
+REPMODE_INLINE C csub(C a, C b) { return _mm512_sub_pd(a, b); }
+REPMODE_INLINE C cswap(C a) { return _mm512_shuffle_f64x2(a, a, 0x4E); }
+REPMODE_INLINE C cmulw(C a, double wr, double wi) {
+  const C p = _mm512_mul_pd(a, _mm512_set1_pd(wr)), s = _mm512_mul_pd(cswap(a), _mm512_set1_pd(wi));
+  return _mm512_mask_add_pd(_mm512_sub_pd(p, s), 0xF0, p, s);
+}
+REPMODE_INLINE C cmi(C a1, C a3) {  // (a1.re + a3.im, a1.im - a3.re)
+  const C s = cswap(a3);
+  return _mm512_mask_sub_pd(_mm512_add_pd(a1, s), 0xF0, a1, s);
+}
+REPMODE_INLINE C cpi(C a1, C a3) {  // (a1.re - a3.im, a1.im + a3.re)
+  const C s = cswap(a3);
+  return _mm512_mask_add_pd(_mm512_sub_pd(a1, s), 0xF0, a1, s);
+}
+REPMODE_INLINE C czero() { return _mm512_setzero_pd(); }
+#define REPMODE_FFT_AVX2 1
+#define REPMODE_FFT_AVX512 1
+#include "fft_lanes.h"
+#undef REPMODE_FFT_AVX512
+#undef REPMODE_FFT_AVX2
+}  // namespace lanes_avx512
+#pragma GCC pop_options
 #endif
 
 // The two copies of the lane walk, as types for run_lines_with.
@@ -314,6 +359,39 @@ struct LanesAvx2 {
   template <typename D>
   static void store_cx(const Cx* y, D* out, int64_t count, bool scale, double divisor) {
     lanes_avx2::store_cx(y, out, count, scale, divisor);
+  }
+};
+struct LanesAvx512 {
+  static void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* w) { lanes_avx512::lane_transform(p, x, y, w); }
+  static void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* w, CxL* a, CxL* b, int nthreads) {
+    lanes_avx512::line_transform(p, x, y, w, a, b, nthreads);
+  }
+  template <typename S>
+  static bool load(int mode, const S* src, const Ints& ss, int64_t inner, int64_t line0, int64_t n, CxL* xl) {
+    return lanes_avx512::load_lanes_fast(mode, src, ss, inner, line0, n, xl);
+  }
+  template <typename D>
+  static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner,
+                    int64_t line0) {
+    return lanes_avx512::store_lanes_fast(mode, yl, n, n_dst, divisor, dst, inner, line0);
+  }
+  static void groups(const CxL* g, CxL* z, int64_t n, const Cx* tw, const Cx* const* lv, bool fw, int64_t b,
+                     int64_t e) {
+    lanes_avx512::split16_groups(g, z, n, tw, lv, fw, b, e);
+  }
+  static void middle(CxL* z, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
+    lanes_avx512::split16_middle(z, n, lv, fw, b, e);
+  }
+  static void top(const CxL* z, Cx* y, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
+    lanes_avx512::split16_top(z, y, n, lv, fw, b, e);
+  }
+  template <typename S>
+  static void gather16_c2c(const S* x, CxL* g, int64_t m2, int64_t b, int64_t e) {
+    lanes_avx512::gather16_c2c(x, g, m2, b, e);
+  }
+  template <typename D>
+  static void store_cx(const Cx* y, D* out, int64_t count, bool scale, double divisor) {
+    lanes_avx512::store_cx(y, out, count, scale, divisor);
   }
 };
 #endif
@@ -578,11 +656,16 @@ void run_lines_with(int mode, const S* src, const Ints& ss, D* dst, int64_t inne
 template <typename S, typename D>
 void run_lines(int mode, const S* src, const Ints& ss, D* dst, int64_t outer, int64_t inner, const Plan& p,
                int64_t n_dst, double divisor, int nthreads, bool reference) {
-  const bool avx2 = active_isa() >= Isa::avx2;
+  const Isa isa = active_isa();
   const int64_t lines = outer * inner;
   auto run = [&](int64_t begin, int64_t end, int line_threads) {
 #if defined(__x86_64__)
-    if (avx2) {
+    if (isa >= Isa::avx512) {
+      run_lines_with<S, D, LanesAvx512>(mode, src, ss, dst, inner, p, n_dst, divisor, reference, begin, end,
+                                        line_threads);
+      return;
+    }
+    if (isa >= Isa::avx2) {
       run_lines_with<S, D, LanesAvx2>(mode, src, ss, dst, inner, p, n_dst, divisor, reference, begin, end,
                                       line_threads);
       return;
@@ -591,7 +674,7 @@ void run_lines(int mode, const S* src, const Ints& ss, D* dst, int64_t outer, in
     run_lines_with<S, D, LanesPortable>(mode, src, ss, dst, inner, p, n_dst, divisor, reference, begin, end,
                                         line_threads);
   };
-  (void)avx2;
+  (void)isa;
   // Fewer lines than threads, each long: one line at a time, its transform on all the threads
   // (line_transform's split16_recursive; the same operations as on one thread).
   if (!reference && nthreads > 1 && lines < nthreads && (p.smooth ? p.n : p.M) >= kSplit16Min) {

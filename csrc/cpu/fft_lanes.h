@@ -1,66 +1,75 @@
-// The lane walk of csrc/cpu/fft.cpp, included twice there (portable, and compiled for AVX2 with
+// The lane walk of csrc/cpu/fft.cpp, included three times there (portable, AVX2 and AVX-512
 // intrinsics): kLanes sequences transformed together, each lane running the scalar sequence of
 // fft_recursive / fft_bluestein (csrc/common/fft.h) on its own data, with the same twiddle for every
 // lane. Only + - * on doubles, lane by lane (V: kLanes doubles; vadd, vsub, vmul are the IEEE
 // operations of each lane, -ffp-contract=off), so the vectorized loops give the scalar bits.
-// The includer defines V, vld, vst, vadd, vsub, vmul, vset (broadcast) and, for the AVX2 copy,
-// REPMODE_FFT_AVX2 (the load/store transposes written with shuffles: data movement only).
+// The includer defines C (kLanes complex numbers) with cld, cst, cadd, csub, cmulw (times a broadcast
+// twiddle: cx_mul lane by lane), cmi (a1 - i a3), cpi (a1 + i a3), czero; and, for the AVX2 and
+// AVX-512 copies, V = one 256-bit vector (vld, vst, vadd, vsub, vmul, vset) and REPMODE_FFT_AVX2
+// (the top level of long lines and the load/store transposes, written with shuffles).
 // No include guard and no includes: fft.cpp includes it inside a namespace after fft.h, Plan and CxL.
 // clang-format off
 
-// o = a * w (cx_mul lane by lane): (a.re w.re - a.im w.im, a.re w.im + a.im w.re).
-REPMODE_INLINE void lane_mul(CxL& o, const CxL& a, Cx w) {
-  const V ar = vld(a.re), ai = vld(a.im), wr = vset(w.re), wi = vset(w.im);
-  vst(o.re, vsub(vmul(ar, wr), vmul(ai, wi)));
-  vst(o.im, vadd(vmul(ar, wi), vmul(ai, wr)));
+#if !defined(REPMODE_FFT_AVX512)
+// C as a pair of V (the real parts of the kLanes numbers, then the imaginary parts).
+struct C {
+  V r, i;
+};
+REPMODE_INLINE C cld(const CxL& a) { return C{vld(a.re), vld(a.im)}; }
+REPMODE_INLINE void cst(CxL& a, C v) {
+  vst(a.re, v.r);
+  vst(a.im, v.i);
 }
+REPMODE_INLINE C cadd(C a, C b) { return C{vadd(a.r, b.r), vadd(a.i, b.i)}; }
+REPMODE_INLINE C csub(C a, C b) { return C{vsub(a.r, b.r), vsub(a.i, b.i)}; }
+REPMODE_INLINE C cmulw(C a, double wr, double wi) {
+  const V r = vset(wr), i = vset(wi);
+  return C{vsub(vmul(a.r, r), vmul(a.i, i)), vadd(vmul(a.r, i), vmul(a.i, r))};
+}
+REPMODE_INLINE C cmi(C a1, C a3) { return C{vadd(a1.r, a3.i), vsub(a1.i, a3.r)}; }  // a1 - i a3
+REPMODE_INLINE C cpi(C a1, C a3) { return C{vsub(a1.r, a3.i), vadd(a1.i, a3.r)}; }  // a1 + i a3
+REPMODE_INLINE C czero() { return C{vset(0.0), vset(0.0)}; }
+#endif
+
+// o = a * w (cx_mul lane by lane): (a.re w.re - a.im w.im, a.re w.im + a.im w.re).
+REPMODE_INLINE void lane_mul(CxL& o, const CxL& a, Cx w) { cst(o, cmulw(cld(a), w.re, w.im)); }
 
 // fft_butterfly, lane by lane, for r = 2, 3, 5, 7 (r = 4: lane_radix4_level). lt: this level's twiddles
 // W^{jk} (lt[k (r-1) + j-1] = tw[j k tstep], the same values laid out in the order they are used).
 REPMODE_INLINE void lane_butterfly(CxL* out, int64_t k, int64_t m, int r, const Cx* tw, int64_t tstep, const Cx* lt,
                                    bool forward) {
-  V tr[7], ti[7];
-  tr[0] = vld(out[k].re);
-  ti[0] = vld(out[k].im);
+  C t[7];
+  t[0] = cld(out[k]);
   for (int j = 1; j < r; ++j) {
-    const CxL& v = out[j * m + k];
     if (k == 0) {  // j k == 0: no multiplication
-      tr[j] = vld(v.re);
-      ti[j] = vld(v.im);
+      t[j] = cld(out[j * m + k]);
     } else {
       const Cx w = fft_tw(lt, k * (r - 1) + (j - 1), forward);
-      const V ar = vld(v.re), ai = vld(v.im), wr = vset(w.re), wi = vset(w.im);
-      tr[j] = vsub(vmul(ar, wr), vmul(ai, wi));
-      ti[j] = vadd(vmul(ar, wi), vmul(ai, wr));
+      t[j] = cmulw(cld(out[j * m + k]), w.re, w.im);
     }
   }
   if (r == 2) {
-    vst(out[k].re, vadd(tr[0], tr[1]));
-    vst(out[k].im, vadd(ti[0], ti[1]));
-    vst(out[k + m].re, vsub(tr[0], tr[1]));
-    vst(out[k + m].im, vsub(ti[0], ti[1]));
+    cst(out[k], cadd(t[0], t[1]));
+    cst(out[k + m], csub(t[0], t[1]));
     return;
   }
   const int64_t wstep = tstep * m;
   for (int q = 0; q < r; ++q) {
-    V accr = tr[0], acci = ti[0];
+    C acc = t[0];
     for (int j = 1; j < r; ++j) {
       const int e = (q * j) % r;
       if (e == 0) {
-        accr = vadd(accr, tr[j]);
-        acci = vadd(acci, ti[j]);
+        acc = cadd(acc, t[j]);
       } else {
         const Cx w = fft_tw(tw, e * wstep, forward);
-        const V wr = vset(w.re), wi = vset(w.im);
-        accr = vadd(accr, vsub(vmul(tr[j], wr), vmul(ti[j], wi)));
-        acci = vadd(acci, vadd(vmul(tr[j], wi), vmul(ti[j], wr)));
+        acc = cadd(acc, cmulw(t[j], w.re, w.im));
       }
     }
-    vst(out[k + q * m].re, accr);
-    vst(out[k + q * m].im, acci);
+    cst(out[k + q * m], acc);
   }
 }
 
+#if defined(REPMODE_FFT_AVX2)
 // The radix-4 butterfly on t0..t3 (fft_butterfly's r = 4 case) as values: x[0] = a0 + a2,
 // x[1] = a1 - i a3, x[2] = a0 - a2, x[3] = a1 + i a3.
 REPMODE_INLINE void r4_values(V t0r, V t0i, V t1r, V t1i, V t2r, V t2i, V t3r, V t3i, V* xr, V* xi) {
@@ -78,7 +87,6 @@ REPMODE_INLINE void r4_values(V t0r, V t0i, V t1r, V t1i, V t2r, V t2i, V t3r, V
   xi[3] = vadd(a1i, a3r);
 }
 
-#if defined(REPMODE_FFT_AVX2)
 // out[j][i] = a_i[j]: the 4 x 4 transpose (data movement).
 REPMODE_INLINE void transpose4(V a0, V a1, V a2, V a3, V* out) {
   const V t0 = _mm256_unpacklo_pd(a0, a1), t1 = _mm256_unpackhi_pd(a0, a1);
@@ -92,20 +100,12 @@ REPMODE_INLINE void transpose4(V a0, V a1, V a2, V a3, V* out) {
 
 // The radix-4 butterfly on t0..t3 (fft_butterfly's r = 4 case), written to o0..o3 (o1 and o3 swapped
 // by the caller for the inverse: X_{k+m} = a1 - i a3 forward, a1 + i a3 inverse).
-REPMODE_INLINE void lane_r4(V t0r, V t0i, V t1r, V t1i, V t2r, V t2i, V t3r, V t3i, CxL* o0, CxL* o1, CxL* o2,
-                            CxL* o3) {
-  const V a0r = vadd(t0r, t2r), a0i = vadd(t0i, t2i);
-  const V a1r = vsub(t0r, t2r), a1i = vsub(t0i, t2i);
-  const V a2r = vadd(t1r, t3r), a2i = vadd(t1i, t3i);
-  const V a3r = vsub(t1r, t3r), a3i = vsub(t1i, t3i);
-  vst(o0->re, vadd(a0r, a2r));
-  vst(o0->im, vadd(a0i, a2i));
-  vst(o2->re, vsub(a0r, a2r));
-  vst(o2->im, vsub(a0i, a2i));
-  vst(o1->re, vadd(a1r, a3i));  // a1 - i a3
-  vst(o1->im, vsub(a1i, a3r));
-  vst(o3->re, vsub(a1r, a3i));  // a1 + i a3
-  vst(o3->im, vadd(a1i, a3r));
+REPMODE_INLINE void lane_r4(C t0, C t1, C t2, C t3, CxL* o0, CxL* o1, CxL* o2, CxL* o3) {
+  const C a0 = cadd(t0, t2), a1 = csub(t0, t2), a2 = cadd(t1, t3), a3 = csub(t1, t3);
+  cst(*o0, cadd(a0, a2));
+  cst(*o2, csub(a0, a2));
+  cst(*o1, cmi(a1, a3));
+  cst(*o3, cpi(a1, a3));
 }
 
 // Butterflies k = kb .. ke-1 of one radix-4 level of fft_recursive, lane by lane (k = 0 without
@@ -114,27 +114,19 @@ REPMODE_INLINE void lane_radix4_level(CxL* out, int64_t kb, int64_t ke, int64_t 
   const double sg = forward ? 1.0 : -1.0;
   const int s1 = forward ? 1 : 3, s3 = forward ? 3 : 1;
   for (int64_t k = kb; k < ke; ++k) {
-    CxL* p0 = out + k;
-    CxL* p1 = out + m + k;
-    CxL* p2 = out + 2 * m + k;
-    CxL* p3 = out + 3 * m + k;
-    V t1r = vld(p1->re), t1i = vld(p1->im), t2r = vld(p2->re), t2i = vld(p2->im), t3r = vld(p3->re),
-      t3i = vld(p3->im);
+    C t1 = cld(out[m + k]), t2 = cld(out[2 * m + k]), t3 = cld(out[3 * m + k]);
     if (k != 0) {
-      const Cx w1 = lt[3 * k], w2 = lt[3 * k + 1], w3 = lt[3 * k + 2];
-      const V w1r = vset(w1.re), w1i = vset(sg * w1.im), w2r = vset(w2.re), w2i = vset(sg * w2.im),
-        w3r = vset(w3.re), w3i = vset(sg * w3.im);
-      const V u1r = vsub(vmul(t1r, w1r), vmul(t1i, w1i)), u1i = vadd(vmul(t1r, w1i), vmul(t1i, w1r));
-      const V u2r = vsub(vmul(t2r, w2r), vmul(t2i, w2i)), u2i = vadd(vmul(t2r, w2i), vmul(t2i, w2r));
-      const V u3r = vsub(vmul(t3r, w3r), vmul(t3i, w3i)), u3i = vadd(vmul(t3r, w3i), vmul(t3i, w3r));
-      t1r = u1r; t1i = u1i; t2r = u2r; t2i = u2i; t3r = u3r; t3i = u3i;
+      const Cx* w = lt + 3 * k;
+      t1 = cmulw(t1, w[0].re, sg * w[0].im);
+      t2 = cmulw(t2, w[1].re, sg * w[1].im);
+      t3 = cmulw(t3, w[2].re, sg * w[2].im);
     }
-    lane_r4(vld(p0->re), vld(p0->im), t1r, t1i, t2r, t2i, t3r, t3i, p0, out + s1 * m + k, p2, out + s3 * m + k);
+    lane_r4(cld(out[k]), t1, t2, t3, out + k, out + s1 * m + k, out + 2 * m + k, out + s3 * m + k);
   }
 }
 
-// fft_recursive, lane by lane; lv: the level tables from this depth on (Levels). A length-4 or
-// length-2 transform (m = 1) reads its inputs directly (the copy and the butterfly in one step).
+// fft_recursive, lane by lane; lv: the level tables from this depth on (Levels). A length-4
+// transform (m = 1) reads its inputs directly (the copy and the butterfly in one step).
 void lane_recursive(const CxL* in, int64_t is, CxL* out, int64_t n, const Cx* tw, int64_t tstep, const Cx* const* lv,
                     bool forward) {
   if (n == 1) {
@@ -145,9 +137,8 @@ void lane_recursive(const CxL* in, int64_t is, CxL* out, int64_t n, const Cx* tw
   const int64_t m = n / r;
   if (m == 1) {
     if (r == 4) {
-      const CxL *x0 = in, *x1 = in + is, *x2 = in + 2 * is, *x3 = in + 3 * is;
-      lane_r4(vld(x0->re), vld(x0->im), vld(x1->re), vld(x1->im), vld(x2->re), vld(x2->im), vld(x3->re),
-              vld(x3->im), out, out + (forward ? 1 : 3), out + 2, out + (forward ? 3 : 1));
+      lane_r4(cld(in[0]), cld(in[is]), cld(in[2 * is]), cld(in[3 * is]), out, out + (forward ? 1 : 3), out + 2,
+              out + (forward ? 3 : 1));
       return;
     }
     for (int j = 0; j < r; ++j) out[j] = in[j * is];
@@ -166,10 +157,7 @@ void lane_bluestein(const CxL* x, int64_t n, CxL* out, int64_t M, const Cx* chir
   CxL* a = work;
   CxL* A = work + M;
   for (int64_t j = 0; j < n; ++j) lane_mul(a[j], x[j], chirp[j]);
-  for (int64_t j = n; j < M; ++j) {
-    vst(a[j].re, vset(0.0));
-    vst(a[j].im, vset(0.0));
-  }
+  for (int64_t j = n; j < M; ++j) cst(a[j], czero());
   lane_recursive(a, 1, A, M, twM, 1, lv, true);
   for (int64_t i = 0; i < M; ++i) lane_mul(A[i], A[i], bhat[i]);
   lane_recursive(A, 1, a, M, twM, 1, lv, false);
