@@ -125,12 +125,45 @@ REPMODE_INLINE void lane_radix4_level(CxL* out, int64_t kb, int64_t ke, int64_t 
   }
 }
 
+// A length-16 transform of fft_recursive, lane by lane, in registers: its 4 length-4 transforms
+// (inputs in[(j + 4 i) is], results y[j][.] = what they write to out[4 j + .]), then its radix-4 level
+// (twiddles lt[3 k + j - 1], none at k = 0), written to out once. The same butterflies as
+// lane_recursive's two passes, without the round trip through out between them.
+REPMODE_INLINE void lane_sixteen(const CxL* in, int64_t is, CxL* out, const Cx* lt, bool forward) {
+  const int s1 = forward ? 1 : 3, s3 = forward ? 3 : 1;
+  C y[4][4];
+  for (int j = 0; j < 4; ++j) {
+    const C t0 = cld(in[j * is]), t1 = cld(in[(j + 4) * is]), t2 = cld(in[(j + 8) * is]), t3 = cld(in[(j + 12) * is]);
+    const C a0 = cadd(t0, t2), a1 = csub(t0, t2), a2 = cadd(t1, t3), a3 = csub(t1, t3);
+    y[j][0] = cadd(a0, a2);
+    y[j][2] = csub(a0, a2);
+    y[j][s1] = cmi(a1, a3);
+    y[j][s3] = cpi(a1, a3);
+  }
+  const double sg = forward ? 1.0 : -1.0;
+  for (int k = 0; k < 4; ++k) {
+    C t1 = y[1][k], t2 = y[2][k], t3 = y[3][k];
+    if (k != 0) {
+      const Cx* w = lt + 3 * k;
+      t1 = cmulw(t1, w[0].re, sg * w[0].im);
+      t2 = cmulw(t2, w[1].re, sg * w[1].im);
+      t3 = cmulw(t3, w[2].re, sg * w[2].im);
+    }
+    lane_r4(y[0][k], t1, t2, t3, out + k, out + 4 * s1 + k, out + 8 + k, out + 4 * s3 + k);
+  }
+}
+
 // fft_recursive, lane by lane; lv: the level tables from this depth on (Levels). A length-4
-// transform (m = 1) reads its inputs directly (the copy and the butterfly in one step).
+// transform (m = 1) reads its inputs directly (the copy and the butterfly in one step); a length-16
+// one runs in registers (lane_sixteen).
 void lane_recursive(const CxL* in, int64_t is, CxL* out, int64_t n, const Cx* tw, int64_t tstep, const Cx* const* lv,
                     bool forward) {
   if (n == 1) {
     out[0] = in[0];
+    return;
+  }
+  if (n == 16) {
+    lane_sixteen(in, is, out, lv[0], forward);
     return;
   }
   const int r = fft_radix(n);
