@@ -153,9 +153,27 @@ REPMODE_INLINE void lane_sixteen(const CxL* in, int64_t is, CxL* out, const Cx* 
   }
 }
 
+// A length-8 transform of fft_recursive (radix 4 over 4 length-2 transforms), lane by lane, in
+// registers like lane_sixteen: the length-2 transforms of in[j is], in[(j + 4) is], then the radix-4
+// level (k = 0 without twiddles, k = 1 with lt[3 + j - 1] for j = 1, 2, 3).
+REPMODE_INLINE void lane_eight(const CxL* in, int64_t is, CxL* out, const Cx* lt, bool forward) {
+  const int s1 = forward ? 1 : 3, s3 = forward ? 3 : 1;
+  C y[4][2];
+  for (int j = 0; j < 4; ++j) {
+    const C t0 = cld(in[j * is]), t1 = cld(in[(j + 4) * is]);
+    y[j][0] = cadd(t0, t1);
+    y[j][1] = csub(t0, t1);
+  }
+  lane_r4(y[0][0], y[1][0], y[2][0], y[3][0], out, out + 2 * s1, out + 4, out + 2 * s3);
+  const double sg = forward ? 1.0 : -1.0;
+  const Cx* w = lt + 3;
+  lane_r4(y[0][1], cmulw(y[1][1], w[0].re, sg * w[0].im), cmulw(y[2][1], w[1].re, sg * w[1].im),
+          cmulw(y[3][1], w[2].re, sg * w[2].im), out + 1, out + 2 * s1 + 1, out + 5, out + 2 * s3 + 1);
+}
+
 // fft_recursive, lane by lane; lv: the level tables from this depth on (Levels). A length-4
-// transform (m = 1) reads its inputs directly (the copy and the butterfly in one step); a length-16
-// one runs in registers (lane_sixteen).
+// transform (m = 1) reads its inputs directly (the copy and the butterfly in one step); length-8
+// and length-16 ones run in registers (lane_eight, lane_sixteen).
 void lane_recursive(const CxL* in, int64_t is, CxL* out, int64_t n, const Cx* tw, int64_t tstep, const Cx* const* lv,
                     bool forward) {
   if (n == 1) {
@@ -164,6 +182,10 @@ void lane_recursive(const CxL* in, int64_t is, CxL* out, int64_t n, const Cx* tw
   }
   if (n == 16) {
     lane_sixteen(in, is, out, lv[0], forward);
+    return;
+  }
+  if (n == 8) {
+    lane_eight(in, is, out, lv[0], forward);
     return;
   }
   const int r = fft_radix(n);
