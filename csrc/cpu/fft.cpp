@@ -3,8 +3,12 @@
 //    complex doubles (complex64 and float32 widen exactly), transformed by fft_recursive (smooth
 //    lengths) or fft_bluestein (lengths with a prime factor above 7), then divided by `divisor`
 //    (when != 1) and stored, rounding once to the output dtype.
-//  * Threads take whole lines (parallel_for over outer * inner lines): nothing of one line's
-//    arithmetic depends on the thread count or on the input's strides.
+//  * Threads take whole lines (parallel_for over outer * inner lines); with fewer lines than threads,
+//    a long line's phases are shared (split16_line): nothing of one line's arithmetic depends on the
+//    thread count, the ISA path or the input's strides.
+//  * Fast paths (csrc/cpu/fft_lanes.h: 4 lines per vector, portable / AVX2 / AVX-512) compute the
+//    butterflies of fft_recursive / fft_bluestein in another order, each with its own operations;
+//    `reference` runs the plain scalar functions instead (tests compare the two bit for bit).
 //  * Twiddle tables (W_N^i, i < N) and Bluestein's chirp and filter are computed once per length
 //    (and direction) and cached for the life of the process; their values depend on the length only.
 #include "dispatch.h"
