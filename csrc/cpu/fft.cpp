@@ -3,14 +3,20 @@
 //    complex doubles (complex64 and float32 widen exactly), transformed by fft_recursive (smooth
 //    lengths) or fft_bluestein (lengths with a prime factor above 7), then divided by `divisor`
 //    (when != 1) and stored, rounding once to the output dtype.
-//  * Threads take whole lines (parallel_for over outer * inner lines): nothing of one line's
-//    arithmetic depends on the thread count or on the input's strides.
+//  * Threads take whole lines (parallel_for over outer * inner lines); with fewer lines than threads,
+//    a long line's phases are shared (split16_line): nothing of one line's arithmetic depends on the
+//    thread count, the ISA path or the input's strides.
+//  * Fast paths (csrc/cpu/fft_lanes.h: 4 lines per vector, portable / AVX2 / AVX-512) compute the
+//    butterflies of fft_recursive / fft_bluestein in another order, each with its own operations;
+//    `reference` runs the plain scalar functions instead (tests compare the two bit for bit).
 //  * Twiddle tables (W_N^i, i < N) and Bluestein's chirp and filter are computed once per length
 //    (and direction) and cached for the life of the process; their values depend on the length only.
 #include "dispatch.h"
 #include "entry_points.h"
 
 #include <cmath>
+#include <algorithm>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -18,6 +24,10 @@
 #include <string>
 #include <utility>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "../common/fft.h"
 #include "parallel.h"
@@ -182,20 +192,106 @@ void transform(const Plan& p, const Cx* x, Cx* y, Cx* work) {
 // ---- the lane walk (csrc/cpu/fft_lanes.h): kLanes lines transformed together, each lane running the
 // scalar sequence of fft_recursive / fft_bluestein (csrc/common/fft.h) on its own line.
 constexpr int kLanes = 4;
-constexpr int64_t kSplitMin = 64;  // single lines at least this long (n % 4 == 0) run split into lanes
-struct CxL {
+constexpr int64_t kSplitMin = 64;         // single lines at least this long (n % 4 == 0) run split into lanes
+constexpr int64_t kSplit16Min = 1 << 14;  // ... and from this length (n % 16 == 0) on up to nthreads threads
+struct alignas(32) CxL {
   double re[kLanes], im[kLanes];
 };
 
+// The portable copy: V is kLanes doubles, each operation a loop over the lanes.
 namespace lanes_portable {
+struct V {
+  double v[kLanes];
+};
+REPMODE_INLINE V vld(const double* p) {
+  V r;
+  for (int l = 0; l < kLanes; ++l) r.v[l] = p[l];
+  return r;
+}
+REPMODE_INLINE void vst(double* p, V a) {
+  for (int l = 0; l < kLanes; ++l) p[l] = a.v[l];
+}
+REPMODE_INLINE V vset(double x) {
+  V r;
+  for (int l = 0; l < kLanes; ++l) r.v[l] = x;
+  return r;
+}
+REPMODE_INLINE V vadd(V a, V b) {
+  for (int l = 0; l < kLanes; ++l) a.v[l] = a.v[l] + b.v[l];
+  return a;
+}
+REPMODE_INLINE V vsub(V a, V b) {
+  for (int l = 0; l < kLanes; ++l) a.v[l] = a.v[l] - b.v[l];
+  return a;
+}
+REPMODE_INLINE V vmul(V a, V b) {
+  for (int l = 0; l < kLanes; ++l) a.v[l] = a.v[l] * b.v[l];
+  return a;
+}
 #include "fft_lanes.h"
 }  // namespace lanes_portable
 #if defined(__x86_64__)
 #pragma GCC push_options
 #pragma GCC target("avx2")
+// The AVX2 copy: V is one 256-bit register of kLanes = 4 doubles (vaddpd, vsubpd, vmulpd: the IEEE
+// operations lane by lane).
 namespace lanes_avx2 {
+using V = __m256d;
+REPMODE_INLINE V vld(const double* p) { return _mm256_loadu_pd(p); }
+REPMODE_INLINE void vst(double* p, V a) { _mm256_storeu_pd(p, a); }
+REPMODE_INLINE V vset(double x) { return _mm256_set1_pd(x); }
+REPMODE_INLINE V vadd(V a, V b) { return _mm256_add_pd(a, b); }
+REPMODE_INLINE V vsub(V a, V b) { return _mm256_sub_pd(a, b); }
+REPMODE_INLINE V vmul(V a, V b) { return _mm256_mul_pd(a, b); }
+#define REPMODE_FFT_AVX2 1
 #include "fft_lanes.h"
+#undef REPMODE_FFT_AVX2
 }  // namespace lanes_avx2
+#pragma GCC pop_options
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512vl,avx512dq,avx2")
+// No auto-vectorization here: with FMA available (AVX-512 implies it), GCC 12's vectorizer turns the
+// scalar complex products (cx_mul in fft_butterfly) into vfmaddsub despite -ffp-contract=off, which
+// changes their bits. The lane walk is written with intrinsics and needs no vectorizer.
+#pragma GCC optimize("no-tree-vectorize")
+// The AVX-512 copy: C is one 512-bit register holding a CxL as it lies in memory (the 4 real parts,
+// then the 4 imaginary parts); V (the top level of long lines, loads and stores) as in the AVX2 copy.
+// cmulw: P = a w.re, S = (a with its halves swapped) w.im, real parts P - S (a.re w.re - a.im w.im),
+// imaginary parts P + S (a.im w.re + a.re w.im: the same sum as cx_mul's, added in the other order);
+// cmi / cpi add or subtract the swapped a3: each lane one IEEE operation, as in the pair form.
+namespace lanes_avx512 {
+using V = __m256d;
+REPMODE_INLINE V vld(const double* p) { return _mm256_loadu_pd(p); }
+REPMODE_INLINE void vst(double* p, V a) { _mm256_storeu_pd(p, a); }
+REPMODE_INLINE V vset(double x) { return _mm256_set1_pd(x); }
+REPMODE_INLINE V vadd(V a, V b) { return _mm256_add_pd(a, b); }
+REPMODE_INLINE V vsub(V a, V b) { return _mm256_sub_pd(a, b); }
+REPMODE_INLINE V vmul(V a, V b) { return _mm256_mul_pd(a, b); }
+using C = __m512d;
+REPMODE_INLINE C cld(const CxL& a) { return _mm512_loadu_pd(a.re); }
+REPMODE_INLINE void cst(CxL& a, C v) { _mm512_storeu_pd(a.re, v); }
+REPMODE_INLINE C cadd(C a, C b) { return _mm512_add_pd(a, b); }
+REPMODE_INLINE C csub(C a, C b) { return _mm512_sub_pd(a, b); }
+REPMODE_INLINE C cswap(C a) { return _mm512_shuffle_f64x2(a, a, 0x4E); }
+REPMODE_INLINE C cmulw(C a, double wr, double wi) {
+  const C p = _mm512_mul_pd(a, _mm512_set1_pd(wr)), s = _mm512_mul_pd(cswap(a), _mm512_set1_pd(wi));
+  return _mm512_mask_add_pd(_mm512_sub_pd(p, s), 0xF0, p, s);
+}
+REPMODE_INLINE C cmi(C a1, C a3) {  // (a1.re + a3.im, a1.im - a3.re)
+  const C s = cswap(a3);
+  return _mm512_mask_sub_pd(_mm512_add_pd(a1, s), 0xF0, a1, s);
+}
+REPMODE_INLINE C cpi(C a1, C a3) {  // (a1.re - a3.im, a1.im + a3.re)
+  const C s = cswap(a3);
+  return _mm512_mask_add_pd(_mm512_sub_pd(a1, s), 0xF0, a1, s);
+}
+REPMODE_INLINE C czero() { return _mm512_setzero_pd(); }
+#define REPMODE_FFT_AVX2 1
+#define REPMODE_FFT_AVX512 1
+#include "fft_lanes.h"
+#undef REPMODE_FFT_AVX512
+#undef REPMODE_FFT_AVX2
+}  // namespace lanes_avx512
 #pragma GCC pop_options
 #endif
 
@@ -204,20 +300,143 @@ struct LanesPortable {
   static void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* w) {
     lanes_portable::lane_transform(p, x, y, w);
   }
-  static void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* w, CxL* a, CxL* b) {
-    lanes_portable::line_transform(p, x, y, w, a, b);
+  static void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* w, CxL* a, CxL* b, int nthreads) {
+    lanes_portable::line_transform(p, x, y, w, a, b, nthreads);
+  }
+  template <typename S>
+  static bool load(int mode, const S* src, const Ints& ss, int64_t inner, int64_t line0, int64_t n, CxL* xl) {
+    return lanes_portable::load_lanes_fast(mode, src, ss, inner, line0, n, xl);
+  }
+  template <typename D>
+  static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner,
+                    int64_t line0) {
+    return lanes_portable::store_lanes_fast(mode, yl, n, n_dst, divisor, dst, inner, line0);
+  }
+  static void groups(const CxL* g, CxL* z, int64_t n, const Cx* tw, const Cx* const* lv, bool fw, int64_t b,
+                     int64_t e) {
+    lanes_portable::split16_groups(g, z, n, tw, lv, fw, b, e);
+  }
+  static void middle(CxL* z, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
+    lanes_portable::split16_middle(z, n, lv, fw, b, e);
+  }
+  static void top(const CxL* z, Cx* y, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
+    lanes_portable::split16_top(z, y, n, lv, fw, b, e);
+  }
+  template <typename S>
+  static void gather16_c2c(const S* x, CxL* g, int64_t m2, int64_t b, int64_t e) {
+    lanes_portable::gather16_c2c(x, g, m2, b, e);
+  }
+  template <typename D>
+  static void store_cx(const Cx* y, D* out, int64_t count, bool scale, double divisor) {
+    lanes_portable::store_cx(y, out, count, scale, divisor);
   }
 };
 #if defined(__x86_64__)
 struct LanesAvx2 {
   static void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* w) { lanes_avx2::lane_transform(p, x, y, w); }
-  static void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* w, CxL* a, CxL* b) {
-    lanes_avx2::line_transform(p, x, y, w, a, b);
+  static void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* w, CxL* a, CxL* b, int nthreads) {
+    lanes_avx2::line_transform(p, x, y, w, a, b, nthreads);
+  }
+  template <typename S>
+  static bool load(int mode, const S* src, const Ints& ss, int64_t inner, int64_t line0, int64_t n, CxL* xl) {
+    return lanes_avx2::load_lanes_fast(mode, src, ss, inner, line0, n, xl);
+  }
+  template <typename D>
+  static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner,
+                    int64_t line0) {
+    return lanes_avx2::store_lanes_fast(mode, yl, n, n_dst, divisor, dst, inner, line0);
+  }
+  static void groups(const CxL* g, CxL* z, int64_t n, const Cx* tw, const Cx* const* lv, bool fw, int64_t b,
+                     int64_t e) {
+    lanes_avx2::split16_groups(g, z, n, tw, lv, fw, b, e);
+  }
+  static void middle(CxL* z, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
+    lanes_avx2::split16_middle(z, n, lv, fw, b, e);
+  }
+  static void top(const CxL* z, Cx* y, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
+    lanes_avx2::split16_top(z, y, n, lv, fw, b, e);
+  }
+  template <typename S>
+  static void gather16_c2c(const S* x, CxL* g, int64_t m2, int64_t b, int64_t e) {
+    lanes_avx2::gather16_c2c(x, g, m2, b, e);
+  }
+  template <typename D>
+  static void store_cx(const Cx* y, D* out, int64_t count, bool scale, double divisor) {
+    lanes_avx2::store_cx(y, out, count, scale, divisor);
+  }
+};
+struct LanesAvx512 {
+  static void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* w) { lanes_avx512::lane_transform(p, x, y, w); }
+  static void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* w, CxL* a, CxL* b, int nthreads) {
+    lanes_avx512::line_transform(p, x, y, w, a, b, nthreads);
+  }
+  template <typename S>
+  static bool load(int mode, const S* src, const Ints& ss, int64_t inner, int64_t line0, int64_t n, CxL* xl) {
+    return lanes_avx512::load_lanes_fast(mode, src, ss, inner, line0, n, xl);
+  }
+  template <typename D>
+  static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner,
+                    int64_t line0) {
+    return lanes_avx512::store_lanes_fast(mode, yl, n, n_dst, divisor, dst, inner, line0);
+  }
+  static void groups(const CxL* g, CxL* z, int64_t n, const Cx* tw, const Cx* const* lv, bool fw, int64_t b,
+                     int64_t e) {
+    lanes_avx512::split16_groups(g, z, n, tw, lv, fw, b, e);
+  }
+  static void middle(CxL* z, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
+    lanes_avx512::split16_middle(z, n, lv, fw, b, e);
+  }
+  static void top(const CxL* z, Cx* y, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
+    lanes_avx512::split16_top(z, y, n, lv, fw, b, e);
+  }
+  template <typename S>
+  static void gather16_c2c(const S* x, CxL* g, int64_t m2, int64_t b, int64_t e) {
+    lanes_avx512::gather16_c2c(x, g, m2, b, e);
+  }
+  template <typename D>
+  static void store_cx(const Cx* y, D* out, int64_t count, bool scale, double divisor) {
+    lanes_avx512::store_cx(y, out, count, scale, divisor);
   }
 };
 #endif
 
 enum Mode { kC2C = 0, kR2C = 1, kC2R = 2 };
+
+// Working buffers (uninitialized, 64-byte aligned). Each thread keeps one buffer per slot between
+// calls, up to kScratchKeep bytes (larger ones are freed at the end of the call): no zeroing and no
+// fresh pages on every call. Holds no values from one call to the next that matter (every entry is
+// written before it is read).
+constexpr size_t kScratchKeep = size_t(32) << 20;
+struct ScratchSlot {
+  std::unique_ptr<unsigned char[]> mem;
+  size_t size = 0;
+};
+class Scratch {
+ public:
+  Scratch(int slot, size_t bytes) {
+    thread_local ScratchSlot slots[8];
+    bytes += 64;
+    if (bytes <= kScratchKeep) {
+      ScratchSlot& s = slots[slot];
+      if (s.size < bytes) {
+        s.mem.reset(new unsigned char[bytes]);
+        s.size = bytes;
+      }
+      raw_ = s.mem.get();
+    } else {
+      own_.reset(new unsigned char[bytes]);
+      raw_ = own_.get();
+    }
+  }
+  template <typename T>
+  T* as() const {
+    return reinterpret_cast<T*>((reinterpret_cast<uintptr_t>(raw_) + 63) & ~uintptr_t(63));
+  }
+
+ private:
+  std::unique_ptr<unsigned char[]> own_;
+  unsigned char* raw_;
+};
 
 template <typename S>
 Cx load_complex(const S* s, int64_t off) {
@@ -330,47 +549,144 @@ void store_lanes(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D*
   }
 }
 
+// One long line (smooth, n % 16 == 0) through split16 on up to nthreads threads, the load and the
+// store folded into its first and last phases: input x_idx read straight from the source (as
+// load_line gives it) into the groups, outputs written straight from the top level's pieces (as
+// store_line writes them). Nothing of the arithmetic depends on the thread count.
+template <typename S, typename D, typename Lanes>
+void split16_line(int mode, const S* src, const Ints& ss, D* dst, int64_t inner, const Plan& p, int64_t n_dst,
+                  double divisor, int64_t line, int nthreads) {
+  const int64_t n = p.n, m1 = n / 4, m2 = n / 16, h = n / 2;
+  const Scratch sg(0, size_t(m1) * sizeof(CxL)), sz(1, size_t(m1) * sizeof(CxL)), sy(2, size_t(n) * sizeof(Cx));
+  CxL* g = sg.as<CxL>();
+  CxL* z = sz.as<CxL>();
+  Cx* y = sy.as<Cx>();
+  const Cx* tw = p.tw->data();
+  const Cx* const* lv = p.lv->ptrs.data();
+  const int64_t o = line / inner, i = line % inner;
+  const int64_t base = o * ss[0] + i * ss[2], step = ss[1];
+  auto value = [&](int64_t idx) -> Cx {
+    if (mode == kC2C) return load_complex(src, base + idx * step);
+    if (mode == kR2C) return Cx{double(src[base + idx * step]), 0.0};
+    Cx v = idx <= h ? load_complex(src, base + idx * step) : cx_conj(load_complex(src, base + (n - idx) * step));
+    if (idx == 0 || (n % 2 == 0 && idx == h)) v.im = 0.0;
+    return v;
+  };
+  parallel_for(m2, nthreads, 64, [&](int64_t b, int64_t e) {
+    if (mode == kC2C && step == 1) {
+      Lanes::gather16_c2c(src + 2 * base, g, m2, b, e);
+      return;
+    }
+    for (int64_t t = b; t < e; ++t)
+      for (int q = 0; q < 4; ++q) {
+        CxL& d = g[q * m2 + t];
+        for (int l = 0; l < kLanes; ++l) {
+          const Cx v = value(16 * t + 4 * q + l);
+          d.re[l] = v.re;
+          d.im[l] = v.im;
+        }
+      }
+  });
+  parallel_for(4, nthreads, m1 * 64, [&](int64_t b, int64_t e) { Lanes::groups(g, z, n, tw, lv, p.forward, b, e); });
+  parallel_for(m2, nthreads, 64, [&](int64_t b, int64_t e) { Lanes::middle(z, n, lv, p.forward, b, e); });
+  const bool scale = divisor != 1.0;
+  parallel_for(m1, nthreads, 64, [&](int64_t b, int64_t e) {
+    Lanes::top(z, y, n, lv, p.forward, b, e);
+    for (int q = 0; q < 4; ++q) {
+      const int64_t kb = b + q * m1, ke = std::min(e + q * m1, n_dst);
+      if (mode == kC2R) {
+        D* out = dst + o * n_dst * inner + i;
+        for (int64_t k = kb; k < ke; ++k) out[k * inner] = canon(D(scale ? y[k].re / divisor : y[k].re));
+      } else if (inner == 1 && kb < ke) {
+        D* out = dst + 2 * o * n_dst;
+        Lanes::store_cx(y + kb, out + 2 * kb, ke - kb, scale, divisor);
+        for (const int64_t k : {int64_t(0), n % 2 == 0 ? h : int64_t(-1)})  // r2c: X_0, X_{n/2} real
+          if (mode == kR2C && k >= kb && k < ke) {
+            out[2 * k] = canon(D(scale ? y[k].re / divisor : y[k].re));
+            out[2 * k + 1] = canon(D(0.0));
+          }
+      } else {
+        D* out = dst + 2 * (o * n_dst * inner + i);
+        for (int64_t k = kb; k < ke; ++k) {
+          Cx v = y[k];
+          if (mode == kR2C && (k == 0 || 2 * k == n)) v.im = 0.0;
+          if (scale) v = Cx{v.re / divisor, v.im / divisor};
+          out[2 * k * inner] = canon(D(v.re));
+          out[2 * k * inner + 1] = canon(D(v.im));
+        }
+      }
+    }
+  });
+}
+
 template <typename S, typename D, typename Lanes>
 void run_lines_with(int mode, const S* src, const Ints& ss, D* dst, int64_t inner, const Plan& p, int64_t n_dst,
-                    double divisor, bool reference, int64_t begin, int64_t end) {
+                    double divisor, bool reference, int64_t begin, int64_t end, int line_threads) {
   const int64_t n = p.n;
   const int64_t big = (n > p.M ? n : p.M) / 4 + 1;
-  std::vector<Cx> x(static_cast<size_t>(n)), y(static_cast<size_t>(n)), work(static_cast<size_t>(2 * p.M));
   int64_t line = begin;
   if (!reference && end - begin >= kLanes) {
-    std::vector<CxL> xl(static_cast<size_t>(n)), yl(static_cast<size_t>(n)), wl(static_cast<size_t>(2 * p.M));
+    const Scratch sx(3, size_t(n) * sizeof(CxL)), sy(4, size_t(n) * sizeof(CxL)), sw(5, size_t(2 * p.M) * sizeof(CxL));
+    CxL* xl = sx.as<CxL>();
+    CxL* yl = sy.as<CxL>();
+    CxL* wl = sw.as<CxL>();
     for (; line + kLanes <= end; line += kLanes) {
-      load_lanes(mode, src, ss, inner, line, n, xl.data());
-      Lanes::lane_transform(p, xl.data(), yl.data(), wl.data());
-      store_lanes(mode, yl.data(), n, n_dst, divisor, dst, inner, line);
+      if (!Lanes::load(mode, src, ss, inner, line, n, xl)) load_lanes(mode, src, ss, inner, line, n, xl);
+      Lanes::lane_transform(p, xl, yl, wl);
+      if (!Lanes::store(mode, yl, n, n_dst, divisor, dst, inner, line))
+        store_lanes(mode, yl, n, n_dst, divisor, dst, inner, line);
     }
   }
-  std::vector<CxL> sx(static_cast<size_t>(reference ? 0 : big)), sy(static_cast<size_t>(reference ? 0 : big));
+  if (line == end) return;
+  if (!reference && p.smooth && n >= kSplit16Min && n % 16 == 0) {
+    for (; line < end; ++line) split16_line<S, D, Lanes>(mode, src, ss, dst, inner, p, n_dst, divisor, line, line_threads);
+    return;
+  }
+  const Scratch s0(0, size_t(n) * sizeof(Cx)), s1(1, size_t(n) * sizeof(Cx)), s2(2, size_t(2 * p.M) * sizeof(Cx));
+  const Scratch s3(6, size_t(reference ? 0 : big) * sizeof(CxL)), s4(7, size_t(reference ? 0 : big) * sizeof(CxL));
+  Cx* x = s0.as<Cx>();
+  Cx* y = s1.as<Cx>();
+  Cx* work = s2.as<Cx>();
   for (; line < end; ++line) {
-    load_line(mode, src, ss, inner, line, n, x.data());
+    load_line(mode, src, ss, inner, line, n, x);
     if (reference)
-      transform(p, x.data(), y.data(), work.data());
+      transform(p, x, y, work);
     else
-      Lanes::line_transform(p, x.data(), y.data(), work.data(), sx.data(), sy.data());
-    store_line(mode, y.data(), n, n_dst, divisor, dst, inner, line);
+      Lanes::line_transform(p, x, y, work, s3.as<CxL>(), s4.as<CxL>(), line_threads);
+    store_line(mode, y, n, n_dst, divisor, dst, inner, line);
   }
 }
 
 template <typename S, typename D>
 void run_lines(int mode, const S* src, const Ints& ss, D* dst, int64_t outer, int64_t inner, const Plan& p,
                int64_t n_dst, double divisor, int nthreads, bool reference) {
-  const bool avx2 = active_isa() >= Isa::avx2;
-  // pieces of whole lines; a piece's split into lane blocks and single lines changes no bits
-  parallel_for(outer * inner, nthreads, p.n * 16, [&](int64_t begin, int64_t end) {
+  const Isa isa = active_isa();
+  const int64_t lines = outer * inner;
+  auto run = [&](int64_t begin, int64_t end, int line_threads) {
 #if defined(__x86_64__)
-    if (avx2) {
-      run_lines_with<S, D, LanesAvx2>(mode, src, ss, dst, inner, p, n_dst, divisor, reference, begin, end);
+    if (isa >= Isa::avx512) {
+      run_lines_with<S, D, LanesAvx512>(mode, src, ss, dst, inner, p, n_dst, divisor, reference, begin, end,
+                                        line_threads);
+      return;
+    }
+    if (isa >= Isa::avx2) {
+      run_lines_with<S, D, LanesAvx2>(mode, src, ss, dst, inner, p, n_dst, divisor, reference, begin, end,
+                                      line_threads);
       return;
     }
 #endif
-    run_lines_with<S, D, LanesPortable>(mode, src, ss, dst, inner, p, n_dst, divisor, reference, begin, end);
-  });
-  (void)avx2;
+    run_lines_with<S, D, LanesPortable>(mode, src, ss, dst, inner, p, n_dst, divisor, reference, begin, end,
+                                        line_threads);
+  };
+  (void)isa;
+  // Fewer lines than threads, each long: one line at a time, its transform on all the threads
+  // (line_transform's split16_recursive; the same operations as on one thread).
+  if (!reference && nthreads > 1 && lines < nthreads && (p.smooth ? p.n : p.M) >= kSplit16Min) {
+    for (int64_t line = 0; line < lines; ++line) run(line, line + 1, nthreads);
+    return;
+  }
+  // pieces of whole lines; a piece's split into lane blocks and single lines changes no bits
+  parallel_for(lines, nthreads, p.n * 16, [&](int64_t begin, int64_t end) { run(begin, end, 1); });
 }
 
 }  // namespace
