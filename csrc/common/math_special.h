@@ -675,32 +675,27 @@ REPMODE_HD DD erfinv_series_dd(double a) {
 }
 
 // Giles' single-precision approximation of erfinv(x)/x in w = -log((1 - x)(1 + x)) (M. Giles,
-// "Approximating the erfinv function", GPU Computing Gems, 2011), as a starting point only.
+// "Approximating the erfinv function", GPU Computing Gems, 2011), as a starting point only: for
+// w < 5, P_lo(w - 5/2); otherwise P_hi(sqrt(w) - 3), each by Horner's rule p = c_k + p w from the
+// coefficients below (highest degree first). The AVX2/AVX-512 array code (csrc/cpu/vec_special*)
+// reads the same tables.
+REPMODE_HD const double* giles_coef(bool high) {
+  // clang-format off
+  static constexpr double k[18] = {
+      2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+      -0.00125372503, -0.00417768164, 0.246640727, 1.50140941,
+      -0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+      -0.0076224613, 0.00943887047, 1.00167406, 2.83297682,
+  };
+  // clang-format on
+  return high ? k + 9 : k;
+}
 REPMODE_HD double giles(double w) {
-  double p;
-  if (w < 5.0) {
-    w = w - 2.5;
-    p = 2.81022636e-08;
-    p = 3.43273939e-07 + p * w;
-    p = -3.5233877e-06 + p * w;
-    p = -4.39150654e-06 + p * w;
-    p = 0.00021858087 + p * w;
-    p = -0.00125372503 + p * w;
-    p = -0.00417768164 + p * w;
-    p = 0.246640727 + p * w;
-    p = 1.50140941 + p * w;
-  } else {
-    w = sqrt_of(w) - 3.0;
-    p = -0.000200214257;
-    p = 0.000100950558 + p * w;
-    p = 0.00134934322 + p * w;
-    p = -0.00367342844 + p * w;
-    p = 0.00573950773 + p * w;
-    p = -0.0076224613 + p * w;
-    p = 0.00943887047 + p * w;
-    p = 1.00167406 + p * w;
-    p = 2.83297682 + p * w;
-  }
+  const bool high = !(w < 5.0);
+  const double* c = giles_coef(high);
+  w = high ? sqrt_of(w) - 3.0 : w - 2.5;
+  double p = c[0];
+  for (int k = 1; k < 9; ++k) p = c[k] + p * w;
   return p;
 }
 

@@ -9,6 +9,7 @@
 #include "../common/elementwise.h"
 #include "../common/softmax_loss.h"
 #include "isa.h"
+#include "vec_special.h"
 
 #if defined(__x86_64__)
 #include "vec_math_avx2.h"
@@ -34,13 +35,14 @@ inline void exp_array(const double* in, double* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = exp_of(in[i]);
 }
 
-// Elementwise ops whose float32 formula has an AVX2 array version with the same bits.
+// Elementwise ops whose float32 formula has an AVX2 array version with the same bits (and an
+// AVX-512 one for exp, log, tanh, sigmoid, gelu, erf and the special functions of vec_special.h).
 template <typename T>
 inline bool unary_array_op(int op) {
 #if defined(__x86_64__)
   if (sizeof(T) == 4 && active_isa() >= Isa::avx2)
     return op == int(EwOp::exp) || op == int(EwOp::log) || op == int(EwOp::tanh) || op == int(EwOp::sigmoid) ||
-           op == int(EwOp::erf) || op == int(EwOp::gelu) || op == int(EwOp::atan);
+           op == int(EwOp::erf) || op == int(EwOp::gelu) || op == int(EwOp::atan) || special_array_op(op);
 #endif
   (void)op;
   return false;
@@ -50,6 +52,7 @@ inline bool unary_array_op(int op) {
 // CPU runs their AVX-512 versions.
 inline void unary_array(int op, const float* in, float* out, int64_t n) {
 #if defined(__x86_64__)
+  if (special_array_op(op)) return special_array(op, in, out, n, active_isa());  // lgamma, digamma, erfinv
   if (active_isa() == Isa::avx512) {
     if (op == int(EwOp::exp)) return exp_array_avx512(in, out, n);
     if (op == int(EwOp::log)) return log_array_avx512(in, out, n);

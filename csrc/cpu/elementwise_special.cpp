@@ -1,7 +1,9 @@
 // Special functions, gamma and error-function family (issue 26): lgamma, digamma, polygamma,
 // mvlgamma, erfinv, the Hurwitz zeta function, ndtri, log_ndtr, erfcx and entr over
-// csrc/common/math_special.h. The per-element bits are csrc/common/elementwise.h's; no AVX2
-// copy of the loops (the formulas branch per element and loop over series).
+// csrc/common/math_special.h. The per-element bits are csrc/common/elementwise.h's; no compiled
+// AVX2 copy of these loops (the formulas branch per element and loop over series): float32
+// lgamma, digamma and erfinv over contiguous arrays take the AVX2/AVX-512 array versions of
+// vec_special.cpp instead (array_math.h), with the same bits.
 #include "elementwise_engine.h"
 
 namespace repmode::cpu {
