@@ -286,6 +286,7 @@ def functional_reduce_scatter_coalesced(func, args, kwargs):
 register_passthrough(overloads_named(
     "c10d.broadcast_.default", "c10d.allgather_.default", "c10d._allgather_base_.default",
     "c10d.allgather_coalesced_.default", "c10d.allgather_into_tensor_coalesced_.default", "c10d.gather_.default",
+    "c10d.gather_into_tensor_.default",  # torch >= 2.14
     "c10d.scatter_.default", "c10d.alltoall_.default", "c10d.alltoall_base_.default", "c10d.send.default",
     "c10d.recv_.default",
     "_c10d_functional.all_gather_into_tensor.default", "_c10d_functional.all_gather_into_tensor_out.default",

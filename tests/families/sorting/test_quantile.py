@@ -10,11 +10,13 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
+from packaging.version import Version
 from support import assert_bitwise_equal, assert_invariant
 
 import repmode
 
 nan = float("nan")
+_RANKS_IN_FLOAT64 = Version(torch.__version__).release >= (2, 14)
 MODES = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
@@ -31,7 +33,10 @@ def _reference(row, q, interpolation, ignore_nan, np_dtype):
     if not values or (not ignore_nan and any(v != v for v in row)):
         return nan
     s = sorted(values)
-    rank = np_dtype(q) * np_dtype(len(s) - 1)
+    # torch's decomposition: ranks in the dtype before torch 2.14, in float64 from 2.14 on (the
+    # weight rank - below then rounded to the dtype)
+    rank_dtype = np.float64 if _RANKS_IN_FLOAT64 else np_dtype
+    rank = rank_dtype(np_dtype(q)) * rank_dtype(len(s) - 1)
     below, above = int(np.floor(rank)), int(np.ceil(rank))
     if interpolation == "lower":
         return s[below]
@@ -40,7 +45,7 @@ def _reference(row, q, interpolation, ignore_nan, np_dtype):
     if interpolation == "nearest":
         return s[int(np.round(rank))]  # round half to even
     a, b = np_dtype(s[below]), np_dtype(s[above])
-    w = np_dtype(0.5) if interpolation == "midpoint" else rank - np_dtype(below)
+    w = np_dtype(0.5) if interpolation == "midpoint" else np_dtype(rank - rank_dtype(below))
     return a + w * (b - a) if abs(w) < 0.5 else b - (b - a) * (np_dtype(1) - w)
 
 
