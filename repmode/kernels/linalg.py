@@ -911,3 +911,44 @@ register_refusal(
     "eigvalsh, which repmode runs by cyclic Jacobi, or compute this outside the mode.",
     family="linalg",
 )
+
+
+# ---- torch >= 2.14: matrix_sqrth and polar ------------------------------------------------------
+# New in torch 2.14, with CPU kernels that go through eigh / the SVD (torch's docs: "falls back to an
+# SVD-based computation" on the CPU). repmode computes them as those formulas over its own eigh, SVD
+# and bmm (docs/semantics.md "Linear algebra"); their backward is torch's composite of registered ops.
+
+def linalg_matrix_sqrth(func, args, kwargs):
+    """X = Q·diag(sqrt(max(λ, 0)))·Qᵀ from repmode's eigh of A's lower triangle: each column of Q
+    scaled by one multiplication, then one repmode bmm."""
+    A = params(func, args, kwargs, "self")[0]
+    _check(func, args, kwargs, A)
+    _square(func, args, kwargs, A)
+    if A.numel() == 0:
+        return torch.empty_like(A, memory_format=torch.contiguous_format)
+    L, Q = linalg_eigh(aten._linalg_eigh.default, (A, "L", True), {})
+    root = call_registered(aten.sqrt.default, call_registered(aten.clamp_min.default, L, 0))
+    return _bmm_nd(call_registered(aten.mul.Tensor, Q, root.unsqueeze(-2)), Q.mT)
+
+
+def linalg_polar(func, args, kwargs):
+    """A = U·H (m ≥ n) from repmode's thin SVD A = W·diag(σ)·Vᵀ: U = W·Vᵀ and H = V·diag(σ)·Vᵀ (the
+    columns of V scaled by one multiplication each), each one repmode bmm."""
+    A = params(func, args, kwargs, "A")[0]
+    _check(func, args, kwargs, A)
+    if A.dim() < 2 or A.shape[-2] < A.shape[-1]:
+        raise RuntimeError(f"linalg.polar: A must be a batch of m x n matrices with m >= n, got shape {tuple(A.shape)}")
+    m, n = A.shape[-2], A.shape[-1]
+    if A.numel() == 0:
+        return (torch.zeros(*A.shape[:-2], m, n, dtype=A.dtype), torch.zeros(*A.shape[:-2], n, n, dtype=A.dtype))
+    W, S, Vh = linalg_svd(aten._linalg_svd.default, (A, False, True), {})
+    U = _bmm_nd(W, Vh)
+    H = _bmm_nd(call_registered(aten.mul.Tensor, Vh.mT, S.unsqueeze(-2)), Vh)
+    return U, H
+
+
+if hasattr(aten, "linalg_matrix_sqrth"):
+    register_kernel(aten.linalg_matrix_sqrth.default, FLOAT_ONLY, out=aten.linalg_matrix_sqrth.out)(
+        linalg_matrix_sqrth)
+if hasattr(aten, "linalg_polar"):
+    register_kernel(aten.linalg_polar.default, FLOAT_ONLY, out=aten.linalg_polar.out)(linalg_polar)
