@@ -1,12 +1,14 @@
-// AVX2 and AVX-512 array versions of float32 silu and silu_backward, bit for bit equal to
-// their definitions in csrc/common/elementwise.h,
+// AVX2 and AVX-512 array versions of float32 silu, silu_backward and gelu_backward
+// (approximate='none'), bit for bit equal to their definitions in csrc/common/elementwise.h,
 //
 //   silu(x)             = (float)(X * repmode_sigmoid(X))                  X = (double)x
 //   silu_backward(g, x) = canon((float)(G * (s * (1.0 + X * sn))))         G = (double)g,
 //                         (s, sn) = repmode_sigmoid_pair(X)
+//   gelu_backward(g, x) = canon((float)(G * (cdf + X * pdf)))  (see vec_math_silu_lanes.inc)
 //
 //   silu_array_avx2 / silu_array_avx512 (in, out, n)
 //   silu_backward_array_avx2 / silu_backward_array_avx512 (g, x, out, n)
+//   gelu_backward_array_avx2 / gelu_backward_array_avx512 (g, x, out, n)
 //
 // Method: unlike vec_math_gelu_avx2.h (a different approximation kept behind a rounding
 // test), every lane here REPLAYS the scalar double sequence operation by operation, in
@@ -27,9 +29,12 @@
 // multiple of 64) are computed on those 64-bit integers; 2^m is built from its exponent field
 // (m + 1023) << 52, as pow2 does (m >= -60 here: a normal double).
 //
+// gelu_backward's lanes (vec_math_silu_lanes.inc) reuse exp_fast's lanes for repmode_erfc and
+// repmode_exp; their kept range and the reasons are stated there.
+//
 // Tested bitwise against the scalar path on every ISA (tests/families/elementwise/
-// test_activation_isa_paths.py) and over all 2^32 float32 inputs of silu by
-// benchmarks/verify_silu_simd.py (docs/evidence.md).
+// test_activation_isa_paths.py) and over float32 inputs (all 2^32, or every N-th) by
+// csrc/verify/check_activation_simd.cpp (docs/evidence.md).
 #pragma once
 
 #if defined(__x86_64__)
