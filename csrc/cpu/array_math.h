@@ -19,6 +19,7 @@
 #include "vec_math_avx512.h"
 #include "vec_math_more_avx512.h"
 #include "vec_math_atan_avx2.h"
+#include "vec_math_silu.h"
 #endif
 
 namespace repmode::cpu {
@@ -42,14 +43,15 @@ inline bool unary_array_op(int op) {
 #if defined(__x86_64__)
   if (sizeof(T) == 4 && active_isa() >= Isa::avx2)
     return op == int(EwOp::exp) || op == int(EwOp::log) || op == int(EwOp::tanh) || op == int(EwOp::sigmoid) ||
-           op == int(EwOp::erf) || op == int(EwOp::gelu) || op == int(EwOp::atan) || special_array_op(op);
+           op == int(EwOp::erf) || op == int(EwOp::gelu) || op == int(EwOp::atan) || op == int(EwOp::silu) ||
+           special_array_op(op);
 #endif
   (void)op;
   return false;
 }
 
 // out[i] = EwFormula<float, op>(in[i]) for an op accepted by unary_array_op<float>. An AVX-512
-// CPU runs their AVX-512 versions.
+// CPU runs their AVX-512 versions (atan: AVX2 only).
 inline void unary_array(int op, const float* in, float* out, int64_t n) {
 #if defined(__x86_64__)
   if (special_array_op(op)) return special_array(op, in, out, n, active_isa());  // lgamma, digamma, erfinv
@@ -60,6 +62,7 @@ inline void unary_array(int op, const float* in, float* out, int64_t n) {
     if (op == int(EwOp::sigmoid)) return sigmoid_array_avx512(in, out, n);
     if (op == int(EwOp::gelu)) return gelu_array_avx512(in, out, n);
     if (op == int(EwOp::erf)) return erf_array_avx512(in, out, n);
+    if (op == int(EwOp::silu)) return silu_array_avx512(in, out, n);
   }
   switch (static_cast<EwOp>(op)) {
     case EwOp::exp:
@@ -76,6 +79,8 @@ inline void unary_array(int op, const float* in, float* out, int64_t n) {
       return gelu_array_avx2(in, out, n);
     case EwOp::atan:
       return atan_array_avx2(in, out, n);
+    case EwOp::silu:
+      return silu_array_avx2(in, out, n);
     default:
       break;
   }
@@ -89,7 +94,9 @@ inline void unary_array(int, const double*, double*, int64_t) {}
 template <typename T>
 inline bool binary_array_op(int op, int64_t sb) {
 #if defined(__x86_64__)
-  if (sizeof(T) == 4 && active_isa() >= Isa::avx2 && (sb == 0 || sb == 1)) return op == int(EwOp::atan2);
+  if (sizeof(T) == 4 && active_isa() >= Isa::avx2 && (sb == 0 || sb == 1))
+    return op == int(EwOp::atan2) ||
+           ((op == int(EwOp::silu_backward) || op == int(EwOp::gelu_backward)) && sb == 1);
 #endif
   (void)op, (void)sb;
   return false;
@@ -99,6 +106,14 @@ inline bool binary_array_op(int op, int64_t sb) {
 inline void binary_array(int op, const float* a, const float* b, int64_t sb, float* out, int64_t n) {
 #if defined(__x86_64__)
   if (op == int(EwOp::atan2)) return atan2_array_avx2(a, b, sb, out, n);
+  if (op == int(EwOp::silu_backward)) {  // a = grad, b = input (sb == 1)
+    if (active_isa() == Isa::avx512) return silu_backward_array_avx512(a, b, out, n);
+    return silu_backward_array_avx2(a, b, out, n);
+  }
+  if (op == int(EwOp::gelu_backward)) {  // a = grad, b = input (sb == 1)
+    if (active_isa() == Isa::avx512) return gelu_backward_array_avx512(a, b, out, n);
+    return gelu_backward_array_avx2(a, b, out, n);
+  }
 #endif
   (void)op, (void)a, (void)b, (void)sb, (void)out, (void)n;
 }
