@@ -1,6 +1,6 @@
 """Build of repmode._C (CPU, always) and repmode._C_cuda (CUDA, behind a switch) from csrc/.
 
-No torch headers: one build serves torch 2.11-2.13. The CUDA extension is built when
+No torch headers: one build serves torch 2.11-2.14. The CUDA extension is built when
 REPMODE_CUDA=1, or with REPMODE_CUDA unset (or "auto") when nvcc is on the PATH and the installed
 torch is a CUDA build (visible with `pip install --no-build-isolation`); REPMODE_CUDA=0 never
 builds it. REPMODE_CUDA_ARCH lists the GPU architectures (default "80;90": A100, H100/H200).
