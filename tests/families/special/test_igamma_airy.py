@@ -108,7 +108,7 @@ def test_igamma_max_ulp_error_is_at_most_natives(name, dtype):
     assert sum(r is not None for r in refs) >= len(refs) - 4
     eo, en = _max_ulps(refs, ours, dtype), _max_ulps(refs, native, dtype)
     assert eo <= en, f"{name} {dtype}: repmode {eo:.3g} ulp, native {en:.3g} ulp"
-    # docs/math.md's measured bounds (float64: 4.2 ulp at most on the accuracy battery)
+    # docs/math.md's measured bounds (float64: 5.1 ulp at most on the accuracy battery)
     assert eo <= (1.0 if dtype == torch.float32 else 6.0), f"{name} {dtype}: {eo:.3g} ulp"
 
 
@@ -198,9 +198,10 @@ def test_float32_is_the_float64_formula_rounded_once():
 
 @pytest.mark.parametrize("name", ["igamma", "igammac", "airy_ai"])
 def test_thread_isa_and_layout_invariance(name):
+    # (200 x 170 elements: above the 32768 below which the kernels stay on one thread)
     g = torch.Generator().manual_seed(32)
-    a = torch.pow(10.0, torch.rand(70, 37, generator=g, dtype=torch.float64) * 5 - 2)
-    x = a * torch.pow(10.0, torch.rand(70, 37, generator=g, dtype=torch.float64) - 0.5)
+    a = torch.pow(10.0, torch.rand(200, 170, generator=g, dtype=torch.float64) * 5 - 2)
+    x = a * torch.pow(10.0, torch.rand(200, 170, generator=g, dtype=torch.float64) - 0.5)
     for dtype in (torch.float32, torch.float64):
         if name == "airy_ai":
             assert_invariant(lambda p: {"out": torch.special.airy_ai(p)}, ((x - a) / 3).to(dtype))
