@@ -16,6 +16,7 @@
 #include "math_overloads.h"
 #include "math_special.h"
 #include "math_bessel.h"
+#include "math_igamma.h"
 
 namespace repmode {
 
@@ -149,7 +150,11 @@ namespace repmode {
   X(bessel_j0, 132)             /* Bessel J0 (Cephes, double-double) */                  \
   X(bessel_j1, 133)                                                                      \
   X(bessel_y0, 134)             /* Bessel Y0 (Cephes, double-double) */                  \
-  X(bessel_y1, 135)
+  X(bessel_y1, 135)                                                                      \
+  /* incomplete gamma and Airy Ai (math_igamma.h; codes 140-149) */                      \
+  X(igamma, 140)                /* P(a, x), regularized lower incomplete gamma */        \
+  X(igammac, 141)               /* Q(a, x) = 1 - P(a, x) */                              \
+  X(airy_ai, 142)
 // clang-format on
 
 enum class EwOp : int {
@@ -560,6 +565,12 @@ REPMODE_EW(bessel_j0, return bessel_j0_of(a);)
 REPMODE_EW(bessel_j1, return bessel_j1_of(a);)
 REPMODE_EW(bessel_y0, return bessel_y0_of(a);)
 REPMODE_EW(bessel_y1, return bessel_y1_of(a);)
+
+// ---- incomplete gamma P/Q (a = a, b = x) and Airy Ai (csrc/common/math_igamma.h): one double
+// formula each, the float32 result that double rounded once.
+REPMODE_EW(igamma, return narrow<T>(special_igamma(Wide(a), Wide(b)));)
+REPMODE_EW(igammac, return narrow<T>(special_igammac(Wide(a), Wide(b)));)
+REPMODE_EW(airy_ai, return narrow<T>(special_airy_ai(Wide(a)));)
 
 #undef REPMODE_EW
 

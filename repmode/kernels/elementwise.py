@@ -73,6 +73,8 @@ _FLOAT_RESULT |= {_EW[n] for n in ("I0", "I0E", "I1", "I1E", "BESSEL_K0", "BESSE
                                    "SHIFTED_CHEBYSHEV_T", "SHIFTED_CHEBYSHEV_U", "SHIFTED_CHEBYSHEV_V",
                                    "SHIFTED_CHEBYSHEV_W", "HERMITE_H", "HERMITE_HE", "LAGUERRE_L", "LEGENDRE_P",
                                    "BESSEL_J0", "BESSEL_J1", "BESSEL_Y0", "BESSEL_Y1")}
+# (Airy Ai, repmode/kernels/special.py: integer inputs give the default float dtype)
+_FLOAT_RESULT |= {_EW["AIRY_AI"]}
 
 
 def dtypes_of(*ops) -> tuple[str, ...]:

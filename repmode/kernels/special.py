@@ -7,7 +7,8 @@ formula for float32, a refined one for float64). One elementwise op code each
 (csrc/common/elementwise.h, codes 91-100); bf16/fp16 are widened to float32 and the float32
 result rounded once; integer inputs give the default float dtype, as in torch. ``special_gammaln``,
 ``special_psi``, ``special_digamma``, ``special_polygamma``, ``special_multigammaln`` and
-``special_erfinv`` are CompositeImplicit aliases that decompose into these.
+``special_erfinv`` are CompositeImplicit aliases that decompose into these. Also ``igamma``/``igammac``
+(``special.gammainc``/``gammaincc``) and ``special_airy_ai`` over csrc/common/math_igamma.h (codes 140-142).
 
 Backward passes are torch's formulas (derivatives.yaml) over registered ops: lgamma: grad *
 digamma(x); digamma: grad * polygamma(1, x); polygamma(n): grad * polygamma(n + 1, x); mvlgamma:
@@ -21,8 +22,7 @@ from __future__ import annotations
 import torch
 
 from .. import _ext
-from ..registry import register_refusal
-from ._common import param, unsupported
+from ._common import FLOAT_ONLY, LOW_PRECISION, param, unsupported
 from .elementwise import _family as _elementwise_family
 from .elementwise import dtypes_of
 
@@ -32,6 +32,7 @@ Tensor = torch.Tensor
 _EW = _ext.codes("EwOp")
 LGAMMA, DIGAMMA, POLYGAMMA, MVLGAMMA, ERFINV, ZETA, NDTRI, LOG_NDTR, ERFCX, ENTR = (_EW[n] for n in (
     "LGAMMA", "DIGAMMA", "POLYGAMMA", "MVLGAMMA", "ERFINV", "ZETA", "NDTRI", "LOG_NDTR", "ERFCX", "ENTR"))
+IGAMMA, IGAMMAC, AIRY_AI = _EW["IGAMMA"], _EW["IGAMMAC"], _EW["AIRY_AI"]
 
 
 def _family(*overloads, **how):
@@ -109,10 +110,39 @@ for _functional, _out in ((aten.special_zeta.default, aten.special_zeta.out),
                           (aten.special_zeta.self_scalar, aten.special_zeta.self_scalar_out)):
     _family(_functional, None, _out, operands=_zeta_operands, dtypes=dtypes_of(ZETA))
 
-# The regularized incomplete gamma functions stay refused for now: no fixed formula with a measured
-# error at or below native torch's yet (continued fractions and series whose term counts depend on
-# the arguments need their own accuracy study).
-register_refusal([aten.igamma.default, aten.igamma.out, aten.igamma_.default, aten.igammac.default,
-                  aten.igammac.out, aten.igammac_.default],
-                 "igamma/igammac (torch.special.gammainc/gammaincc) have no reproducible implementation yet "
-                 "(issue 26: no fixed formula with a measured error at or below native torch's)", "special")
+# The regularized incomplete gamma functions igamma(a, x) = P(a, x) and igammac(a, x) = Q(a, x)
+# (torch.special.gammainc/gammaincc decompose into them): tensor-tensor only, as in torch; the
+# formulas in csrc/common/math_igamma.h (torch's regions, double-double prefactor and sums, Temme's
+# expansion for a > 20, |x - a| < 0.3 a). Integer tensors are refused (torch has no integer kernel
+# either). Backward is autograd's (derivatives.yaml): d/dx =
+# +-grad * exp((a - 1) log x - x - lgamma(a)) through registered ops; d/da raises torch's own
+# "not implemented" error.
+def _igamma_operands(op):
+    def operands(func, args, kwargs):
+        a, x = param(func, args, kwargs, "self"), param(func, args, kwargs, "other")
+        dtype = torch.result_type(a, x)
+        if not dtype.is_floating_point:
+            raise unsupported(func, args, kwargs, f"{dtype} operands: torch has no integer kernel for "
+                              "igamma/igammac either (float32, float64, bfloat16 and float16 are supported)")
+        return (op, a, x, None)
+    return operands
+
+
+_family(aten.igamma.default, aten.igamma_.default, aten.igamma.out, operands=_igamma_operands(IGAMMA),
+        dtypes=dtypes_of(IGAMMA))
+_family(aten.igammac.default, aten.igammac_.default, aten.igammac.out, operands=_igamma_operands(IGAMMAC),
+        dtypes=dtypes_of(IGAMMAC))
+
+
+# special_airy_ai(x): float32/float64 (integers give the default float dtype); torch has no bf16/fp16
+# kernel, so those stay refused. No derivative in torch (non-differentiable), none here.
+def _airy_operands(func, args, kwargs):
+    x = param(func, args, kwargs, "x")
+    if isinstance(x, Tensor) and x.dtype in LOW_PRECISION:
+        raise unsupported(func, args, kwargs, f"{x.dtype} inputs: torch has no {x.dtype} kernel for airy_ai either "
+                          "(float32 and float64 are supported; integers give the default float dtype)")
+    return (AIRY_AI, x, None, None)
+
+
+_family(aten.special_airy_ai.default, None, aten.special_airy_ai.out, operands=_airy_operands,
+        dtypes=FLOAT_ONLY + ("integer",))

@@ -38,6 +38,7 @@ PINNED = {
         "SHIFTED_CHEBYSHEV_W": 126, "HERMITE_H": 127, "HERMITE_HE": 128, "LAGUERRE_L": 129, "LEGENDRE_P": 130,
         "KAISER_WINDOW": 131, "BESSEL_J0": 132, "BESSEL_J1": 133, "BESSEL_Y0": 134,
         "BESSEL_Y1": 135,
+        "IGAMMA": 140, "IGAMMAC": 141, "AIRY_AI": 142,
     },
     "RandomDist": {"UNIFORM": 0, "NORMAL": 1, "EXPONENTIAL": 3, "GEOMETRIC": 4, "LOG_NORMAL": 5, "CAUCHY": 6},
     "PoolKind": {"MAX": 0, "AVG": 1, "ADAPTIVE_AVG": 2, "ADAPTIVE_MAX": 3},
@@ -140,6 +141,7 @@ UNARY = {
     "BESSEL_Y1": (torch.special.bessel_y1, [0.25, 0.5, 0.75, 1.0, 1.25, 1.5]),
     # (k = 0 .. 5 of a symmetric window of 6 points, beta = 12: p0 = beta, p1 = (6 - 1)/2)
     "KAISER_WINDOW": (lambda t: torch.kaiser_window(6, False, 12.0, dtype=torch.float64), [0.0, 1, 2, 3, 4, 5]),
+    "AIRY_AI": (torch.special.airy_ai, X),
 }
 PARAMS = {"SOFTPLUS": (1.0, 20.0), "LEAKY_RELU": (0.25, 0.0), "ROUND_DECIMALS": (10.0, 0.0), "SOFTSHRINK": (0.6, 0.0),
           "POLYGAMMA": (2.0, 0.0), "MVLGAMMA": (3.0, 0.0),
@@ -158,6 +160,7 @@ BINARY = {
     "HARDSIGMOID_BACKWARD": lambda g, x: torch.where((x > -3) & (x < 3), g * (1.0 / 6.0), 0.0),
     "LOG_SIGMOID_BACKWARD": lambda g, x: g * torch.sigmoid(-x),
     "ZETA": torch.special.zeta,
+    "IGAMMA": torch.igamma, "IGAMMAC": torch.igammac,
 }
 # (x, n): the polynomials of degree trunc(n) (n = 0, -1 -> 0, 2, 0, 0, 1 below)
 BINARY |= {name: getattr(torch.special, fn) for name, fn in (
@@ -192,6 +195,8 @@ def test_each_binary_code_computes_the_torch_function_of_its_name(name):
         a = [abs(v) for v in a]
     if name == "ZETA":  # s > 1, q > 0
         a, b = [abs(v) + 1.5 for v in a], [abs(v) for v in b]
+    if name in ("IGAMMA", "IGAMMAC"):  # a > 0, x >= 0
+        a, b = [abs(v) + 0.5 for v in a], [abs(v) for v in b]
     p0 = 1.0 if name in ("ADD", "SUB") else 0.0  # add/sub take alpha as p0
     got = _ew(PINNED["EwOp"][name], a, b, p0=p0)
     want = BINARY[name](torch.tensor(a, dtype=torch.float64), torch.tensor(b, dtype=torch.float64))

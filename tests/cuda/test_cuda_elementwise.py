@@ -67,6 +67,8 @@ OPS += [(_EW[name], 2, ()) for name in (
     "CHEBYSHEV_T", "CHEBYSHEV_U", "CHEBYSHEV_V", "CHEBYSHEV_W", "SHIFTED_CHEBYSHEV_T", "SHIFTED_CHEBYSHEV_U",
     "SHIFTED_CHEBYSHEV_V", "SHIFTED_CHEBYSHEV_W", "HERMITE_H", "HERMITE_HE", "LAGUERRE_L", "LEGENDRE_P")]
 OPS += [(_EW["KAISER_WINDOW"], 1, (12.0, 40.0)), (_EW["KAISER_WINDOW"], 1, (0.5, 3.5))]  # p0 = beta, p1 = (N - 1)/2
+# The incomplete gamma functions (a, x) and Airy Ai: repmode/kernels/special.py (csrc/common/math_igamma.h)
+OPS += [(_EW["IGAMMA"], 2, ()), (_EW["IGAMMAC"], 2, ()), (_EW["AIRY_AI"], 1, ())]
 OP_IDS = [f"op{code}-{'_'.join(map(str, p)) or 'noparam'}" for code, _, p in OPS]
 
 
