@@ -53,8 +53,8 @@ using special_detail::is_nan;
 using special_detail::log_dd;
 using special_detail::log_dd_accurate;
 
-constexpr double kTol = 0x1p-56;         // relative stopping tolerance of every series and fraction
-constexpr int kMaxSeries = 1000;         // fixed maximum term counts (measured maxima: docs/math.md)
+constexpr double kTol = 0x1p-56;  // relative stopping tolerance of every series and fraction
+constexpr int kMaxSeries = 1000;  // fixed maximum term counts (measured maxima: docs/math.md)
 constexpr int kMaxFraction = 1000;
 constexpr double kInvSqrt2Pi = 0x1.9884533d43651p-2;  // 1/sqrt(2 pi)
 constexpr double kSqrt2Pi = 0x1.40d931ff62706p+1;

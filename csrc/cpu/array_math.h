@@ -95,8 +95,7 @@ template <typename T>
 inline bool binary_array_op(int op, int64_t sb) {
 #if defined(__x86_64__)
   if (sizeof(T) == 4 && active_isa() >= Isa::avx2 && (sb == 0 || sb == 1))
-    return op == int(EwOp::atan2) ||
-           ((op == int(EwOp::silu_backward) || op == int(EwOp::gelu_backward)) && sb == 1);
+    return op == int(EwOp::atan2) || ((op == int(EwOp::silu_backward) || op == int(EwOp::gelu_backward)) && sb == 1);
 #endif
   (void)op, (void)sb;
   return false;

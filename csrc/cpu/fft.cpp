@@ -308,8 +308,7 @@ struct LanesPortable {
     return lanes_portable::load_lanes_fast(mode, src, ss, inner, line0, n, xl);
   }
   template <typename D>
-  static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner,
-                    int64_t line0) {
+  static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner, int64_t line0) {
     return lanes_portable::store_lanes_fast(mode, yl, n, n_dst, divisor, dst, inner, line0);
   }
   static void groups(const CxL* g, CxL* z, int64_t n, const Cx* tw, const Cx* const* lv, bool fw, int64_t b,
@@ -342,8 +341,7 @@ struct LanesAvx2 {
     return lanes_avx2::load_lanes_fast(mode, src, ss, inner, line0, n, xl);
   }
   template <typename D>
-  static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner,
-                    int64_t line0) {
+  static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner, int64_t line0) {
     return lanes_avx2::store_lanes_fast(mode, yl, n, n_dst, divisor, dst, inner, line0);
   }
   static void groups(const CxL* g, CxL* z, int64_t n, const Cx* tw, const Cx* const* lv, bool fw, int64_t b,
@@ -375,8 +373,7 @@ struct LanesAvx512 {
     return lanes_avx512::load_lanes_fast(mode, src, ss, inner, line0, n, xl);
   }
   template <typename D>
-  static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner,
-                    int64_t line0) {
+  static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner, int64_t line0) {
     return lanes_avx512::store_lanes_fast(mode, yl, n, n_dst, divisor, dst, inner, line0);
   }
   static void groups(const CxL* g, CxL* z, int64_t n, const Cx* tw, const Cx* const* lv, bool fw, int64_t b,
@@ -639,7 +636,8 @@ void run_lines_with(int mode, const S* src, const Ints& ss, D* dst, int64_t inne
   }
   if (line == end) return;
   if (!reference && p.smooth && n >= kSplit16Min && n % 16 == 0) {
-    for (; line < end; ++line) split16_line<S, D, Lanes>(mode, src, ss, dst, inner, p, n_dst, divisor, line, line_threads);
+    for (; line < end; ++line)
+      split16_line<S, D, Lanes>(mode, src, ss, dst, inner, p, n_dst, divisor, line, line_threads);
     return;
   }
   const Scratch s0(0, size_t(n) * sizeof(Cx)), s1(1, size_t(n) * sizeof(Cx)), s2(2, size_t(2 * p.M) * sizeof(Cx));

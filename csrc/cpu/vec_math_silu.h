@@ -168,7 +168,6 @@ inline float gelu_backward_scalar(float g, float x) {
 
 }  // namespace vec_silu_detail
 
-
 namespace vec_silu_avx2 {
 using V = vec_silu_detail::Avx2Lanes;
 using D = V::D;

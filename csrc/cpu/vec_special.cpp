@@ -61,11 +61,25 @@ struct RegionTable {
 // lgamma (lgamma_pos): 1: x < 1/4, 2: 3/4 <= x <= 5/4, 3: 5/4 < x < 11/4, 4: 11/4 <= x < 12,
 // 5: 12 <= x < inf; 1/4 <= x < 3/4 (log1p), x = 1 and x = 2 (+0 by a test), x <= 0 (the
 // reflection), +inf and NaN: the scalar formula.
-constexpr RegionTable kLgammaRegions = {false, 0.0f, true, __builtin_inff(), 2, {1.0f, 2.0f}, 5, 5,
-                                        {{12.0f, false, 4}, {2.75f, false, 3}, {1.25f, true, 2},
-                                         {0.75f, false, 0}, {0.25f, false, 1}}};
+constexpr RegionTable kLgammaRegions = {
+    false,
+    0.0f,
+    true,
+    __builtin_inff(),
+    2,
+    {1.0f, 2.0f},
+    5,
+    5,
+    {{12.0f, false, 4}, {2.75f, false, 3}, {1.25f, true, 2}, {0.75f, false, 0}, {0.25f, false, 1}}};
 // digamma (digamma_pos): 1: 2^-60 <= x < 1, 2: 1 <= x <= 2, 3: 2 < x < 10, 4: 10 <= x < inf.
-constexpr RegionTable kDigammaRegions = {false, 0x1p-60f, false, __builtin_inff(), 0, {0.0f, 0.0f}, 4, 3,
+constexpr RegionTable kDigammaRegions = {false,
+                                         0x1p-60f,
+                                         false,
+                                         __builtin_inff(),
+                                         0,
+                                         {0.0f, 0.0f},
+                                         4,
+                                         3,
                                          {{10.0f, false, 3}, {2.0f, true, 2}, {1.0f, false, 1}}};
 // erfinv: 1: 0 < |x| <= 3/4 (the series), 2: 3/4 < |x| < 1 (erfcinv_core).
 constexpr RegionTable kErfinvRegions = {true, 0.0f, true, 1.0f, 0, {0.0f, 0.0f}, 2, 1, {{0.75f, true, 1}}};
@@ -106,12 +120,9 @@ inline int region_of(const RegionTable& t, float x) {
 
 #endif
 
-
 namespace repmode::cpu {
 
-bool special_array_op(int op) {
-  return op == int(EwOp::lgamma) || op == int(EwOp::digamma) || op == int(EwOp::erfinv);
-}
+bool special_array_op(int op) { return op == int(EwOp::lgamma) || op == int(EwOp::digamma) || op == int(EwOp::erfinv); }
 
 void special_array(int op, const float* in, float* out, int64_t n, Isa isa) {
 #if defined(__x86_64__)

@@ -60,12 +60,12 @@ VS_FN vl splat_l(int64_t c) {
   return r;
 }
 // + - * / (each one IEEE operation per lane) and negation
-#define VS_BINARY(OP)                                   \
-  VS_OP vd operator OP(vd a, vd b) {                    \
-    vd r;                                               \
-    VS_EACH r.h[u] = a.h[u] OP b.h[u];                  \
-    return r;                                           \
-  }                                                     \
+#define VS_BINARY(OP)                                            \
+  VS_OP vd operator OP(vd a, vd b) {                             \
+    vd r;                                                        \
+    VS_EACH r.h[u] = a.h[u] OP b.h[u];                           \
+    return r;                                                    \
+  }                                                              \
   VS_OP vd operator OP(vd a, double b) { return a OP splat(b); } \
   VS_OP vd operator OP(double a, vd b) { return splat(a) OP b; }
 VS_BINARY(+)
@@ -79,11 +79,11 @@ VS_OP vd operator-(vd a) {
   return r;
 }
 // integer lanes: & | + - ~ and shifts
-#define VS_BINARY_L(OP)                  \
-  VS_OP vl operator OP(vl a, vl b) {     \
-    vl r;                                \
-    VS_EACH r.h[u] = a.h[u] OP b.h[u];   \
-    return r;                            \
+#define VS_BINARY_L(OP)                \
+  VS_OP vl operator OP(vl a, vl b) {   \
+    vl r;                              \
+    VS_EACH r.h[u] = a.h[u] OP b.h[u]; \
+    return r;                          \
   }
 VS_BINARY_L(&)
 VS_BINARY_L(|)
@@ -130,7 +130,9 @@ VS_FN hd hw_round_even(hd a) {
 VS_FN hd hw_floor(hd a) { return (hd)_mm512_roundscale_pd((__m512d)a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
 VS_FN hd hw_gather(const double* base, hl idx) { return (hd)_mm512_i64gather_pd((__m512i)idx, base, 8); }
 template <int P>
-VS_FN hl hw_cmp(hd a, hd b) { return (hl)_mm512_movm_epi64(_mm512_cmp_pd_mask((__m512d)a, (__m512d)b, P)); }
+VS_FN hl hw_cmp(hd a, hd b) {
+  return (hl)_mm512_movm_epi64(_mm512_cmp_pd_mask((__m512d)a, (__m512d)b, P));
+}
 VS_FN hl hw_gt_l(hl a, hl b) { return (hl)_mm512_movm_epi64(_mm512_cmpgt_epi64_mask((__m512i)a, (__m512i)b)); }
 #else
 VS_FN hd hw_fma(hd a, hd b, hd c) { return (hd)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c); }
@@ -139,7 +141,9 @@ VS_FN hd hw_round_even(hd a) { return (hd)_mm256_round_pd((__m256d)a, _MM_FROUND
 VS_FN hd hw_floor(hd a) { return (hd)_mm256_round_pd((__m256d)a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
 VS_FN hd hw_gather(const double* base, hl idx) { return (hd)_mm256_i64gather_pd(base, (__m256i)idx, 8); }
 template <int P>
-VS_FN hl hw_cmp(hd a, hd b) { return (hl)_mm256_castpd_si256(_mm256_cmp_pd((__m256d)a, (__m256d)b, P)); }
+VS_FN hl hw_cmp(hd a, hd b) {
+  return (hl)_mm256_castpd_si256(_mm256_cmp_pd((__m256d)a, (__m256d)b, P));
+}
 VS_FN hl hw_gt_l(hl a, hl b) { return (hl)_mm256_cmpgt_epi64((__m256i)a, (__m256i)b); }
 #endif
 

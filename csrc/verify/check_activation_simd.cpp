@@ -46,8 +46,8 @@ using Binary = void (*)(const float*, const float*, float*, int64_t);
 
 static float silu_ref(float, float x) { return vec_silu_detail::silu_scalar(x); }
 
-static const float kGrads[] = {1.0f, -1.0f, 0.37f, -3e-5f, 0x1p-140f, 6e37f, INFINITY, -INFINITY, NAN, -0.0f,
-                               1.7f, -0.61f, 2.5f};
+static const float kGrads[] = {1.0f,      -1.0f, 0.37f, -3e-5f, 0x1p-140f, 6e37f, INFINITY,
+                               -INFINITY, NAN,   -0.0f, 1.7f,   -0.61f,    2.5f};
 constexpr int kNumGrads = sizeof(kGrads) / sizeof(kGrads[0]);
 
 // mode: 0 unary (silu), 1 binary. Returns mismatches.
@@ -127,8 +127,8 @@ static uint64_t run_all(const char* name, Unary u512, Unary u2, Binary b512, Bin
         tail_bad += bits32(oa[al + i]) != want || bits32(ob[al + i]) != want;
       }
     }
-  std::printf("%-14s inputs %llu, mismatches %llu; tails: mismatches %llu\n", name,
-              (unsigned long long)checked.load(), (unsigned long long)bad.load(), (unsigned long long)tail_bad);
+  std::printf("%-14s inputs %llu, mismatches %llu; tails: mismatches %llu\n", name, (unsigned long long)checked.load(),
+              (unsigned long long)bad.load(), (unsigned long long)tail_bad);
   return bad.load() + tail_bad;
 }
 
@@ -158,16 +158,23 @@ static void speed() {
                 s / v512);
   };
   row(
-      "silu", [&] { for (int64_t i = 0; i < n; ++i) o[i] = vec_silu_detail::silu_scalar(x[i]); },
+      "silu",
+      [&] {
+        for (int64_t i = 0; i < n; ++i) o[i] = vec_silu_detail::silu_scalar(x[i]);
+      },
       [&] { silu_array_avx2(x.data(), o.data(), n); }, [&] { silu_array_avx512(x.data(), o.data(), n); });
   row(
       "silu_backward",
-      [&] { for (int64_t i = 0; i < n; ++i) o[i] = vec_silu_detail::silu_backward_scalar(g[i], x[i]); },
+      [&] {
+        for (int64_t i = 0; i < n; ++i) o[i] = vec_silu_detail::silu_backward_scalar(g[i], x[i]);
+      },
       [&] { silu_backward_array_avx2(g.data(), x.data(), o.data(), n); },
       [&] { silu_backward_array_avx512(g.data(), x.data(), o.data(), n); });
   row(
       "gelu_backward",
-      [&] { for (int64_t i = 0; i < n; ++i) o[i] = vec_silu_detail::gelu_backward_scalar(g[i], x[i]); },
+      [&] {
+        for (int64_t i = 0; i < n; ++i) o[i] = vec_silu_detail::gelu_backward_scalar(g[i], x[i]);
+      },
       [&] { gelu_backward_array_avx2(g.data(), x.data(), o.data(), n); },
       [&] { gelu_backward_array_avx512(g.data(), x.data(), o.data(), n); });
 }

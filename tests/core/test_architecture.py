@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -247,3 +249,16 @@ def test_every_kernel_module_calls_only_entry_points_of_its_own_family():
         for name in call.findall(path.read_text()):
             if name in owner and owner[name] not in ("runtime", "cpu"):
                 assert owner[name] == path.stem, f"{path.name} calls {name}, an entry of family {owner[name]}"
+
+
+@pytest.mark.skipif(shutil.which("objdump") is None, reason="needs binutils' objdump to read the built extension")
+def test_the_compiler_formed_no_fused_complex_products():
+    """-ffp-contract=off keeps every fma explicit, but GCC 12's vectorizer can still turn a scalar
+    complex product (a·c − b·d, a·d + b·c) into vfmaddsub/vfmsubadd under an FMA target (seen in the
+    FFT's AVX-512 code): that fuses two roundings into one and changes bits per ISA. No repmode
+    source asks for these instructions, so none may appear in the extension."""
+    so = Path(_ext.C.__file__)
+    listing = subprocess.run(["objdump", "-d", "--no-show-raw-insn", str(so)], capture_output=True, text=True,
+                             check=True).stdout
+    fused = re.findall(r"\bvfm(?:addsub|subadd)\w*", listing)
+    assert not fused, f"{len(fused)} fused complex products ({sorted(set(fused))}) in {so.name}"
