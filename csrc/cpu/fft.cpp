@@ -295,107 +295,48 @@ REPMODE_INLINE C czero() { return _mm512_setzero_pd(); }
 #pragma GCC pop_options
 #endif
 
-// The two copies of the lane walk, as types for run_lines_with.
-struct LanesPortable {
-  static void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* w) {
-    lanes_portable::lane_transform(p, x, y, w);
-  }
-  static void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* w, CxL* a, CxL* b, int nthreads) {
-    lanes_portable::line_transform(p, x, y, w, a, b, nthreads);
-  }
-  template <typename S>
-  static bool load(int mode, const S* src, const Ints& ss, int64_t inner, int64_t line0, int64_t n, CxL* xl) {
-    return lanes_portable::load_lanes_fast(mode, src, ss, inner, line0, n, xl);
-  }
-  template <typename D>
-  static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner, int64_t line0) {
-    return lanes_portable::store_lanes_fast(mode, yl, n, n_dst, divisor, dst, inner, line0);
-  }
-  static void groups(const CxL* g, CxL* z, int64_t n, const Cx* tw, const Cx* const* lv, bool fw, int64_t b,
-                     int64_t e) {
-    lanes_portable::split16_groups(g, z, n, tw, lv, fw, b, e);
-  }
-  static void middle(CxL* z, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
-    lanes_portable::split16_middle(z, n, lv, fw, b, e);
-  }
-  static void top(const CxL* z, Cx* y, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
-    lanes_portable::split16_top(z, y, n, lv, fw, b, e);
-  }
-  template <typename S>
-  static void gather16_c2c(const S* x, CxL* g, int64_t m2, int64_t b, int64_t e) {
-    lanes_portable::gather16_c2c(x, g, m2, b, e);
-  }
-  template <typename D>
-  static void store_cx(const Cx* y, D* out, int64_t count, bool scale, double divisor) {
-    lanes_portable::store_cx(y, out, count, scale, divisor);
-  }
-};
+// Each copy of the lane walk (portable, AVX2, AVX-512) as a type for run_lines_with: the same
+// forwarding members over the copy's namespace.
+#define REPMODE_FFT_LANES(Name, ns)                                                                              \
+  struct Name {                                                                                                  \
+    static void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* w) { ns::lane_transform(p, x, y, w); }  \
+    static void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* w, CxL* a, CxL* b, int nthreads) {         \
+      ns::line_transform(p, x, y, w, a, b, nthreads);                                                            \
+    }                                                                                                            \
+    template <typename S>                                                                                        \
+    static bool load(int mode, const S* src, const Ints& ss, int64_t inner, int64_t line0, int64_t n, CxL* xl) { \
+      return ns::load_lanes_fast(mode, src, ss, inner, line0, n, xl);                                            \
+    }                                                                                                            \
+    template <typename D>                                                                                        \
+    static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner,        \
+                      int64_t line0) {                                                                           \
+      return ns::store_lanes_fast(mode, yl, n, n_dst, divisor, dst, inner, line0);                               \
+    }                                                                                                            \
+    static void groups(const CxL* g, CxL* z, int64_t n, const Cx* tw, const Cx* const* lv, bool fw, int64_t b,   \
+                       int64_t e) {                                                                              \
+      ns::split16_groups(g, z, n, tw, lv, fw, b, e);                                                             \
+    }                                                                                                            \
+    static void middle(CxL* z, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {                  \
+      ns::split16_middle(z, n, lv, fw, b, e);                                                                    \
+    }                                                                                                            \
+    static void top(const CxL* z, Cx* y, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {        \
+      ns::split16_top(z, y, n, lv, fw, b, e);                                                                    \
+    }                                                                                                            \
+    template <typename S>                                                                                        \
+    static void gather16_c2c(const S* x, CxL* g, int64_t m2, int64_t b, int64_t e) {                             \
+      ns::gather16_c2c(x, g, m2, b, e);                                                                          \
+    }                                                                                                            \
+    template <typename D>                                                                                        \
+    static void store_cx(const Cx* y, D* out, int64_t count, bool scale, double divisor) {                       \
+      ns::store_cx(y, out, count, scale, divisor);                                                               \
+    }                                                                                                            \
+  };
+REPMODE_FFT_LANES(LanesPortable, lanes_portable)
 #if defined(__x86_64__)
-struct LanesAvx2 {
-  static void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* w) { lanes_avx2::lane_transform(p, x, y, w); }
-  static void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* w, CxL* a, CxL* b, int nthreads) {
-    lanes_avx2::line_transform(p, x, y, w, a, b, nthreads);
-  }
-  template <typename S>
-  static bool load(int mode, const S* src, const Ints& ss, int64_t inner, int64_t line0, int64_t n, CxL* xl) {
-    return lanes_avx2::load_lanes_fast(mode, src, ss, inner, line0, n, xl);
-  }
-  template <typename D>
-  static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner, int64_t line0) {
-    return lanes_avx2::store_lanes_fast(mode, yl, n, n_dst, divisor, dst, inner, line0);
-  }
-  static void groups(const CxL* g, CxL* z, int64_t n, const Cx* tw, const Cx* const* lv, bool fw, int64_t b,
-                     int64_t e) {
-    lanes_avx2::split16_groups(g, z, n, tw, lv, fw, b, e);
-  }
-  static void middle(CxL* z, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
-    lanes_avx2::split16_middle(z, n, lv, fw, b, e);
-  }
-  static void top(const CxL* z, Cx* y, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
-    lanes_avx2::split16_top(z, y, n, lv, fw, b, e);
-  }
-  template <typename S>
-  static void gather16_c2c(const S* x, CxL* g, int64_t m2, int64_t b, int64_t e) {
-    lanes_avx2::gather16_c2c(x, g, m2, b, e);
-  }
-  template <typename D>
-  static void store_cx(const Cx* y, D* out, int64_t count, bool scale, double divisor) {
-    lanes_avx2::store_cx(y, out, count, scale, divisor);
-  }
-};
-struct LanesAvx512 {
-  static void lane_transform(const Plan& p, const CxL* x, CxL* y, CxL* w) { lanes_avx512::lane_transform(p, x, y, w); }
-  static void line_transform(const Plan& p, const Cx* x, Cx* y, Cx* w, CxL* a, CxL* b, int nthreads) {
-    lanes_avx512::line_transform(p, x, y, w, a, b, nthreads);
-  }
-  template <typename S>
-  static bool load(int mode, const S* src, const Ints& ss, int64_t inner, int64_t line0, int64_t n, CxL* xl) {
-    return lanes_avx512::load_lanes_fast(mode, src, ss, inner, line0, n, xl);
-  }
-  template <typename D>
-  static bool store(int mode, CxL* yl, int64_t n, int64_t n_dst, double divisor, D* dst, int64_t inner, int64_t line0) {
-    return lanes_avx512::store_lanes_fast(mode, yl, n, n_dst, divisor, dst, inner, line0);
-  }
-  static void groups(const CxL* g, CxL* z, int64_t n, const Cx* tw, const Cx* const* lv, bool fw, int64_t b,
-                     int64_t e) {
-    lanes_avx512::split16_groups(g, z, n, tw, lv, fw, b, e);
-  }
-  static void middle(CxL* z, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
-    lanes_avx512::split16_middle(z, n, lv, fw, b, e);
-  }
-  static void top(const CxL* z, Cx* y, int64_t n, const Cx* const* lv, bool fw, int64_t b, int64_t e) {
-    lanes_avx512::split16_top(z, y, n, lv, fw, b, e);
-  }
-  template <typename S>
-  static void gather16_c2c(const S* x, CxL* g, int64_t m2, int64_t b, int64_t e) {
-    lanes_avx512::gather16_c2c(x, g, m2, b, e);
-  }
-  template <typename D>
-  static void store_cx(const Cx* y, D* out, int64_t count, bool scale, double divisor) {
-    lanes_avx512::store_cx(y, out, count, scale, divisor);
-  }
-};
+REPMODE_FFT_LANES(LanesAvx2, lanes_avx2)
+REPMODE_FFT_LANES(LanesAvx512, lanes_avx512)
 #endif
+#undef REPMODE_FFT_LANES
 
 enum Mode { kC2C = 0, kR2C = 1, kC2R = 2 };
 

@@ -363,7 +363,7 @@ def _judge(op, sample, cotangents, phase, why, got, want, result, transform=None
     if all(e is not None and e[0] <= e[1] for e in errors.values()):
         result.closer_than_native += 1
         return None
-    averages = _redraw_errors(op, sample, phase)
+    averages = _redraw_errors(op, sample, cotangents, phase)
     if averages is not None and all(mine <= native for mine, native in averages.values()):
         result.closer_on_average += 1
         return None
@@ -406,7 +406,7 @@ def _redraw(sample, gen):
     return redrawn if ok else None
 
 
-def _redraw_errors(op, sample, phase):
+def _redraw_errors(op, sample, cotangents, phase):
     """Rule 6 measured on the sample's distribution rather than on its one draw: for each floating
     leaf of ``phase`` (forward or backward, 1 thread), (repmode's, native's) mean over ``REDRAWS``
     redraws (``_redraw``, fixed seed) of the largest absolute error against the float64 reference;
@@ -421,12 +421,10 @@ def _redraw_errors(op, sample, phase):
         s = _redraw(sample, gen)
         if s is None:
             return None
+        # a redraw keeps every shape, so the sample's cotangents give the new ones' shapes
+        cot = [torch.randn(c.shape, generator=gen, dtype=torch.float64).to(c.dtype) for c in cotangents] \
+            if backward else None
         try:
-            out, _ = _run(op, s, None, backward=False)
-            cot = None
-            if backward:
-                cot = [torch.randn(t.shape, generator=gen, dtype=torch.float64).to(t.dtype)
-                       for t in _differentiable(s.output_process_fn_grad(out))]
             out, grads = _run(op, s, cot, backward)
             mine, my_grads = _repmode_run(op, s, cot, backward, 1)
         except Exception:  # noqa: BLE001 - (_Stop included) a redraw outside the op's domain says nothing
