@@ -18,7 +18,8 @@
 //
 // Weight gradient: per image, P_n^T (K × Co/G) = col (K × L) · gY_g^T (L × Co/G) — an fma
 // chain over positions; then gw = P_0 + P_1 + ... in increasing n. Several images run at
-// once (one per thread, each in its own buffer), and their partials are added in order.
+// once (one per thread, each in its own buffer), and their partials are added in order; for
+// L <= 256 (one chain per image) the partials and their sum are fused into one segmented GEMM.
 
 #include "convolution.h"
 #include "dispatch.h"
@@ -30,6 +31,7 @@
 
 #include <omp.h>
 
+#include "../common/matmul.h"  // kGemmChunk
 #include "convolution_lowering.h"
 #include "matmul.h"
 #include "parallel.h"
@@ -250,6 +252,40 @@ void conv_grad_weight_small(const ConvGeom& g, const T* x, const T* gy, T* gw, i
   store_weight_grad(g, acc.data(), gw, nthreads);
 }
 
+// Weight gradient when an image has at most one chunk of positions (L <= 256): each image's
+// partial is one fma chain over its L positions, and the partials are added in image order, so
+// gemm_segments computes them fused (segments of L terms): a round of images is lowered side
+// by side into cols (K × images·L) with gy transposed beside it ((images·L) × Co/G), and the
+// running sum stays in the output tile between images instead of going through a partial per
+// image in memory. The same bits as the per-image partials, for any round size.
+template <typename T>
+void conv_grad_weight_segments(const ConvGeom& g, const T* x, const T* gy, T* gw, int nthreads) {
+  const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig(), wsize = g.Co * K;
+  const int64_t round = std::min<int64_t>(g.N, std::max<int64_t>(1, 8 * kChunkElems / (K * L + L * cog)));
+  T* cols = thread_buffer<T>(size_t(round * K * L), 0);
+  T* gyts = thread_buffer<T>(size_t(round * L * cog), 1);
+  std::vector<T> acc(static_cast<size_t>(wsize));
+  const std::vector<int64_t> idx = lowering_table(g);
+  for (int64_t n0 = 0; n0 < g.N; n0 += round) {
+    const int64_t cnt = std::min(round, g.N - n0), width = cnt * L;
+    for (int64_t grp = 0; grp < g.G; ++grp) {
+      parallel_for(cnt, nthreads, K * L + L * cog, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t n = n0 + i;
+          im2col_table<T>(g, cig, x + (n * g.Ci + grp * cig) * g.in_len(), idx.data(), cols + i * L, width);
+          const T* gyg = gy + (n * g.Co + grp * cog) * L;
+          T* gyt = gyts + i * L * cog;
+          for (int64_t c = 0; c < cog; ++c)
+            for (int64_t p = 0; p < L; ++p) gyt[p * cog + c] = gyg[c * L + p];
+        }
+      });
+      gemm_segments<T>(K, cog, width, L, cols, width, 1, gyts, cog, 1, acc.data() + grp * K * cog, cog, 1, n0 > 0,
+                       n0 + cnt == g.N, nthreads);
+    }
+  }
+  store_weight_grad(g, acc.data(), gw, nthreads);
+}
+
 template <typename T>
 void conv_grad_weight(const ConvGeom& g, const T* x, const T* gy, T* gw, int nthreads) {
   const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig();
@@ -260,6 +296,7 @@ void conv_grad_weight(const ConvGeom& g, const T* x, const T* gy, T* gw, int nth
     return;
   }
   if (conv_depthwise_direct(g)) return conv_depthwise_grad_weight<T>(g, x, gy, gw, nthreads);
+  if (L <= kGemmChunk) return conv_grad_weight_segments<T>(g, x, gy, gw, nthreads);
   if (K * L <= small_image_elems() && g.N > 1) {
     conv_grad_weight_small<T>(g, x, gy, gw, nthreads);
     return;

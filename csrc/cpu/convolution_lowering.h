@@ -24,13 +24,15 @@ extern int64_t kChunkElems;
 
 // Small images: when one image's lowered columns (K × L) hold at most small_image_elems()
 // elements, a round of images is lowered at once and one batched GEMM call serves them all
-// (per-image GEMM calls and parallel regions would cost more than the arithmetic); a round's
-// buffers hold about 2·kChunkElems elements. Each output's chain is unchanged. Both follow
-// kChunkElems, so tests that shrink it reach the general path and the round boundaries.
-inline int64_t small_image_elems() { return std::min<int64_t>(32 * 1024, kChunkElems); }
+// (per-image GEMM calls and parallel regions would cost more than the arithmetic, and a
+// per-image GEMM of a few positions packs the whole weight for a handful of columns); a
+// round's buffers hold about 8·kChunkElems elements (3 MB of float32). Each output's chain is
+// unchanged. Both follow kChunkElems, so tests that shrink it reach the general path and the
+// round boundaries.
+inline int64_t small_image_elems() { return 2 * kChunkElems; }
 
 inline int64_t images_per_round(int64_t N, int64_t per_image) {
-  return std::min<int64_t>(N, std::max<int64_t>(1, 2 * kChunkElems / std::max<int64_t>(per_image, 1)));
+  return std::min<int64_t>(N, std::max<int64_t>(1, 8 * kChunkElems / std::max<int64_t>(per_image, 1)));
 }
 
 inline int64_t ceil_pos(int64_t a, int64_t s) { return a <= 0 ? 0 : (a + s - 1) / s; }

@@ -25,6 +25,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <new>
+#include <stdexcept>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -51,6 +52,11 @@ struct Problem {
   int64_t sBb, sBk, sBn;
   T* C;
   int64_t sCb, sCm, sCn;
+  // gemm_segments only (seg > 0): k is cut into segments of `seg` terms, each an fma chain from
+  // +0.0 added to C in order; `accumulate`: the first segment is added to C too (else stored);
+  // `finish`: NaNs of the result are written canonical.
+  int64_t seg = 0;
+  bool accumulate = false, finish = true;
 };
 
 // Copies MR full rows of a row-major A (row stride rs) into a micro-panel, element
@@ -459,6 +465,48 @@ void run_output_tile(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int
   }
 }
 
+// The segmented sum of gemm_segments for one task's output tile: C = ((C or +0.0-free start)
+// + s_0) + s_1 + ..., s_j the fma chain from +0.0 over segment j's `seg` terms (seg <= KC). A
+// k-block holds whole segments; each micro-tile runs its segments back to back, so the tile
+// stays in L1 (or in the small contiguous copy of a tail tile) between them.
+template <class Kr, typename T = typename Kr::Elem>
+void run_output_tile_segments(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int64_t j0, int64_t n, T* apack,
+                              T* bpack) {
+  const T* A = p.A + bi * p.sAb + i0 * p.sAm;
+  const T* B = p.B + bi * p.sBb + j0 * p.sBn;
+  T* C = p.C + bi * p.sCb + i0 * p.sCm + j0 * p.sCn;
+  const int64_t mc = even_chunk(m, Kr::MC, Kr::MR);
+  const int64_t block = (Kr::KC / p.seg) * p.seg;
+  for (int64_t k0 = 0; k0 < p.K; k0 += block) {
+    const int64_t kc = std::min<int64_t>(block, p.K - k0);
+    const bool first = k0 == 0 && !p.accumulate, last = p.finish && k0 + kc == p.K;
+    pack_b<Kr::NR>(B + k0 * p.sBk, p.sBk, p.sBn, kc, n, bpack);
+    for (int64_t ic = 0; ic < m; ic += mc) {
+      const int64_t rows = std::min(mc, m - ic);
+      pack_a<Kr>(A + ic * p.sAm + k0 * p.sAk, p.sAm, p.sAk, rows, kc, apack);
+      T* Cb = C + ic * p.sCm;
+      for (int64_t jr = 0; jr < n; jr += Kr::NR)
+        for (int64_t ir = 0; ir < rows; ir += Kr::MR) {
+          const int64_t mr = std::min<int64_t>(Kr::MR, rows - ir), nr = std::min<int64_t>(Kr::NR, n - jr);
+          const T* a = apack + ir * kc;
+          const T* b = bpack + jr * kc;
+          T* c = Cb + ir * p.sCm + jr * p.sCn;
+          const bool direct = mr == Kr::MR && nr == Kr::NR && p.sCn == 1;
+          alignas(64) T tmp[Kr::MR * Kr::NR] = {};  // padding lanes compute discarded outputs
+          if (!direct && !first)
+            for (int64_t i = 0; i < mr; ++i)
+              for (int64_t j = 0; j < nr; ++j) tmp[i * Kr::NR + j] = c[i * p.sCm + j * p.sCn];
+          for (int64_t s = 0; s < kc; s += p.seg)
+            Kr::tile(p.seg, a + s * Kr::MR, b + s * Kr::NR, direct ? c : tmp, direct ? p.sCm : Kr::NR,
+                     !(first && s == 0), last && s + p.seg == kc);
+          if (!direct)
+            for (int64_t i = 0; i < mr; ++i)
+              for (int64_t j = 0; j < nr; ++j) c[i * p.sCm + j * p.sCn] = tmp[i * Kr::NR + j];
+        }
+    }
+  }
+}
+
 // How the output is cut into tasks (one task = one thread's tile for the whole k
 // range). Task sizes never change results, only speed.
 struct TilePlan {
@@ -508,7 +556,11 @@ void run_gemm(const Problem<T>& p, int nthreads) {
     T* bpack = apack + Kr::MC * Kr::KC;
     const int64_t jb = t % plan.nb, ib = (t / plan.nb) % plan.mb, bi = t / (plan.nb * plan.mb);
     const int64_t i0 = ib * plan.mt, j0 = jb * plan.nt;
-    run_output_tile<Kr>(p, bi, i0, std::min(plan.mt, p.M - i0), j0, std::min(plan.nt, p.N - j0), apack, bpack);
+    if (p.seg > 0)
+      run_output_tile_segments<Kr>(p, bi, i0, std::min(plan.mt, p.M - i0), j0, std::min(plan.nt, p.N - j0), apack,
+                                   bpack);
+    else
+      run_output_tile<Kr>(p, bi, i0, std::min(plan.mt, p.M - i0), j0, std::min(plan.nt, p.N - j0), apack, bpack);
   };
 
   if (nthreads <= 1) {
@@ -524,8 +576,8 @@ void run_gemm(const Problem<T>& p, int nthreads) {
 // column-major C is computed as a row-major one, keeping the kernels' direct stores.
 template <typename T>
 Problem<T> transposed(const Problem<T>& p) {
-  return Problem<T>{p.batch, p.N,   p.M,   p.K,   p.B, p.sBb, p.sBn, p.sBk,
-                    p.A,     p.sAb, p.sAk, p.sAm, p.C, p.sCb, p.sCn, p.sCm};
+  return Problem<T>{p.batch, p.N,   p.M, p.K,   p.B,   p.sBb, p.sBn, p.sBk,        p.A,     p.sAb,
+                    p.sAk,   p.sAm, p.C, p.sCb, p.sCn, p.sCm, p.seg, p.accumulate, p.finish};
 }
 
 template <typename T>
@@ -571,6 +623,22 @@ void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sA
   run_gemm<typename Kernels<T>::Scalar>(p, nthreads);
 }
 
+template <typename T>
+void gemm_segments(int64_t M, int64_t N, int64_t K, int64_t seg, const T* A, int64_t sAm, int64_t sAk, const T* B,
+                   int64_t sBk, int64_t sBn, T* C, int64_t sCm, int64_t sCn, bool accumulate, bool finish,
+                   int nthreads) {
+  if (seg <= 0 || seg > kGemmChunk || K % seg != 0) throw std::invalid_argument("gemm_segments: bad segment length");
+  Problem<T> p{1, M, N, K, A, 0, sAm, sAk, B, 0, sBk, sBn, C, 0, sCm, sCn, seg, accumulate, finish};
+  if (M <= 0 || N <= 0 || K <= 0) return;  // no segment: C keeps its values
+  if (sCn != 1 && sCm == 1) p = transposed(p);
+  nthreads = std::max(nthreads, 1);
+#if REPMODE_GEMM_X86
+  if (active_isa() == Isa::avx512) return run_gemm<typename Kernels<T>::Avx512>(p, nthreads);
+  if (active_isa() == Isa::avx2) return run_gemm<typename Kernels<T>::Avx2>(p, nthreads);
+#endif
+  run_gemm<typename Kernels<T>::Scalar>(p, nthreads);
+}
+
 // The plain reference: each output fed term by term through GemmSum (csrc/common/matmul.h).
 template <typename T>
 void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
@@ -588,7 +656,9 @@ void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, 
   template void gemm<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, int64_t, int64_t, const T*, int64_t,  \
                         int64_t, int64_t, T*, int64_t, int64_t, int64_t, int);                                       \
   template void gemm_reference<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, int64_t, int64_t, const T*, \
-                                  int64_t, int64_t, int64_t, T*, int64_t, int64_t, int64_t);
+                                  int64_t, int64_t, int64_t, T*, int64_t, int64_t, int64_t);                         \
+  template void gemm_segments<T>(int64_t, int64_t, int64_t, int64_t, const T*, int64_t, int64_t, const T*, int64_t,  \
+                                 int64_t, T*, int64_t, int64_t, bool, bool, int);
 
 REPMODE_INSTANTIATE_GEMM(float)
 REPMODE_INSTANTIATE_GEMM(double)

@@ -28,6 +28,17 @@ template <typename T>
 void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
                     const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn);
 
+// Segmented products (the convolution weight gradient's per-image partials added in image order,
+// fused): C[i,j] = ((C[i,j] + s_0) + s_1) + ... with accumulate, else (s_0 + s_1) + ..., where s_q
+// is the fma chain from +0.0 over k = q·seg .. q·seg + seg - 1 of A[i,k]·B[k,j] (seg <= 256,
+// K a multiple of seg). So with accumulate = false and one segment it is gemm()'s order for
+// K <= 256; a NaN of the result is written canonical when `finish`. K == 0 leaves C unchanged.
+// Threads, tiles and ISA paths never change the result.
+template <typename T>
+void gemm_segments(int64_t M, int64_t N, int64_t K, int64_t seg, const T* A, int64_t sAm, int64_t sAk, const T* B,
+                   int64_t sBk, int64_t sBn, T* C, int64_t sCm, int64_t sCn, bool accumulate, bool finish,
+                   int nthreads);
+
 extern template void gemm<float>(int64_t, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, int64_t,
                                  const float*, int64_t, int64_t, int64_t, float*, int64_t, int64_t, int64_t, int);
 extern template void gemm<double>(int64_t, int64_t, int64_t, int64_t, const double*, int64_t, int64_t, int64_t,
@@ -37,5 +48,9 @@ extern template void gemm_reference<float>(int64_t, int64_t, int64_t, int64_t, c
 extern template void gemm_reference<double>(int64_t, int64_t, int64_t, int64_t, const double*, int64_t, int64_t,
                                             int64_t, const double*, int64_t, int64_t, int64_t, double*, int64_t,
                                             int64_t, int64_t);
+extern template void gemm_segments<float>(int64_t, int64_t, int64_t, int64_t, const float*, int64_t, int64_t,
+                                          const float*, int64_t, int64_t, float*, int64_t, int64_t, bool, bool, int);
+extern template void gemm_segments<double>(int64_t, int64_t, int64_t, int64_t, const double*, int64_t, int64_t,
+                                           const double*, int64_t, int64_t, double*, int64_t, int64_t, bool, bool, int);
 
 }  // namespace repmode::cpu

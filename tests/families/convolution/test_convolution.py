@@ -139,16 +139,46 @@ def test_padding_is_a_zero_term():
 
 
 def test_small_image_rounds_equal_reference():
-    # small images go through batched GEMMs in rounds of images: 850 elements per chunk makes
-    # rounds of 1-2 images here; 300 sends the same case through the general path.
+    # small images go through batched GEMMs in rounds of images: 420 elements per chunk makes
+    # rounds of 3, 3 and 1 images here (K·L = 810 <= 2·420; 8·420 // (810 + 120) = 3); 300 sends the
+    # forward and the input gradient through the general path.
     case = ((7, 3, 6, 5), (4, 3, 3, 3), 1, 1, 1, 1, False, 0, True)
     x, w, b, gy = _inputs(case)
     want = _reference(case, x, w, b, gy)
-    for elems in (850, 300, 1 << 16):
+    for elems in (420, 300, 1 << 16):
         with chunk_elems(elems), num_threads(2):
             got = _repmode(case, x, w, b, gy)
         for k in want:
             assert_bitwise_equal(got[k], want[k], f"{k} chunk={elems}")
+
+
+# Weight gradients with at most one chunk (256) of positions per image: the images' chains and
+# their image-order sum run fused in one segmented GEMM (csrc/cpu/convolution.cpp).
+SEGMENT_CASES = [
+    ((37, 5, 2, 2), (13, 5, 3, 3), 1, 1, 1, 1, False, 0, True),  # L = 4: 64 images' segments per k-block
+    ((9, 3, 16, 16), (35, 3, 3, 3), 1, 1, 1, 1, False, 0, False),  # L = 256: one segment per k-block
+    ((6, 4, 15, 17), (7, 4, 1, 1), 1, 0, 1, 1, False, 0, True),  # L = 255
+    ((11, 8, 1, 1), (33, 8, 1, 1), 1, 0, 1, 1, False, 0, True),  # L = 1
+    ((7, 6, 5, 5), (6, 3, 3, 3), 2, 1, 1, 2, False, 0, True),  # groups, stride 2: L = 9
+    ((5, 4, 3, 3), (4, 3, 2, 2), 2, 0, 1, 2, True, 1, True),  # transposed: the roles of x and gy swap
+]
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("case", SEGMENT_CASES, ids=lambda c: f"{c[0]}x{c[1]}{'T' if c[6] else ''}")
+def test_weight_gradient_segments_equal_reference(case, dtype):
+    """The fused per-image chains give the per-image order's bits on every ISA path, at 1 and 2
+    threads, for rounds of one image (chunk 1) and of all images, with NaN and infinities too."""
+    for special in (False, True):
+        x, w, b, gy = _inputs(case, dtype, seed=5, special=special)
+        want = _reference(case, x, w, b, gy)["gw"]
+        for isa in available_isas():
+            for threads, elems in ((1, None), (2, None), (2, 1)):
+                with cpu_isa(isa), num_threads(threads), chunk_elems(elems) if elems else contextlib.nullcontext():
+                    got = _repmode(case, x, w, b, gy)["gw"]
+                assert_bitwise_equal(got, want, f"isa={isa} threads={threads} chunk={elems} special={special}")
+        if special:
+            assert want.isnan().any(), "the special values reach the weight gradient"
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
