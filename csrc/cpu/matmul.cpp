@@ -426,12 +426,22 @@ inline int64_t even_chunk(int64_t extent, int64_t most, int64_t unit) {
 // n <= NC) of batch item `bi`. Loop order, for each k-block: the KC×n panel of B is
 // packed once and reused by every MC-row block of A; inside, a B micro-panel (KC×NR)
 // stays in L1 while the packed A block (MC×KC) streams from L2.
+// A task's corner of A, B and C: batch item bi, rows from i0, columns from j0.
+template <typename T>
+struct TaskOrigin {
+  const T* A;
+  const T* B;
+  T* C;
+  TaskOrigin(const Problem<T>& p, int64_t bi, int64_t i0, int64_t j0)
+      : A(p.A + bi * p.sAb + i0 * p.sAm),
+        B(p.B + bi * p.sBb + j0 * p.sBn),
+        C(p.C + bi * p.sCb + i0 * p.sCm + j0 * p.sCn) {}
+};
+
 template <class Kr, typename T = typename Kr::Elem>
 void run_output_tile(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int64_t j0, int64_t n, T* apack,
                      T* bpack) {
-  const T* A = p.A + bi * p.sAb + i0 * p.sAm;
-  const T* B = p.B + bi * p.sBb + j0 * p.sBn;
-  T* C = p.C + bi * p.sCb + i0 * p.sCm + j0 * p.sCn;
+  const auto [A, B, C] = TaskOrigin<T>(p, bi, i0, j0);
   const int64_t mc = even_chunk(m, Kr::MC, Kr::MR);
   // More than one group: the output's running total (gemm_group_combine) lives here, m×n.
   const bool grouped = p.K > kGemmGroupK;
@@ -472,9 +482,7 @@ void run_output_tile(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int
 template <class Kr, typename T = typename Kr::Elem>
 void run_output_tile_segments(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int64_t j0, int64_t n, T* apack,
                               T* bpack) {
-  const T* A = p.A + bi * p.sAb + i0 * p.sAm;
-  const T* B = p.B + bi * p.sBb + j0 * p.sBn;
-  T* C = p.C + bi * p.sCb + i0 * p.sCm + j0 * p.sCn;
+  const auto [A, B, C] = TaskOrigin<T>(p, bi, i0, j0);
   const int64_t mc = even_chunk(m, Kr::MC, Kr::MR);
   const int64_t block = (Kr::KC / p.seg) * p.seg;
   for (int64_t k0 = 0; k0 < p.K; k0 += block) {
@@ -606,15 +614,10 @@ struct Kernels<double> {
 #endif
 };
 
-}  // namespace
-
+// A column-major C goes through its transpose; then the active ISA's kernels run the problem.
 template <typename T>
-void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk, const T* B,
-          int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads) {
-  Problem<T> p{batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk, sBn, C, sCb, sCm, sCn};
-  if (batch <= 0 || M <= 0 || N <= 0) return;
-  if (K <= 0) return fill_zero(p);
-  if (sCn != 1 && sCm == 1) p = transposed(p);
+void run_on_active_isa(Problem<T> p, int nthreads) {
+  if (p.sCn != 1 && p.sCm == 1) p = transposed(p);
   nthreads = std::max(nthreads, 1);
 #if REPMODE_GEMM_X86
   if (active_isa() == Isa::avx512) return run_gemm<typename Kernels<T>::Avx512>(p, nthreads);
@@ -623,20 +626,25 @@ void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sA
   run_gemm<typename Kernels<T>::Scalar>(p, nthreads);
 }
 
+}  // namespace
+
+template <typename T>
+void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk, const T* B,
+          int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads) {
+  Problem<T> p{batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk, sBn, C, sCb, sCm, sCn};
+  if (batch <= 0 || M <= 0 || N <= 0) return;
+  if (K <= 0) return fill_zero(p);
+  run_on_active_isa(p, nthreads);
+}
+
 template <typename T>
 void gemm_segments(int64_t M, int64_t N, int64_t K, int64_t seg, const T* A, int64_t sAm, int64_t sAk, const T* B,
                    int64_t sBk, int64_t sBn, T* C, int64_t sCm, int64_t sCn, bool accumulate, bool finish,
                    int nthreads) {
   if (seg <= 0 || seg > kGemmChunk || K % seg != 0) throw std::invalid_argument("gemm_segments: bad segment length");
-  Problem<T> p{1, M, N, K, A, 0, sAm, sAk, B, 0, sBk, sBn, C, 0, sCm, sCn, seg, accumulate, finish};
   if (M <= 0 || N <= 0 || K <= 0) return;  // no segment: C keeps its values
-  if (sCn != 1 && sCm == 1) p = transposed(p);
-  nthreads = std::max(nthreads, 1);
-#if REPMODE_GEMM_X86
-  if (active_isa() == Isa::avx512) return run_gemm<typename Kernels<T>::Avx512>(p, nthreads);
-  if (active_isa() == Isa::avx2) return run_gemm<typename Kernels<T>::Avx2>(p, nthreads);
-#endif
-  run_gemm<typename Kernels<T>::Scalar>(p, nthreads);
+  run_on_active_isa(Problem<T>{1, M, N, K, A, 0, sAm, sAk, B, 0, sBk, sBn, C, 0, sCm, sCn, seg, accumulate, finish},
+                    nthreads);
 }
 
 // The plain reference: each output fed term by term through GemmSum (csrc/common/matmul.h).
