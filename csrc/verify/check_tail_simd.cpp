@@ -4,7 +4,7 @@
 //
 //   g++ -O2 -std=c++17 -ffp-contract=off -fno-fast-math -fopenmp csrc/verify/check_tail_simd.cpp \
 //       -o /tmp/ctail
-//   /tmp/ctail [tan] [sinh] [cosh] [speed] [--stride N]    (none named: all)
+//   /tmp/ctail [tan] [sinh] [cosh] [speed] [fallbacks] [--stride N]  (none named: all but fallbacks)
 //
 // tan/sinh/cosh: every one of the 2^32 float32 bit patterns (or every N-th with --stride), in
 //   chunks through the AVX-512 and the AVX2 routine (alternately out of place and in place) and
@@ -12,6 +12,8 @@
 //   so this comparison on every input is what shows they return its bits. Also counts the lanes
 //   each path hands to the scalar function, and checks all lengths 0..67 at alignments 0..15
 //   (the tails) against the scalar function.
+// fallbacks: how many inputs the lanes hand to the scalar function, and examples of the inputs
+//   whose rounding test fails (for tests/families/mathtail/test_tail_simd.py).
 // speed: single-thread ns per element, scalar vs AVX2 vs AVX-512, 64K normal inputs.
 #include <omp.h>
 
@@ -20,6 +22,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -107,6 +110,60 @@ static bool run_all(const std::string& name, bool has512, uint64_t stride) {
   return bad2 == 0 && bad512 == 0 && tail_bad == 0;
 }
 
+// The lanes the AVX2 kernel hands to the scalar function (the AVX-512 lanes run the same
+// operations, so they flag the same inputs): the count over all inputs (or every N-th), the
+// count of finite inputs in the fast range whose rounding test failed, and the first few of those.
+template <int Op>
+__attribute__((target("avx2,fma"))) static void scan_chunk(uint64_t begin, uint64_t end, uint64_t stride,
+                                                           const vt_common::SinhCoefs& k, uint64_t& t, uint64_t& r,
+                                                           std::vector<uint32_t>& mine) {
+  for (uint64_t u = begin; u < end; u += 4 * stride) {
+    repmode_vt256::hf x, y;
+    for (int l = 0; l < 4; ++l) x[l] = float_from_bits(uint32_t(u + l * stride));
+    const unsigned bad = repmode_vt256::op_lanes<Op>(x, &y, k);
+    for (int l = 0; l < 4; ++l) {
+      if (!(bad & (1u << l))) continue;
+      ++t;
+      const uint32_t ax = bits_of(x[l]) & 0x7fffffffu;
+      const bool in_range =
+          ax >= vt_common::kTinyBits && (Op == 0 ? ax < vt_common::kTanFastEndBits : ax <= vt_common::kSinhHugeBits);
+      if (in_range) {
+        ++r;
+        if (mine.size() < 6) mine.push_back(bits_of(x[l]));
+      }
+    }
+  }
+}
+
+template <int Op>
+static void fallbacks(const std::string& name, uint64_t stride) {
+  std::atomic<uint64_t> total{0}, rounding{0};
+  std::vector<uint32_t> examples;
+  const uint64_t chunk = 1 << 16;
+  const int64_t nchunks = int64_t((uint64_t(1) << 32) / chunk);
+  const vt_common::SinhCoefs k = vt_common::sinh_coefs();
+#pragma omp parallel
+  {
+    std::vector<uint32_t> mine;
+#pragma omp for schedule(dynamic, 16)
+    for (int64_t c = 0; c < nchunks; ++c) {
+      uint64_t t = 0, r = 0;
+      scan_chunk<Op>(uint64_t(c) * chunk, uint64_t(c + 1) * chunk, stride, k, t, r, mine);
+      total += t;
+      rounding += r;
+    }
+#pragma omp critical
+    examples.insert(examples.end(), mine.begin(), mine.end());
+  }
+  std::printf("%s fallbacks (every %llu-th input): %llu lanes to the scalar function, %llu of them in the fast range "
+              "(rounding test); e.g.",
+              name.c_str(), (unsigned long long)stride, (unsigned long long)total.load(),
+              (unsigned long long)rounding.load());
+  std::sort(examples.begin(), examples.end());
+  for (size_t i = 0; i < examples.size() && i < 12; ++i) std::printf(" 0x%08x", examples[i]);
+  std::printf("\n");
+}
+
 static void speed(const std::string& name, bool has512) {
   const int op = op_code(name);
   const int64_t n = 1 << 16;
@@ -134,7 +191,7 @@ int main(int argc, char** argv) {
   const bool has512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
                       __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
   std::vector<std::string> names;
-  bool want_speed = false;
+  bool want_speed = false, want_fallbacks = false;
   uint64_t stride = 1;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -142,15 +199,22 @@ int main(int argc, char** argv) {
       names.push_back(a);
     else if (a == "speed")
       want_speed = true;
+    else if (a == "fallbacks")
+      want_fallbacks = true;
     else if (a == "--stride" && i + 1 < argc)
       stride = std::strtoull(argv[++i], nullptr, 10);
   }
-  if (names.empty() && !want_speed) {
+  if (names.empty() && !want_speed && !want_fallbacks) {
     names = {"tan", "sinh", "cosh"};
     want_speed = true;
   }
   bool ok = true;
   for (const auto& name : names) ok &= run_all(name, has512, stride);
+  if (want_fallbacks) {
+    fallbacks<0>("tan", stride);
+    fallbacks<1>("sinh", stride);
+    fallbacks<2>("cosh", stride);
+  }
   if (want_speed)
     for (const char* name : {"tan", "sinh", "cosh"}) speed(name, has512);
   std::printf(ok ? "OK\n" : "FAIL\n");
