@@ -17,24 +17,25 @@
 // vec_math_hyperbolic_avx2.h).
 //
 // tan: a cheaper algorithm than cr_tanf's (two Payne-Hanek reductions, sin and cos each from a
-// 64-entry table), for 2^-12 <= |x| < 2^18 (a = |x|, u = 2^-53):
-//  * k = RN(RN(a 2/pi) + 1.5 2^52) - 1.5 2^52, the integer nearest a 2/pi (or, within 2^-34 of
-//    a half-integer, its neighbour: then |r| <= pi/4 + 2^-33).
-//  * r = a - k pi/2 with pi/2 = P1 + P2 + P3 + (< 2^-163): r1 = fma(-k, P1, a) is exact (a and
-//    k P1 are multiples of 2^-52, |r1| < 1); k P2 = p2h + p2l exactly (fma); rh + e = r1 - p2h
-//    exactly (fast_two_sum: |r1| > |p2h|, see below); rl = RN(RN(e - p2l) - k P3). Every float32
-//    a >= 2^-12 is more than 2^-33.2 from a multiple of pi/2 (math_trig.h: |f| > 2^-29.86 in
-//    units of pi/32), and |k P2| < 2^17.4 * 2^-53.9 = 2^-36.5, so |r1| > |p2h|, and
-//    rh + rl = r (1 + d), |d| < 2^-100, |rl| < 1.07 u |rh|.
-//  * sin r ~ rh + (rh z S(z) + rl), cos r ~ 1 + (z C(z) - rh rl), z = RN(rh^2), S and C the
-//    Taylor polynomials to r^17/17! and r^16/16! (truncation < 2^-62.8 and < 2^-58.2 relative
-//    on |r| <= pi/4 + 2^-33), by Horner's rule with fma. First-order error: sin r within 1.5 u
-//    (the dropped rl (1 - cos rh) < 0.37 u, the r^3 term < 0.103 |rh| carrying < 3.5 u of
-//    itself, the final addition u/2), cos r within 1.8 u (z C(z) < 0.31 carrying < 2.5 u,
-//    over cos r > 0.707, plus u/2).
-//  * tan(k pi/2 + r) = sin r / cos r (k even) or -cos r / sin r (k odd): < 4 u in all, against
-//    the rounding test's 512 u (kTailFastTol, as the scalar fast paths): about one lane in 2^19
-//    goes to cr_tanf, as do |x| >= 2^18, inf and NaN. |x| < 2^-12 gives x (as cr_tanf).
+// 64-entry table), for 2^-12 <= |x| < 2^18 (a = |x|, u = 2^-53 the unit roundoff):
+//  * k = RN(a c + 1.5 2^52) - 1.5 2^52 with c = RN(2/pi), one fma: the integer nearest a c, and
+//    |a c - a 2/pi| < 2^18 * 2^-54, so |a - k pi/2| <= pi/4 + 2^-35.
+//  * r = RN(r1 - k P2), r1 = fma(-k, P1, a) = a - k P1 exactly (a and k P1 are multiples of
+//    2^-52 and |r1| < 1), with pi/2 = P1 + P2 + (< 2^-108.9). Every float32 a >= 2^-12 is more
+//    than 2^-33.2 away from a multiple of pi/2 (math_trig.h: |f| > 2^-29.86 in units of pi/32),
+//    and the dropped k (pi/2 - P1 - P2) is below 2^17.4 * 2^-108.9 = 2^-91.5, so
+//    r = r*(1 + d), r* = a - k pi/2 exactly, |d| < u + 2^-58.3 < 1.03 u. The condition number of
+//    tan and cot at r*, 2 r*/sin(2 r*) <= pi/2 (|r*| <= pi/4 + 2^-35), makes that < 1.7 u of tan a.
+//  * sin r ~ r + r z S(z), cos r ~ 1 + z C(z), z = RN(r^2), S and C the Taylor polynomials to
+//    r^15/15! and r^16/16! (truncation < 0.6 u and < 2^-58 relative on |r| <= pi/4 + 2^-35),
+//    Horner's rule with fma, coefficients rounded to double. First order: the r^3 term
+//    (< 0.103 |r|) carries < 3.5 u of itself, the last fma rounds once: sin r within 2 u; z C(z)
+//    (<= 0.309 in size) carries < 2.5 u of itself, over cos r >= 0.707, plus the last rounding:
+//    cos r within 2.1 u.
+//  * tan(k pi/2 + r) = sin r / cos r (k even) or -cos r / sin r (k odd), one division (u):
+//    < 7 u in all, against the rounding test's 512 u (kTailFastTol, as the scalar fast paths):
+//    about one lane in 2^19 goes to cr_tanf, as do |x| >= 2^18, inf and NaN. |x| < 2^-12 gives
+//    x (as cr_tanf).
 //
 // Rounding: (float)v is the IEEE conversion (round to nearest even), as in the scalar code.
 // No subnormal intermediate matters (FTZ is refused by the mode anyway): the kept results are
@@ -56,20 +57,19 @@ constexpr uint32_t kTinyBits = 0x39800000u;        // 2^-12 (cr_tanf, cr_sinhf, 
 constexpr uint32_t kTanFastEndBits = 0x48800000u;  // 2^18: from here on, cr_tanf
 constexpr uint32_t kSinhHugeBits = 0x42b30000u;    // 89.5: above it, +-inf (sinhcoshf_impl)
 
-// tan: 2/pi rounded to double; pi/2 = kPio2_1 + kPio2_2 + kPio2_3 + (< 2^-163), each piece the
-// double nearest the remainder (mpmath, 600 bits); 1.5 2^52 for rounding to an integer.
+// tan: 2/pi rounded to double; pi/2 = kPio2_1 + kPio2_2 + (< 2^-108.9), each piece the double
+// nearest the remainder (mpmath, 600 bits); 1.5 2^52 for rounding to an integer.
 constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
 constexpr double kPio2_1 = 0x1.921fb54442d18p+0;
 constexpr double kPio2_2 = 0x1.1a62633145c07p-54;
-constexpr double kPio2_3 = -0x1.f1976b7ed8fbcp-110;
 constexpr double kRoundShift = 0x1.8p52;
 // Taylor coefficients (-1)^(j+1)/(2j+3)! (sin r = r + r^3 S(r^2)) and (-1)^(j+1)/(2j+2)!
-// (cos r = 1 + r^2 C(r^2)), j = 0..7, rounded to double.
-constexpr double kSin[8] = {-0x1.5555555555555p-3, 0x1.1111111111111p-7,  -0x1.a01a01a01a01ap-13,
-                            0x1.71de3a556c734p-19, -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33,
+// (cos r = 1 + r^2 C(r^2)), j = 0..7, rounded to double (the lanes use kSin[0..6], kCos[0..7]).
+constexpr double kSin[8] = {-0x1.5555555555555p-3,  0x1.1111111111111p-7,   -0x1.a01a01a01a01ap-13,
+                            0x1.71de3a556c734p-19,  -0x1.ae64567f544e4p-26, 0x1.6124613a86d09p-33,
                             -0x1.ae7f3e733b81fp-41, 0x1.952c77030ad4ap-49};
-constexpr double kCos[8] = {-0x1.0000000000000p-1, 0x1.5555555555555p-5,  -0x1.6c16c16c16c17p-10,
-                            0x1.a01a01a01a01ap-16, -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29,
+constexpr double kCos[8] = {-0x1.0000000000000p-1,  0x1.5555555555555p-5,   -0x1.6c16c16c16c17p-10,
+                            0x1.a01a01a01a01ap-16,  -0x1.27e4fb7789f5cp-22, 0x1.1eed8eff8d898p-29,
                             -0x1.93974a8c07c9dp-37, 0x1.ae7f3e733b81fp-45};
 
 // sinh_poly's coefficients (math_tail.h): the very doubles it reads from inv_factorial.

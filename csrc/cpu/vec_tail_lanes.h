@@ -25,12 +25,17 @@ typedef uint64_t hu __attribute__((vector_size(VT_W * 8)));
 VT_FN hd vfma(hd a, hd b, hd c) { return (hd)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c); }
 VT_FN unsigned mask64(hl m) { return unsigned(_mm512_movepi64_mask((__m512i)m)); }
 VT_FN unsigned mask32(hi m) { return unsigned(_mm256_movemask_ps((__m256)m)); }
-VT_FN hd gather(const double* base, hl idx) { return (hd)_mm512_i64gather_pd((__m512i)idx, base, 8); }
+VT_FN hd gather(const double* base, hl idx) {  // (masked form: a defined destination, no warning)
+  return (hd)_mm512_mask_i64gather_pd(_mm512_setzero_pd(), __mmask8(0xff), (__m512i)idx, base, 8);
+}
 #else
 VT_FN hd vfma(hd a, hd b, hd c) { return (hd)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c); }
 VT_FN unsigned mask64(hl m) { return unsigned(_mm256_movemask_pd((__m256d)m)); }
 VT_FN unsigned mask32(hi m) { return unsigned(_mm_movemask_ps((__m128)m)); }
-VT_FN hd gather(const double* base, hl idx) { return (hd)_mm256_i64gather_pd(base, (__m256i)idx, 8); }
+VT_FN hd gather(const double* base, hl idx) {
+  return (hd)_mm256_mask_i64gather_pd(_mm256_setzero_pd(), base, (__m256i)idx,
+                                      _mm256_castsi256_pd(_mm256_set1_epi64x(-1)), 8);
+}
 #endif
 
 VT_FN hd splat(double c) {
@@ -51,7 +56,7 @@ VT_FN unsigned round_lanes(hd v, hi sign, hi* y) {
   const unsigned near = mask64(w <= int64_t(2 * vt_common::kTol));
   const hd av = (hd)(vb & int64_t(0x7fffffffffffffffll));
   const hi vs = __builtin_convertvector(vb >> 32, hi) & int32_t(0x80000000u);  // the sign bit of v
-  *y = (hi)__builtin_convertvector(av, hf) | (sign ^ vs);
+  *y = (hi) __builtin_convertvector(av, hf) | (sign ^ vs);
   return near;
 }
 
@@ -60,27 +65,21 @@ VT_FN unsigned round_lanes(hd v, hi sign, hi* y) {
 // tan|x| for float32 |x| in [2^-12, 2^18) as a double (vec_tail.cpp has the error bound).
 VT_FN hd tan_fast(hd a) {
   using namespace vt_common;
-  const hd t = a * kTwoOverPi + kRoundShift;
-  const hd kd = t - kRoundShift;  // k = nearest integer to a 2/pi (or a neighbour at a tie)
+  const hd t = vfma(a, kTwoOverPi, splat(kRoundShift));
+  const hd kd = t - kRoundShift;  // k = the integer nearest a 2/pi (or a neighbour near a tie)
   const hl odd = -((hl)t & 1);    // all ones where k is odd (bits(t) = bits(1.5 2^52) + k)
-  // r = a - k pi/2 = rh + rl: a - k P1 exact (one fma), k P2 exact (two_prod), fast_two_sum.
-  const hd r1 = vfma(-kd, kPio2_1, a);
-  const hd p2h = kd * kPio2_2;
-  const hd p2l = vfma(kd, kPio2_2, -p2h);
-  const hd rh = r1 - p2h;
-  const hd e = (r1 - rh) - p2h;
-  const hd rl = vfma(-kd, kPio2_3, e - p2l);
-  const hd z = rh * rh;
-  // sin r = rh + (rh z S(z) + rl), cos r = 1 + (z C(z) - rh rl): Taylor to r^17/17!, r^16/16!
-  hd ps = vfma(z, splat(kSin[7]), splat(kSin[6]));
+  // r = a - k pi/2: a - k P1 exact (one fma), then - k P2 rounded once (one fma).
+  const hd r = vfma(-kd, kPio2_2, vfma(-kd, kPio2_1, a));
+  const hd z = r * r;
+  // sin r = r + r z S(z), cos r = 1 + z C(z): Taylor to r^15/15! and r^16/16!, Horner with fma
+  hd ps = vfma(z, splat(kSin[6]), splat(kSin[5]));
   hd pc = vfma(z, splat(kCos[7]), splat(kCos[6]));
 #pragma GCC unroll 8
-  for (int j = 5; j >= 0; --j) {
-    ps = vfma(ps, z, splat(kSin[j]));
-    pc = vfma(pc, z, splat(kCos[j]));
-  }
-  const hd s = rh + vfma(rh, z * ps, rl);
-  const hd c = 1.0 + vfma(z, pc, -(rh * rl));
+  for (int j = 4; j >= 0; --j) ps = vfma(ps, z, splat(kSin[j]));
+#pragma GCC unroll 8
+  for (int j = 5; j >= 0; --j) pc = vfma(pc, z, splat(kCos[j]));
+  const hd s = vfma(r, z * ps, r);
+  const hd c = vfma(z, pc, splat(1.0));
   // tan(k pi/2 + r) = sin r / cos r (k even), -cos r / sin r (k odd)
   return blend(odd, -c, s) / blend(odd, s, c);
 }
@@ -141,7 +140,7 @@ VT_FN unsigned sinhcosh_lanes(hf x, hf* y, const vt_common::SinhCoefs& k) {
   const hi ax = ux & int32_t(0x7fffffff);
   const hi sign = Cosh ? hi{} : (ux ^ ax);
   const hi nan = ax > int32_t(0x7f800000);
-  const hi tiny = ax < int32_t(kTinyBits);  // |x| < 2^-12: sinh -> x, cosh -> 1
+  const hi tiny = ax < int32_t(kTinyBits);               // |x| < 2^-12: sinh -> x, cosh -> 1
   const hi huge = (ax > int32_t(kSinhHugeBits)) & ~nan;  // |x| > 89.5 (inf too): +-inf
   hi r;
   const unsigned near = round_lanes(sinhcosh_fast<Cosh>(__builtin_convertvector((hf)ax, hd), k), sign, &r);

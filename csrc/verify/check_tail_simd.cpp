@@ -90,9 +90,9 @@ static bool run_all(const std::string& name, bool has512, uint64_t stride) {
   // Tails: every length 0..67 at every alignment 0..15, with special values among the inputs.
   std::mt19937 g(7);
   std::vector<float> pool(128);
-  const float specials[] = {0.0f,           -0.0f,   1.0f,    __builtin_inff(), -__builtin_inff(), __builtin_nanf(""),
-                            1e-45f,         -1e-40f, 89.5f,   -89.6f,           262144.0f,         -262143.97f,
-                            1.5707964f,     -3.1415927f, 2.4414062e-4f, 2.4414059e-4f};
+  const float specials[] = {
+      0.0f,  -0.0f,  1.0f,      __builtin_inff(), -__builtin_inff(), __builtin_nanf(""), 1e-45f,        -1e-40f,
+      89.5f, -89.6f, 262144.0f, -262143.97f,      1.5707964f,        -3.1415927f,        2.4414062e-4f, 2.4414059e-4f};
   for (size_t i = 0; i < pool.size(); ++i)
     pool[i] = i < sizeof specials / 4 ? specials[i] : std::uniform_real_distribution<float>(-100.0f, 100.0f)(g);
   uint64_t tail_bad = 0;
@@ -103,10 +103,9 @@ static bool run_all(const std::string& name, bool has512, uint64_t stride) {
         tail_array(op, pool.data() + al, out.data() + al, len, isa ? Isa::avx512 : Isa::avx2);
         for (int i = 0; i < len; ++i) tail_bad += bits_of(out[al + i]) != bits_of(scalar_of(op, pool[al + i]));
       }
-  std::printf("%s: %llu inputs in %.0f s; mismatches: avx2 %llu, avx512 %llu%s; tails: %llu mismatches\n",
-              name.c_str(), (unsigned long long)checked.load(), secs, (unsigned long long)bad2.load(),
-              (unsigned long long)bad512.load(), has512 ? "" : " (not run: no AVX-512)",
-              (unsigned long long)tail_bad);
+  std::printf("%s: %llu inputs in %.0f s; mismatches: avx2 %llu, avx512 %llu%s; tails: %llu mismatches\n", name.c_str(),
+              (unsigned long long)checked.load(), secs, (unsigned long long)bad2.load(),
+              (unsigned long long)bad512.load(), has512 ? "" : " (not run: no AVX-512)", (unsigned long long)tail_bad);
   return bad2 == 0 && bad512 == 0 && tail_bad == 0;
 }
 
@@ -155,10 +154,10 @@ static void fallbacks(const std::string& name, uint64_t stride) {
 #pragma omp critical
     examples.insert(examples.end(), mine.begin(), mine.end());
   }
-  std::printf("%s fallbacks (every %llu-th input): %llu lanes to the scalar function, %llu of them in the fast range "
-              "(rounding test); e.g.",
-              name.c_str(), (unsigned long long)stride, (unsigned long long)total.load(),
-              (unsigned long long)rounding.load());
+  std::printf(
+      "%s fallbacks (every %llu-th input): %llu lanes to the scalar function, %llu of them in the fast range "
+      "(rounding test); e.g.",
+      name.c_str(), (unsigned long long)stride, (unsigned long long)total.load(), (unsigned long long)rounding.load());
   std::sort(examples.begin(), examples.end());
   for (size_t i = 0; i < examples.size() && i < 12; ++i) std::printf(" 0x%08x", examples[i]);
   std::printf("\n");
