@@ -135,8 +135,9 @@ def case_unary_math():
 
 
 def case_math_tail():
-    """atan2 (rotary/polar code), tan, sinh of 16M float32: the correctly rounded scalar routines of
-    csrc/common/math_atan.h and math_tail.h (no SIMD copy yet) against native torch."""
+    """atan2 (rotary/polar code), tan, sinh of 16M float32: the correctly rounded routines of
+    csrc/common/math_atan.h and math_tail.h (atan2: AVX2 lanes; tan, sinh: AVX2/AVX-512 lanes of
+    csrc/cpu/vec_tail.cpp, same bits) against native torch."""
     g = torch.Generator().manual_seed(0)
     y, x = torch.randn(16 * 2**20, generator=g), torch.randn(16 * 2**20, generator=g)
     rows = []

@@ -10,6 +10,7 @@
 #include "../common/softmax_loss.h"
 #include "isa.h"
 #include "vec_special.h"
+#include "vec_tail.h"
 
 #if defined(__x86_64__)
 #include "vec_math_avx2.h"
@@ -37,14 +38,15 @@ inline void exp_array(const double* in, double* out, int64_t n) {
 }
 
 // Elementwise ops whose float32 formula has an AVX2 array version with the same bits (and an
-// AVX-512 one for exp, log, tanh, sigmoid, gelu, erf and the special functions of vec_special.h).
+// AVX-512 one for exp, log, tanh, sigmoid, gelu, erf, the special functions of vec_special.h and
+// tan, sinh, cosh of vec_tail.h).
 template <typename T>
 inline bool unary_array_op(int op) {
 #if defined(__x86_64__)
   if (sizeof(T) == 4 && active_isa() >= Isa::avx2)
     return op == int(EwOp::exp) || op == int(EwOp::log) || op == int(EwOp::tanh) || op == int(EwOp::sigmoid) ||
            op == int(EwOp::erf) || op == int(EwOp::gelu) || op == int(EwOp::atan) || op == int(EwOp::silu) ||
-           special_array_op(op);
+           special_array_op(op) || tail_array_op(op);
 #endif
   (void)op;
   return false;
@@ -55,6 +57,7 @@ inline bool unary_array_op(int op) {
 inline void unary_array(int op, const float* in, float* out, int64_t n) {
 #if defined(__x86_64__)
   if (special_array_op(op)) return special_array(op, in, out, n, active_isa());  // lgamma, digamma, erfinv
+  if (tail_array_op(op)) return tail_array(op, in, out, n, active_isa());        // tan, sinh, cosh
   if (active_isa() == Isa::avx512) {
     if (op == int(EwOp::exp)) return exp_array_avx512(in, out, n);
     if (op == int(EwOp::log)) return log_array_avx512(in, out, n);
