@@ -16,7 +16,9 @@
 //     out_{r-1}[i..i+32) = its output formula          (independent elements)
 //     the row maximum of row r + 1 advanced over its 16-blocks up to i + 32
 //
-// The maximum is contiguous_row_max_avx512's sequence (array_math.h: the first 16 elements,
+// The exp lanes are exp16_perm (vec_exp_perm_avx512.h): the correctly rounded e^x, as
+// exp16_avx512 of exp_shifted_chunk_avx512, without its table gathers (checked equal on all 2^32
+// inputs). The maximum is contiguous_row_max_avx512's sequence (array_math.h: the first 16 elements,
 // then each further 16-block in order, NaN tracked apart, the 16 lanes folded in order, then the
 // n % 16 tail), so it returns the same float, including which zero a zero maximum is. The output
 // formulas are the scalar ones, per lane: the IEEE division e_j / S and the two subtractions
@@ -34,6 +36,7 @@
 #include "array_math.h"
 #include "exp_sum.h"
 #include "vec_math_avx512.h"
+#include "vec_exp_perm_avx512.h"
 
 namespace repmode::cpu {
 namespace softmax512 {
@@ -119,17 +122,19 @@ struct ShiftPass {
 
 // exp_shifted_chunk_avx512 (exp_sum.h) over the chunk x[0..len) of a row, the chunk starting at
 // element `base` of the row, with the waiting row's output pass and the next row's maximum
-// advanced group by group. Same lanes, same additions, same order as exp_shifted_chunk_avx512.
+// advanced group by group. Same lanes, same values e_j, same additions in the same order as
+// exp_shifted_chunk_avx512.
 template <bool kStore, typename Pass>
 REPMODE_AVX512_INLINE float exp_chunk_fused(const float* x, float m, float* out, int64_t len, int64_t base,
                                             const Pass& pass, RowMax* next) {
   const __m512 vm = _mm512_set1_ps(m);
+  const ExpPermTable tab = exp_perm_table();
   __m512 acc[2] = {_mm512_set1_ps(-0.0f), _mm512_set1_ps(-0.0f)};
   int64_t i = 0;
   for (; i + 32 <= len; i += 32) {
     const __m512 x0 = _mm512_sub_ps(_mm512_loadu_ps(x + i), vm), x1 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm);
     __m512 y0, y1;
-    const unsigned b0 = exp16_fast(x0, &y0), b1 = exp16_fast(x1, &y1);
+    const unsigned b0 = exp16_perm_fast(x0, &y0, tab), b1 = exp16_perm_fast(x1, &y1, tab);
     pass.group(base + i);
     if (next) next->step_to(base + i + 32);
     const __m512 e0 = exp16_settle(x0, y0, b0), e1 = exp16_settle(x1, y1, b1);
@@ -208,7 +213,8 @@ REPMODE_AVX512_FN inline void log_softmax_rows(const float* x, float* out, int64
       nx.start(xr + n, n);
       prefetch_bytes(out + (r + 1) * n, n * int64_t(sizeof(float)), true);
     }
-    const float ls = log_of(exp_sum_fused<false>(xr, m, static_cast<float*>(nullptr), n, waiting, more ? &nx : nullptr));
+    const float ls =
+        log_of(exp_sum_fused<false>(xr, m, static_cast<float*>(nullptr), n, waiting, more ? &nx : nullptr));
     waiting = ShiftPass{xr, out + r * n, m, ls};
     if (more) m = nx.finish();
   }
