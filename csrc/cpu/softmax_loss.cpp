@@ -196,13 +196,41 @@ void softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, bool s
   });
 }
 
+// The canonical sum (csrc/common/reduction_order.h) of the terms round(g_j * y_j) of one
+// contiguous row (n > 0), without storing them: per chunk of 4096, lane l adds the terms
+// l, l + 32, ... in order from -0.0, then the fixed tree; then the chunk values by
+// finish_from_chunks. The loop of contiguous_chunk (sum_chunk.h) with the product as the term, so
+// the compiler keeps the 32 lanes in vector registers on the AVX2 and AVX-512 paths.
+template <typename T>
+REPMODE_INLINE T product_sum_contiguous(const T* g, const T* y, int64_t n) {
+  const int64_t chunks = chunk_count(n);
+  T small[16];
+  std::vector<T> large(chunks > 16 ? chunks : 0);
+  T* vals = chunks > 16 ? large.data() : small;
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = c * kSumChunk;
+    const int64_t len = n - begin < kSumChunk ? n - begin : kSumChunk;
+    const T* a = g + begin;
+    const T* b = y + begin;
+    T v[kSumLanes];
+    for (int l = 0; l < kSumLanes; ++l) v[l] = T(-0.0);
+    const int64_t groups = len / kSumLanes;
+    for (int64_t r = 0; r < groups; ++r)
+      for (int l = 0; l < kSumLanes; ++l)
+        v[l] = v[l] + softmax_backward_term(a[r * kSumLanes + l], b[r * kSumLanes + l]);
+    for (int64_t i = groups * kSumLanes; i < len; ++i)
+      v[i % kSumLanes] = v[i % kSumLanes] + softmax_backward_term(a[i], b[i]);
+    vals[c] = lane_tree(v);
+  }
+  return finish_from_chunks(vals, chunks);
+}
+
 // softmax backward of one contiguous row, the formula of softmax_backward_row evaluated in
-// another sequence: the terms round(g_j * y_j) written to out and summed in the canonical order
-// (contiguous_sum), then out_j = y_j * (g_j - G). Every rounding is softmax_backward_row's.
+// another sequence: G = the canonical sum of round(g_j * y_j) (product_sum_contiguous), then
+// out_j = y_j * (g_j - G). Every rounding is softmax_backward_row's.
 template <typename T>
 REPMODE_INLINE void softmax_backward_contiguous_row(const T* g, const T* y, T* out, int64_t n) {
-  for (int64_t j = 0; j < n; ++j) out[j] = softmax_backward_term(g[j], y[j]);
-  const T G = contiguous_sum(out, n);
+  const T G = product_sum_contiguous(g, y, n);
   for (int64_t j = 0; j < n; ++j) out[j] = softmax_backward_value(g[j], y[j], G);
 }
 
