@@ -91,6 +91,15 @@ REPMODE_INLINE void log_softmax_backward_contiguous_row(const T* g, const T* y, 
 
 template <typename T>
 void log_softmax_backward(const T* grad, const T* y, T* out, int64_t outer, int64_t n, int64_t inner, int nthreads) {
+#if defined(__x86_64__)
+  if constexpr (sizeof(T) == 4) {
+    if (inner == 1 && fused_rows_avx512<T>(n)) {
+      rows_parallel(outer, nthreads, 16 * n,
+                    [&](int64_t r0, int64_t r1) { softmax512::log_softmax_backward_rows(grad, y, out, r0, r1, n); });
+      return;
+    }
+  }
+#endif
   if (inner == 1 && n > 0) {
     rows_parallel(outer, nthreads, 16 * n, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) log_softmax_backward_contiguous_row(grad + r * n, y + r * n, out + r * n, n);

@@ -35,6 +35,7 @@
 #include "../common/softmax_loss.h"
 #include "array_math.h"
 #include "exp_sum.h"
+#include "reduction.h"
 #include "vec_math_avx512.h"
 #include "vec_exp_perm_avx512.h"
 
@@ -219,6 +220,60 @@ REPMODE_AVX512_FN inline void log_softmax_rows(const float* x, float* out, int64
     if (more) m = nx.finish();
   }
   waiting.rest(0, n);
+}
+
+// log_softmax backward of rows [r0, r1) of contiguous (rows, n) g, y into out (n >= kFusedMinRow):
+// the per-row formula of softmax_loss.cpp (G = the canonical sum of g; out_j = g_j - exp(y_j) * G,
+// then canon) with two passes fused: the output pass of row r runs beside the sum of row r + 1's g.
+// That sum is contiguous_chunk's (sum_chunk.h): per chunk of 4096, lane l of 32 adds g_l, g_{l+32},
+// ... in order from -0.0 (two zmm registers, a group of 32 per step, the n % 32 tail added to the
+// lanes one by one), then lane_tree, then finish_from_chunks; so G is contiguous_sum's value. The
+// exp lanes are exp16_perm (the correctly rounded e^y, as exp_array's).
+REPMODE_AVX512_FN inline float log_softmax_backward_row_fused(const float* g, const float* y, float* out, int64_t n,
+                                                              float G, const float* next_g) {
+  const ExpPermTable tab = exp_perm_table();
+  const __m512 vG = _mm512_set1_ps(G);
+  const int64_t chunks = chunk_count(n);
+  float small[16] = {};
+  std::vector<float> large(chunks > 16 ? chunks : 0);
+  float* vals = chunks > 16 ? large.data() : small;
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = c * kSumChunk;
+    const int64_t len = n - begin < kSumChunk ? n - begin : kSumChunk;
+    __m512 acc[2] = {_mm512_set1_ps(-0.0f), _mm512_set1_ps(-0.0f)};
+    int64_t i = begin;
+    for (; i + 32 <= begin + len; i += 32) {
+      const __m512 y0 = _mm512_loadu_ps(y + i), y1 = _mm512_loadu_ps(y + i + 16);
+      __m512 e0, e1;
+      const unsigned b0 = exp16_perm_fast(y0, &e0, tab), b1 = exp16_perm_fast(y1, &e1, tab);
+      if (next_g) {
+        acc[0] = _mm512_add_ps(acc[0], _mm512_loadu_ps(next_g + i));
+        acc[1] = _mm512_add_ps(acc[1], _mm512_loadu_ps(next_g + i + 16));
+      }
+      e0 = exp16_settle(y0, e0, b0);
+      e1 = exp16_settle(y1, e1, b1);
+      _mm512_storeu_ps(out + i, canon16(_mm512_sub_ps(_mm512_loadu_ps(g + i), _mm512_mul_ps(e0, vG))));
+      _mm512_storeu_ps(out + i + 16, canon16(_mm512_sub_ps(_mm512_loadu_ps(g + i + 16), _mm512_mul_ps(e1, vG))));
+    }
+    for (int64_t j = i; j < begin + len; ++j) out[j] = canon(g[j] - cr_expf(y[j]) * G);
+    if (next_g) {
+      alignas(64) float lanes[kSumLanes];
+      for (int h = 0; h < 2; ++h) _mm512_store_ps(lanes + 16 * h, acc[h]);
+      for (int64_t j = i; j < begin + len; ++j)
+        lanes[(j - begin) % kSumLanes] = lanes[(j - begin) % kSumLanes] + next_g[j];
+      vals[c] = lane_tree(lanes);
+    }
+  }
+  return next_g ? finish_from_chunks(vals, chunks) : 0.0f;
+}
+
+REPMODE_AVX512_FN inline void log_softmax_backward_rows(const float* g, const float* y, float* out, int64_t r0,
+                                                        int64_t r1, int64_t n) {
+  float G = contiguous_sum(g + r0 * n, n);
+  for (int64_t r = r0; r < r1; ++r) {
+    const float* next_g = r + 1 < r1 ? g + (r + 1) * n : nullptr;
+    G = log_softmax_backward_row_fused(g + r * n, y + r * n, out + r * n, n, G, next_g);
+  }
 }
 
 }  // namespace softmax512
