@@ -15,8 +15,22 @@
 #include "isa.h"
 #include "parallel.h"
 #include "reduction.h"
+#include "softmax_rows_avx512.h"
 
 namespace repmode::cpu {
+
+// Whether runs of contiguous float32 rows of length n take the fused AVX-512 row loops of
+// softmax_rows_avx512.h (the same bits as the per-row code below, passes of neighbouring rows
+// overlapped).
+template <typename T>
+inline bool fused_rows_avx512(int64_t n) {
+#if defined(__x86_64__)
+  return sizeof(T) == 4 && n >= softmax512::kFusedMinRow && active_isa() == Isa::avx512;
+#else
+  (void)n;
+  return false;
+#endif
+}
 
 // Row r of a contiguous (outer, n, inner) tensor starts at element row_base(r) and steps by inner.
 inline int64_t row_base(int64_t r, int64_t n, int64_t inner) { return (r / inner) * n * inner + r % inner; }
@@ -33,6 +47,15 @@ REPMODE_INLINE void log_softmax_contiguous_row(const T* x, T* out, int64_t n) {
 
 template <typename T>
 void log_softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, int nthreads) {
+#if defined(__x86_64__)
+  if constexpr (sizeof(T) == 4) {
+    if (inner == 1 && fused_rows_avx512<T>(n)) {
+      rows_parallel(outer, nthreads, 16 * n,
+                    [&](int64_t r0, int64_t r1) { softmax512::log_softmax_rows(x, out, r0, r1, n); });
+      return;
+    }
+  }
+#endif
   if (inner == 1 && n > 0) {
     rows_parallel(outer, nthreads, 16 * n, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
@@ -54,8 +77,35 @@ void log_softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, in
   });
 }
 
+// log_softmax backward of one contiguous row, the formula of log_softmax_backward_row evaluated
+// in another sequence: G = the canonical sum of g (contiguous_sum: the Sum order through the
+// active ISA's chunk code); e_j = exp(y_j) written to out (exp_array: the correctly rounded
+// exp lanes of the active ISA for float32, exp_of per element for float64 — the values of
+// exp_of); then out_j = g_j - e_j * G. Every rounding is log_softmax_backward_value's.
+template <typename T>
+REPMODE_INLINE void log_softmax_backward_contiguous_row(const T* g, const T* y, T* out, int64_t n) {
+  const T G = contiguous_sum(g, n);
+  exp_array(y, out, n);
+  for (int64_t j = 0; j < n; ++j) out[j] = canon(g[j] - out[j] * G);
+}
+
 template <typename T>
 void log_softmax_backward(const T* grad, const T* y, T* out, int64_t outer, int64_t n, int64_t inner, int nthreads) {
+#if defined(__x86_64__)
+  if constexpr (sizeof(T) == 4) {
+    if (inner == 1 && fused_rows_avx512<T>(n)) {
+      rows_parallel(outer, nthreads, 16 * n,
+                    [&](int64_t r0, int64_t r1) { softmax512::log_softmax_backward_rows(grad, y, out, r0, r1, n); });
+      return;
+    }
+  }
+#endif
+  if (inner == 1 && n > 0) {
+    rows_parallel(outer, nthreads, 16 * n, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) log_softmax_backward_contiguous_row(grad + r * n, y + r * n, out + r * n, n);
+    });
+    return;
+  }
   rows_parallel(outer * inner, nthreads, n * 8, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t base = row_base(r, n, inner);
@@ -125,6 +175,15 @@ REPMODE_INLINE void softmax_contiguous_row(const T* x, T* out, int64_t n, bool s
 
 template <typename T>
 void softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, bool safe, int nthreads) {
+#if defined(__x86_64__)
+  if constexpr (sizeof(T) == 4) {
+    if (inner == 1 && fused_rows_avx512<T>(n)) {
+      rows_parallel(outer, nthreads, 16 * n,
+                    [&](int64_t r0, int64_t r1) { softmax512::softmax_rows(x, out, r0, r1, n, safe); });
+      return;
+    }
+  }
+#endif
   if (inner == 1 && n > 0) {
     rows_parallel(outer, nthreads, 16 * n, [&](int64_t r0, int64_t r1) {
       for (int64_t r = r0; r < r1; ++r) {
@@ -146,8 +205,52 @@ void softmax(const T* x, T* out, int64_t outer, int64_t n, int64_t inner, bool s
   });
 }
 
+// The canonical sum (csrc/common/reduction_order.h) of the terms round(g_j * y_j) of one
+// contiguous row (n > 0), without storing them: per chunk of 4096, lane l adds the terms
+// l, l + 32, ... in order from -0.0, then the fixed tree; then the chunk values by
+// finish_from_chunks. The loop of contiguous_chunk (sum_chunk.h) with the product as the term, so
+// the compiler keeps the 32 lanes in vector registers on the AVX2 and AVX-512 paths.
+template <typename T>
+REPMODE_INLINE T product_sum_contiguous(const T* g, const T* y, int64_t n) {
+  const int64_t chunks = chunk_count(n);
+  T small[16];
+  std::vector<T> large(chunks > 16 ? chunks : 0);
+  T* vals = chunks > 16 ? large.data() : small;
+  for (int64_t c = 0; c < chunks; ++c) {
+    const int64_t begin = c * kSumChunk;
+    const int64_t len = n - begin < kSumChunk ? n - begin : kSumChunk;
+    const T* a = g + begin;
+    const T* b = y + begin;
+    T v[kSumLanes];
+    for (int l = 0; l < kSumLanes; ++l) v[l] = T(-0.0);
+    const int64_t groups = len / kSumLanes;
+    for (int64_t r = 0; r < groups; ++r)
+      for (int l = 0; l < kSumLanes; ++l)
+        v[l] = v[l] + softmax_backward_term(a[r * kSumLanes + l], b[r * kSumLanes + l]);
+    for (int64_t i = groups * kSumLanes; i < len; ++i)
+      v[i % kSumLanes] = v[i % kSumLanes] + softmax_backward_term(a[i], b[i]);
+    vals[c] = lane_tree(v);
+  }
+  return finish_from_chunks(vals, chunks);
+}
+
+// softmax backward of one contiguous row, the formula of softmax_backward_row evaluated in
+// another sequence: G = the canonical sum of round(g_j * y_j) (product_sum_contiguous), then
+// out_j = y_j * (g_j - G). Every rounding is softmax_backward_row's.
+template <typename T>
+REPMODE_INLINE void softmax_backward_contiguous_row(const T* g, const T* y, T* out, int64_t n) {
+  const T G = product_sum_contiguous(g, y, n);
+  for (int64_t j = 0; j < n; ++j) out[j] = softmax_backward_value(g[j], y[j], G);
+}
+
 template <typename T>
 void softmax_backward(const T* grad, const T* y, T* out, int64_t outer, int64_t n, int64_t inner, int nthreads) {
+  if (inner == 1 && n > 0) {
+    rows_parallel(outer, nthreads, 8 * n, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) softmax_backward_contiguous_row(grad + r * n, y + r * n, out + r * n, n);
+    });
+    return;
+  }
   rows_parallel(outer * inner, nthreads, 4 * n, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t base = row_base(r, n, inner);
