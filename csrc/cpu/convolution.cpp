@@ -254,36 +254,49 @@ void conv_grad_weight_small(const ConvGeom& g, const T* x, const T* gy, T* gw, i
 
 // Weight gradient when an image has at most one chunk of positions (L <= 256): each image's
 // partial is one fma chain over its L positions, and the partials are added in image order, so
-// gemm_segments computes them fused (segments of L terms): a round of images is lowered side
-// by side into cols (K × images·L) with gy transposed beside it ((images·L) × Co/G), and the
-// running sum stays in the output tile between images instead of going through a partial per
-// image in memory. The same bits as the per-image partials, for any round size.
+// gemm_segments computes them fused (segments of L terms): the running sum stays in the output
+// tile between images instead of going through a partial per image in memory. A round of images
+// is lowered side by side into cols (K × images·L), their gy copied beside each other. With many
+// output channels (Co/G >= 256) the product is gw_g (Co/G × K) = gy · colsᵀ, written straight
+// into gw; with few, the wide side K is the GEMM's rows, acc (K × Co/G) = cols · gyᵀ, and acc is
+// then transposed into gw (cheap when Co/G is small). fma(a, b, c) = fma(b, a, c), so both are
+// the documented chains, and the bits do not depend on the choice or on the round size.
 template <typename T>
 void conv_grad_weight_segments(const ConvGeom& g, const T* x, const T* gy, T* gw, int nthreads) {
-  const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig(), wsize = g.Co * K;
+  const int64_t K = g.kdim(), L = g.out_len(), cog = g.cog(), cig = g.cig();
+  const bool direct = cog >= 256;
   const int64_t round = std::min<int64_t>(g.N, std::max<int64_t>(1, 8 * kChunkElems / (K * L + L * cog)));
   T* cols = thread_buffer<T>(size_t(round * K * L), 0);
-  T* gyts = thread_buffer<T>(size_t(round * L * cog), 1);
-  std::vector<T> acc(static_cast<size_t>(wsize));
+  T* gyb = thread_buffer<T>(size_t(round * L * cog), 1);  // direct: (cog, images·L); else (images·L, cog)
+  std::vector<T> acc(direct ? 0 : static_cast<size_t>(g.Co * K));
   const std::vector<int64_t> idx = lowering_table(g);
   for (int64_t n0 = 0; n0 < g.N; n0 += round) {
     const int64_t cnt = std::min(round, g.N - n0), width = cnt * L;
+    const bool more = n0 > 0, last = n0 + cnt == g.N;
     for (int64_t grp = 0; grp < g.G; ++grp) {
       parallel_for(cnt, nthreads, K * L + L * cog, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
           const int64_t n = n0 + i;
           im2col_table<T>(g, cig, x + (n * g.Ci + grp * cig) * g.in_len(), idx.data(), cols + i * L, width);
           const T* gyg = gy + (n * g.Co + grp * cog) * L;
-          T* gyt = gyts + i * L * cog;
-          for (int64_t c = 0; c < cog; ++c)
-            for (int64_t p = 0; p < L; ++p) gyt[p * cog + c] = gyg[c * L + p];
+          if (direct) {
+            for (int64_t c = 0; c < cog; ++c) std::memcpy(gyb + c * width + i * L, gyg + c * L, size_t(L) * sizeof(T));
+          } else {
+            T* gyt = gyb + i * L * cog;
+            for (int64_t c = 0; c < cog; ++c)
+              for (int64_t p = 0; p < L; ++p) gyt[p * cog + c] = gyg[c * L + p];
+          }
         }
       });
-      gemm_segments<T>(K, cog, width, L, cols, width, 1, gyts, cog, 1, acc.data() + grp * K * cog, cog, 1, n0 > 0,
-                       n0 + cnt == g.N, nthreads);
+      if (direct)
+        gemm_segments<T>(cog, K, width, L, gyb, width, 1, cols, 1, width, gw + grp * cog * K, K, 1, more, last,
+                         nthreads);
+      else
+        gemm_segments<T>(K, cog, width, L, cols, width, 1, gyb, cog, 1, acc.data() + grp * K * cog, cog, 1, more, last,
+                         nthreads);
     }
   }
-  store_weight_grad(g, acc.data(), gw, nthreads);
+  if (!direct) store_weight_grad(g, acc.data(), gw, nthreads);
 }
 
 template <typename T>

@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <new>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -316,6 +317,63 @@ struct Avx512Kernel {
   }
 };
 
+// gemm_segments' run over a k-block of whole segments for one tile, the running sum in
+// registers instead of in c: the tile is taken as two halves of MR/2 rows (MR/2 × 2 zmm chains
+// and as many sums fit the 32 registers), each half runs every segment: its chains from +0.0 over
+// the segment's k in order, then sum = chain (the very first segment when `first`), c + chain
+// (the block's first segment otherwise) or sum + chain; the sum is stored once (canonical NaN if
+// `last`). The same additions, in the same order, as one tile() call per segment.
+template <typename T, int MR>
+REPMODE_AVX512_GEMM void avx512_tile_segments(int64_t kc, int64_t seg, const T* a, const T* b, T* c, int64_t ldc,
+                                              bool first, bool last) {
+  using Z = Zmm<T>;
+  using V = typename Z::V;
+  constexpr int H = MR / 2, NR = 2 * Z::L;
+  static_assert(MR % 2 == 0, "two halves of the tile");
+#pragma GCC unroll 1
+  for (int h = 0; h < 2; ++h) {
+    V sum[H][2];
+    const T* ah = a + h * H;
+    T* ch = c + h * H * ldc;
+#pragma GCC unroll 1
+    for (int64_t s = 0; s < kc; s += seg) {
+      V acc[H][2];
+#pragma GCC unroll 8
+      for (int i = 0; i < H; ++i) acc[i][0] = acc[i][1] = Z::zero();
+      const T* ak = ah + s * MR;
+      const T* bk = b + s * NR;
+#pragma GCC unroll 2
+      for (int64_t k = 0; k < seg; ++k, ak += MR, bk += NR) {
+        const V b0 = Z::load(bk), b1 = Z::load(bk + Z::L);
+#pragma GCC unroll 8
+        for (int i = 0; i < H; ++i) {
+          const V ai = Z::bcast(ak + i);
+          acc[i][0] = Z::fmadd(ai, b0, acc[i][0]);
+          acc[i][1] = Z::fmadd(ai, b1, acc[i][1]);
+        }
+      }
+#pragma GCC unroll 8
+      for (int i = 0; i < H; ++i) {
+        if (s == 0 && first) {
+          sum[i][0] = acc[i][0];
+          sum[i][1] = acc[i][1];
+        } else if (s == 0) {
+          sum[i][0] = Z::add(Z::load(ch + i * ldc), acc[i][0]);
+          sum[i][1] = Z::add(Z::load(ch + i * ldc + Z::L), acc[i][1]);
+        } else {
+          sum[i][0] = Z::add(sum[i][0], acc[i][0]);
+          sum[i][1] = Z::add(sum[i][1], acc[i][1]);
+        }
+      }
+    }
+#pragma GCC unroll 8
+    for (int i = 0; i < H; ++i) {
+      Z::store(ch + i * ldc, last ? Z::canon(sum[i][0]) : sum[i][0]);
+      Z::store(ch + i * ldc + Z::L, last ? Z::canon(sum[i][1]) : sum[i][1]);
+    }
+  }
+}
+
 using Avx512F32Kernel = Avx512Kernel<float, 12, 144, 512>;
 using Avx512F64Kernel = Avx512Kernel<double, 12, 96, 256>;
 
@@ -475,6 +533,20 @@ void run_output_tile(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int
   }
 }
 
+// One micro-tile over a k-block of whole segments (gemm_segments): the segments' chains added
+// to the tile in order, the first one stored when `first`; canonical NaNs after the last when
+// `last`. The AVX-512 kernels keep the running sum in registers; the others add each chain
+// into the tile (tile() with add), the same additions.
+template <class Kr, typename T = typename Kr::Elem>
+void tile_segments(int64_t kc, int64_t seg, const T* a, const T* b, T* c, int64_t ldc, bool first, bool last) {
+#if REPMODE_GEMM_X86
+  if constexpr (std::is_same_v<Kr, Avx512F32Kernel> || std::is_same_v<Kr, Avx512F64Kernel>)
+    return avx512_tile_segments<T, Kr::MR>(kc, seg, a, b, c, ldc, first, last);
+#endif
+  for (int64_t s = 0; s < kc; s += seg)
+    Kr::tile(seg, a + s * Kr::MR, b + s * Kr::NR, c, ldc, !(first && s == 0), last && s + seg == kc);
+}
+
 // The segmented sum of gemm_segments for one task's output tile: C = ((C or +0.0-free start)
 // + s_0) + s_1 + ..., s_j the fma chain from +0.0 over segment j's `seg` terms (seg <= KC). A
 // k-block holds whole segments; each micro-tile runs its segments back to back, so the tile
@@ -504,9 +576,7 @@ void run_output_tile_segments(const Problem<T>& p, int64_t bi, int64_t i0, int64
           if (!direct && !first)
             for (int64_t i = 0; i < mr; ++i)
               for (int64_t j = 0; j < nr; ++j) tmp[i * Kr::NR + j] = c[i * p.sCm + j * p.sCn];
-          for (int64_t s = 0; s < kc; s += p.seg)
-            Kr::tile(p.seg, a + s * Kr::MR, b + s * Kr::NR, direct ? c : tmp, direct ? p.sCm : Kr::NR,
-                     !(first && s == 0), last && s + p.seg == kc);
+          tile_segments<Kr>(kc, p.seg, a, b, direct ? c : tmp, direct ? p.sCm : Kr::NR, first, last);
           if (!direct)
             for (int64_t i = 0; i < mr; ++i)
               for (int64_t j = 0; j < nr; ++j) c[i * p.sCm + j * p.sCn] = tmp[i * Kr::NR + j];
