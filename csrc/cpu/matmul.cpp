@@ -271,6 +271,25 @@ struct Zmm<double> {
 
 // MR×(2 zmm) tiles. float: 12×32 (24 accumulators; the 32 zmm registers hold them, the two B
 // vectors and the broadcast); double: 12×16. MC, NC keep the packed panels within scratch.
+// The fma chains from +0.0 of `Rows` rows × 2 zmm over kc steps of packed panels (A element
+// (i, k) at a[k*MR + i], B's 2 zmm at b[k*2L]): the per-lane sequence of gemm_chain_step.
+template <typename T, int Rows, int MR>
+REPMODE_AVX512_GEMM inline void avx512_chains(int64_t kc, const T* a, const T* b, typename Zmm<T>::V (&acc)[Rows][2]) {
+  using Z = Zmm<T>;
+#pragma GCC unroll 16
+  for (int i = 0; i < Rows; ++i) acc[i][0] = acc[i][1] = Z::zero();
+#pragma GCC unroll 2
+  for (int64_t k = 0; k < kc; ++k, a += MR, b += 2 * Z::L) {
+    const typename Z::V b0 = Z::load(b), b1 = Z::load(b + Z::L);
+#pragma GCC unroll 16
+    for (int i = 0; i < Rows; ++i) {
+      const typename Z::V ai = Z::bcast(a + i);
+      acc[i][0] = Z::fmadd(ai, b0, acc[i][0]);
+      acc[i][1] = Z::fmadd(ai, b1, acc[i][1]);
+    }
+  }
+}
+
 template <typename T, int MR_, int MC_, int NC_>
 struct Avx512Kernel {
   using Elem = T;
@@ -289,22 +308,7 @@ struct Avx512Kernel {
 
   REPMODE_AVX512_GEMM static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool add, bool last) {
     V acc[MR][2];
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      acc[i][0] = Z::zero();
-      acc[i][1] = Z::zero();
-    }
-#pragma GCC unroll 2
-    for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
-      const V b0 = Z::load(b);
-      const V b1 = Z::load(b + Z::L);
-#pragma GCC unroll 16
-      for (int i = 0; i < MR; ++i) {
-        const V ai = Z::bcast(a + i);
-        acc[i][0] = Z::fmadd(ai, b0, acc[i][0]);
-        acc[i][1] = Z::fmadd(ai, b1, acc[i][1]);
-      }
-    }
+    avx512_chains<T, MR, MR>(kc, a, b, acc);
 #pragma GCC unroll 16
     for (int i = 0; i < MR; ++i) {
       if (add) {  // gemm_chunk_combine: the group's partial in c plus this chunk's chain
@@ -338,20 +342,7 @@ REPMODE_AVX512_GEMM void avx512_tile_segments(int64_t kc, int64_t seg, const T* 
 #pragma GCC unroll 1
     for (int64_t s = 0; s < kc; s += seg) {
       V acc[H][2];
-#pragma GCC unroll 8
-      for (int i = 0; i < H; ++i) acc[i][0] = acc[i][1] = Z::zero();
-      const T* ak = ah + s * MR;
-      const T* bk = b + s * NR;
-#pragma GCC unroll 2
-      for (int64_t k = 0; k < seg; ++k, ak += MR, bk += NR) {
-        const V b0 = Z::load(bk), b1 = Z::load(bk + Z::L);
-#pragma GCC unroll 8
-        for (int i = 0; i < H; ++i) {
-          const V ai = Z::bcast(ak + i);
-          acc[i][0] = Z::fmadd(ai, b0, acc[i][0]);
-          acc[i][1] = Z::fmadd(ai, b1, acc[i][1]);
-        }
-      }
+      avx512_chains<T, H, MR>(seg, ah + s * MR, b + s * NR, acc);
 #pragma GCC unroll 8
       for (int i = 0; i < H; ++i) {
         if (s == 0 && first) {
