@@ -16,6 +16,10 @@
 // and lanes a kernel reports (a branch it does not follow) are computed by the scalar formula
 // EwFormula<float, op>::apply itself.
 //
+// erfinv's lanes do not replay its definition: they compute a cheap approximation and keep it
+// only where Ziv's test proves it rounds to the definition's float32 (the others are reported),
+// with a bound measured on every float32 input (vec_special_lanes.h, erfinv_fast).
+//
 // Checked against the scalar path bit for bit by tests/families/special/test_special_simd.py
 // (every path the CPU has, dense bit-pattern sweeps, region edges, tails and offsets, threads)
 // and on all 2^32 inputs by benchmarks/special_simd_exhaustive.py (docs/evidence.md).
@@ -81,8 +85,54 @@ constexpr RegionTable kDigammaRegions = {false,
                                          4,
                                          3,
                                          {{10.0f, false, 3}, {2.0f, true, 2}, {1.0f, false, 1}}};
-// erfinv: 1: 0 < |x| <= 3/4 (the series), 2: 3/4 < |x| < 1 (erfcinv_core).
-constexpr RegionTable kErfinvRegions = {true, 0.0f, true, 1.0f, 0, {0.0f, 0.0f}, 2, 1, {{0.75f, true, 1}}};
+// erfinv: the float32 definition D(x) = special_erfinv_for_float(x) branches at |x| = 3/4 (the
+// series below, erfcinv_core above); the lane kernels compute instead a cheap approximation f of D
+// (Ziv's first step, vec_special_lanes.h erfinv_fast_*) on four pieces of |x|:
+// 1: 0 < |x| <= 3/4, 2: 3/4 < |x| <= X1, 3: X1 < |x| <= X2, 4: X2 < |x| < 1
+// (X1 = 0.96f, X2 = 0.9995f as float32).
+constexpr float kErfinvX1 = 0x1.eb851ep-1f;
+constexpr float kErfinvX2 = 0x1.ffbe76p-1f;
+constexpr RegionTable kErfinvRegions = {
+    true, 0.0f, true, 1.0f, 0, {0.0f, 0.0f}, 4, 3, {{kErfinvX2, true, 3}, {kErfinvX1, true, 2}, {0.75f, true, 1}}};
+// The tables of f, printed by benchmarks/erfinv_fast_fit.py (Chebyshev fits, highest degree
+// first; their bits never reach a result: a lane's result is narrow(D(x)) either way).
+// Piece 1: |x| g(x^2), g(z) ~ erfinv(sqrt z)/sqrt z on [0, 9/16] (degree 15 in z).
+// clang-format off
+constexpr double kErfinvFastSmall[16] = {
+      0x1.faf9d65fb94adp+1, -0x1.b512783c051b4p+3, 0x1.5fdee19dfe0d0p+4, -0x1.54f9971f04f76p+4,
+      0x1.bbc877c788432p+3, -0x1.91eeb5bca92eap+2, 0x1.0b687e9240912p+1, -0x1.d25c52f200a7ap-2,
+      0x1.e88aff8d5bed6p-4, 0x1.0d5cc8bda913fp-5, 0x1.ae81c6c6f449ap-5, 0x1.09e4ce4841d87p-4,
+      0x1.6285fb9580879p-4, 0x1.053c28cd5de42p-3, 0x1.db29fb3572d72p-3, 0x1.c5bf891b4e934p-1,
+};
+// Pieces 2..4: P(s - centre), s = sqrt(-log(y (2 - y))), y = 1 - |x|, P ~ erfinv(sqrt(1 - e^-s^2)).
+constexpr double kErfinvFastPiece2[10] = {
+      -0x1.780daca018818p-15, -0x1.a1772d0d0cc97p-15, 0x1.685a40940b356p-13, 0x1.d4b8bd54fa199p-12,
+      -0x1.a3ac34fe78afap-12, -0x1.ebbd928054509p-9, 0x1.366ddaad07f52p-9, 0x1.f2a1ba3c5d05dp-6,
+      0x1.dc5e6325ec037p-1, 0x1.2118eca8b208cp+0,
+};
+constexpr double kErfinvFastPiece3[12] = {
+      -0x1.d396099b605c4p-23, -0x1.77844fe195902p-16, 0x1.40852beb2a06ep-16, 0x1.9bd59dc7bd029p-14,
+      -0x1.6a793638f5412p-13, -0x1.2eb25653c69dap-12, 0x1.40ac863451395p-10, -0x1.49b3236a81f5fp-12,
+      -0x1.c7fdff7d1cceep-8, 0x1.63b0f56c79d04p-6, 0x1.f52cabbd394c2p-1, 0x1.f37347801be02p+0,
+};
+constexpr double kErfinvFastPiece4[13] = {
+      0x1.4afa2403dcfb7p-22, -0x1.07a4ce49f10a3p-21, -0x1.a299f827c0bcfp-21, 0x1.3fe2c699ab8b2p-18,
+      -0x1.75b73cd4110c8p-17, 0x1.71df2f1f0cc11p-17, 0x1.f84a630e1bd46p-16, -0x1.bcc9c7eb03107p-13,
+      0x1.9e5353f70fac1p-11, -0x1.26777dc7fe2a7p-9, 0x1.150005a2c8cbfp-8, 0x1.018bffdd22364p+0,
+      0x1.9286e0f58ea1cp+1,
+};
+// clang-format on
+struct ErfinvFastPiece {
+  const double* c;
+  int n;
+  double centre;
+};
+constexpr ErfinvFastPiece kErfinvFastPieces[3] = {
+    {kErfinvFastPiece2, 10, 0x1.409dcf6c89c74p+0}, {kErfinvFastPiece3, 12, 0x1.0e54539dccf4fp+1}, {kErfinvFastPiece4, 13, 0x1.a7bff55ef2696p+1}};
+// Ziv's margin per region (index = region): a lane keeps f only where r (1 - m) and r (1 + m)
+// round to the same float32. m >= 4 E, E the largest |f - D| / D over every float32 of the
+// region, measured by csrc/verify/check_erfinv_fast.cpp (docs/evidence.md).
+constexpr double kErfinvFastMargin[5] = {0.0, 0x1p-39, 0x1p-40, 0x1p-38, 0x1p-42};
 
 inline int region_of(const RegionTable& t, float x) {
   const float v = t.abs ? (x < 0.0f ? -x : x) : x;

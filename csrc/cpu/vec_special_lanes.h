@@ -339,66 +339,58 @@ VS_FN vd digamma_large(vd x) {
 
 // ============================== erfinv (special_erfinv_def, float32) ==============================
 
-// 0 < |x| <= 3/4: erfinv_series(|x|), the sign of x.
-VS_FN vd erfinv_small(vd x) {
-  const double* c = erfinv_coef();
-  const vd a = vabs(x);
-  const vd z = a * a, y = z * z;
-  vd e = splat(c[46]), o = splat(c[47]);
-  for (int k = 44; k >= 0; k -= 2) {
-    e = e * y + c[k];
-    o = o * y + c[k + 1];
-  }
-  const vd r = a * (e + z * o);
-  return blend(lt(x, splat(0.0)), -r, r);
-}
+// The lanes do not follow special_erfinv_def's operations (a 48-term series below 3/4, Giles'
+// start and two Newton steps on erfc above: ~8 ns per element on AVX-512). They compute a cheap
+// double approximation r = f(|x|) of the float32 definition's double D(|x|) (tables and pieces in
+// vec_special.cpp) and keep it only where Ziv's test proves that D rounds to the same float32:
+// with E >= |f - D| / D (measured on every float32 of the region, csrc/verify/check_erfinv_fast.cpp)
+// and the region's margin m >= 4 E, D lies in [r / (1 + E), r / (1 - E)], which contains neither
+// RN(r (1 - m)) nor RN(r (1 + m)) (each within 2^-53 of r (1 -+ m)); where both round to the same
+// float32, so does D (rounding is monotonic). Other lanes (a fraction ~2^-13 of them) are
+// reported in `bad` and get the scalar formula. The result is narrow(D(x)) on every lane either
+// way; D is odd (special_erfinv_def works on |x| and restores the sign), so is this.
 
-// special_erfcx(t) for 1/2 <= t < 20: erfcx_poly on row int(bits(t) >> 49) - 0x1ff0. Other lanes
-// (NaN included) are reported in bad (their row index is clamped into the table).
-VS_FN vd erfcx_mid(vd t, vl& bad) {
-  bad |= ~(ge(t, splat(0.5)) & lt(t, splat(20.0)));
-  vl i = srl(bits(t), 49) - splat_l(0x1ff0);
-  i = blend_l(gt_l(splat_l(0), i), splat_l(0), i);
-  i = blend_l(gt_l(i, splat_l(45)), splat_l(45), i);
-  const vl b = (i << 3) + (i << 2);  // 12 i
-  const double* r = erf_detail::erfcx_row(0);
-  const vd tt = t - gather(r, b);
-  vd p = gather(r + 1, b);
-  for (int k = 2; k < 12; ++k) p = p * tt + gather(r + k, b);
+// Piece 1, 0 < a <= 3/4: a g(a^2), g by two Horner chains (fma) in z^2 = a^4.
+VS_FN vd erfinv_fast_small_core(vd a) {
+  const double* c = repmode::cpu::vs_common::kErfinvFastSmall;  // c[i]: the coefficient of z^(15-i)
+  const vd z = a * a, y = z * z;
+  vd o = splat(c[0]), e = splat(c[1]);
+  for (int i = 2; i < 16; i += 2) {
+    o = vfma(o, y, splat(c[i]));
+    e = vfma(e, y, splat(c[i + 1]));
+  }
+  return a * vfma(z, o, e);
+}
+// Pieces 2..4 (k = 0..2), 3/4 < a < 1: P(s - centre) by Horner's rule (fma), s = sqrt(w),
+// w = -log(y (2 - y)) (y = 1 - a and y (2 - y) exact for a float32 a).
+VS_FN vd erfinv_fast_large_core(vd a, int k) {
+  const repmode::cpu::vs_common::ErfinvFastPiece& pc = repmode::cpu::vs_common::kErfinvFastPieces[k];
+  const vd y = 1.0 - a;
+  const vd s = vsqrt(-log_fast(y * (2.0 - y)).hi);
+  const vd u = s - pc.centre;
+  vd p = splat(pc.c[0]);
+  for (int i = 1; i < pc.n; ++i) p = vfma(p, u, splat(pc.c[i]));
   return p;
 }
-
-// special_detail::giles(w) for w >= 0: both of its polynomials, the lane's one by a blend.
-VS_FN vd giles(vd w) {
-  const vl high = ~lt(w, splat(5.0));
-  const double* cl = giles_coef(false);
-  const double* ch = giles_coef(true);
-  const vd wl = w - 2.5;
-  const vd wh = vsqrt(w) - 3.0;
-  vd pl = splat(cl[0]), ph = splat(ch[0]);
-  for (int k = 1; k < 9; ++k) {
-    pl = cl[k] + pl * wl;
-    ph = ch[k] + ph * wh;
-  }
-  return blend(high, ph, pl);
+// double -> float32 (round to nearest even) -> double, per lane.
+VS_FN vd round_to_float(vd x) {
+  vd r;
+#if VS_W == 8
+  VS_EACH r.h[u] = (hd)_mm512_cvtps_pd(_mm512_cvtpd_ps((__m512d)x.h[u]));
+#else
+  VS_EACH r.h[u] = (hd)_mm256_cvtps_pd(_mm256_cvtpd_ps((__m256d)x.h[u]));
+#endif
+  return r;
 }
-
-// 3/4 < |x| < 1: erfcinv_core(1 - |x|), the sign of x. Lanes that leave Giles' start (w > 16:
-// never for a float32 x, where w <= 15.95) or erfcx_mid's domain go to the scalar code.
-VS_FN vd erfinv_large(vd x, vl& bad) {
+// Ziv's test on r > 0 with margin m (lanes that fail it, NaN included, into bad); r with the sign of x.
+VS_FN vd erfinv_accept(vd x, vd r, double m, vl& bad) {
+  bad |= ~eq(round_to_float(r * (1.0 - m)), round_to_float(r * (1.0 + m)));
+  return blend(lt(x, splat(0.0)), -r, r);
+}
+VS_FN vd erfinv_fast(int region, vd x, vl& bad) {
   const vd a = vabs(x);
-  const vd y = 1.0 - a;
-  const VDD ly = log_fast(y);
-  const vd w = -log_fast(y * (2.0 - y)).hi;
-  bad |= ~le(w, splat(16.0));
-  vd t = giles(w) * (1.0 - y);
-  for (int i = 0; i < 2; ++i) {
-    const vd E = erfcx_mid(t, bad);
-    const VDD d = dd_add(two_prod(t, t), ly);
-    const vd g = log_fast(E).hi - (d.hi + d.lo);
-    t = t + g * (E * kSqrtPiOver2);
-  }
-  return blend(lt(x, splat(0.0)), -t, t);
+  const vd r = region == 1 ? erfinv_fast_small_core(a) : erfinv_fast_large_core(a, region - 2);
+  return erfinv_accept(x, r, repmode::cpu::vs_common::kErfinvFastMargin[region], bad);
 }
 
 // ============================== the array driver ==============================
@@ -442,9 +434,9 @@ struct Digamma {
 };
 struct Erfinv {
   static constexpr repmode::EwOp op = repmode::EwOp::erfinv;
-  static constexpr int R = 3;
+  static constexpr int R = 5;
   static constexpr const repmode::cpu::vs_common::RegionTable& regions = repmode::cpu::vs_common::kErfinvRegions;
-  VS_FN vd eval(int r, vd x, vl& bad) { return r == 1 ? erfinv_small(x) : erfinv_large(x, bad); }
+  VS_FN vd eval(int r, vd x, vl& bad) { return erfinv_fast(r, x, bad); }
 };
 
 // The index lists of one block: list[r] holds the positions (in the block) of the elements of
@@ -479,7 +471,10 @@ __attribute__((target(VS_TARGET))) inline void classify(const float* src, int m,
     const __m512i pos = _mm512_add_epi32(iota, _mm512_set1_epi32(i));
     for (int r = 0; r < K::R; ++r) {
       const __mmask16 in_r = _mm512_cmpeq_epi32_mask(id, _mm512_set1_epi32(r)) & live;
-      _mm512_mask_compressstoreu_epi32(L.idx[r] + L.cnt[r], in_r, pos);
+      // compress in a register, then one full store (16 entries: within the lists' VS_L slack;
+      // the entries past the count are overwritten or never read): compress-to-memory is
+      // microcoded and several times slower on Intel cores
+      _mm512_storeu_si512(L.idx[r] + L.cnt[r], _mm512_maskz_compress_epi32(in_r, pos));
       L.cnt[r] += __builtin_popcount(unsigned(in_r));
     }
   }
@@ -563,6 +558,11 @@ __attribute__((target(VS_TARGET))) void run(const float* in, float* out, int64_t
         vl bad = splat_l(0);
         const vd y = K::eval(r, x, bad);
         store_lanes(dst, list + k, valid, y);
+        vl any = bad;
+        for (int u = 1; u < VS_U; ++u) any.h[0] |= any.h[u];
+        bool none = true;
+        for (int l = 0; l < VS_W; ++l) none = none && any.h[0][l] == 0;
+        if (none) continue;
         alignas(64) int64_t bb[VS_L];
         std::memcpy(bb, &bad, sizeof bad);
         alignas(64) double xb[VS_L];
