@@ -45,9 +45,13 @@ struct vl {
 #define VS_EACH _Pragma("GCC unroll 16") for (int u = 0; u < VS_U; ++u)
 
 VS_FN vd splat(double c) {
-  hd b = {};
-  b = b + c;  // exact for every c but -0 (0 + -0 = +0): set the lanes apart
-  for (int l = 0; l < VS_W; ++l) b[l] = c;
+  // one broadcast instruction, c's bits in every lane (a lane-by-lane assignment compiles to W
+  // dependent masked broadcasts)
+#if VS_W == 8
+  const hd b = (hd)_mm512_set1_pd(c);
+#else
+  const hd b = (hd)_mm256_set1_pd(c);
+#endif
   vd r;
   VS_EACH r.h[u] = b;
   return r;
