@@ -4,8 +4,10 @@ ISA path (REPMODE_CPU_ISA=scalar, the per-element EwFormula) is the reference, a
 path this CPU has must give the same bits on a dense sweep of float32 bit patterns (every 4099th),
 the special values, both sides of every region boundary of the formulas, random inputs of the
 benchmark's distributions, every length 0..40 at several offsets (the W-lane groups and their
-padded last group), strided and in-place forms, and 1 vs 2 threads. All 2^32 inputs:
-benchmarks/special_simd_exhaustive.py (docs/evidence.md)."""
+padded last group), strided and in-place forms, and 1 vs 2 threads; for erfinv, whose lanes use
+Ziv's strategy, also inputs where the lanes' approximation cannot decide the rounding. All 2^32
+inputs: csrc/verify/check_vec_special.cpp; erfinv's bound: csrc/verify/check_erfinv_fast.cpp
+(docs/evidence.md)."""
 from __future__ import annotations
 
 import pytest
