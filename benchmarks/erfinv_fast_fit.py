@@ -13,7 +13,10 @@ mpmath's erfinv at 200 bits.
 Pieces (a = |x|, float32):
   0 < a <= 3/4          a g(a^2), g(z) = erfinv(sqrt z)/sqrt z: 16 coefficients in z on
                         [0, 9/16], evaluated as two Horner chains in z^2 (even / odd)
-  3/4 < a <= X1, X1 < a <= X2, X2 < a < 1
+  3/4 < a <= 7/8, 7/8 < a <= 15/16, 15/16 < a <= X1
+                        P(a - c), P fitted to erfinv(a) on the piece (widened by 2^-30 each side),
+                        centre c
+  X1 < a <= X2, X2 < a < 1
                         P(s - c), s = sqrt(w), w = -log((1 - a)(1 + a)) = -log(y (2 - y)),
                         y = 1 - a (exact), P fitted to erfinv(sqrt(1 - exp(-s^2))) on the piece's
                         s interval (widened by 2^-20 each side), centre c
@@ -28,7 +31,8 @@ mp.mp.prec = 200
 
 X1 = 0.96  # rounded to float32 below
 X2 = 0.9995
-PIECES = ((0.75, X1, 10), (X1, X2, 12), (X2, None, 13))  # (a_lo, a_hi (None: 1 - 2^-24), coefficients)
+X_PIECES = ((0.75, 0.875, 15), (0.875, 0.9375, 15), (0.9375, X1, 12))  # (a_lo, a_hi, coefficients)
+S_PIECES = ((X1, X2, 12), (X2, None, 13))  # (a_lo, a_hi (None: 1 - 2^-24), coefficients)
 SMALL_N = 16
 
 
@@ -76,8 +80,15 @@ def main() -> None:
     cd, err = fit(g, mp.mpf(0), mp.mpf(9) / 16, SMALL_N, mp.mpf(0))
     print(f"// small: 0 < a <= 3/4, g(z) on [0, 9/16], fit error 2^{float(mp.log(err, 2)):.1f}")
     show("kErfinvFastSmall", cd)
+    for k, (alo, ahi, n) in enumerate(X_PIECES):
+        lo, hi = mp.mpf(f32(alo)) - mp.mpf(2) ** -30, mp.mpf(f32(ahi)) + mp.mpf(2) ** -30
+        centre = float((lo + hi) / 2)
+        cd, err = fit(mp.erfinv, lo, hi, n, mp.mpf(centre))
+        print(f"// piece {k + 2}: {f32(alo)!r} < a <= {f32(ahi)!r} ({float.hex(f32(ahi))}), centre {centre.hex()}, "
+              f"fit error 2^{float(mp.log(err, 2)):.1f}")
+        show(f"kErfinvFastPiece{k + 2}", cd)
     widen = mp.mpf(2) ** -20
-    for k, (alo, ahi, n) in enumerate(PIECES):
+    for k, (alo, ahi, n) in enumerate(S_PIECES, start=len(X_PIECES)):
         alo_f = f32(alo)
         ahi_f = f32(ahi) if ahi is not None else 1 - 2.0**-24
         lo, hi = s_of(alo_f) - widen, s_of(ahi_f) + widen

@@ -365,13 +365,17 @@ VS_FN vd erfinv_fast_small_core(vd a) {
   }
   return a * vfma(z, o, e);
 }
-// Pieces 2..4 (k = 0..2), 3/4 < a < 1: P(s - centre) by Horner's rule (fma), s = sqrt(w),
-// w = -log(y (2 - y)) (y = 1 - a and y (2 - y) exact for a float32 a).
+// Pieces 2..6 (k = 0..4), 3/4 < a < 1: P(v - centre) by Horner's rule (fma), v = a on pieces
+// 2..4, v = s = sqrt(w), w = -log(y (2 - y)) on pieces 5, 6 (y = 1 - a and y (2 - y) exact for a
+// float32 a).
 VS_FN vd erfinv_fast_large_core(vd a, int k) {
   const repmode::cpu::vs_common::ErfinvFastPiece& pc = repmode::cpu::vs_common::kErfinvFastPieces[k];
-  const vd y = 1.0 - a;
-  const vd s = vsqrt(-log_fast(y * (2.0 - y)).hi);
-  const vd u = s - pc.centre;
+  vd v = a;
+  if (k >= 3) {
+    const vd y = 1.0 - a;
+    v = vsqrt(-log_fast(y * (2.0 - y)).hi);
+  }
+  const vd u = v - pc.centre;
   vd p = splat(pc.c[0]);
   for (int i = 1; i < pc.n; ++i) p = vfma(p, u, splat(pc.c[i]));
   return p;
@@ -438,7 +442,7 @@ struct Digamma {
 };
 struct Erfinv {
   static constexpr repmode::EwOp op = repmode::EwOp::erfinv;
-  static constexpr int R = 5;
+  static constexpr int R = 7;
   static constexpr const repmode::cpu::vs_common::RegionTable& regions = repmode::cpu::vs_common::kErfinvRegions;
   VS_FN vd eval(int r, vd x, vl& bad) { return erfinv_fast(r, x, bad); }
 };
@@ -578,10 +582,105 @@ __attribute__((target(VS_TARGET))) void run(const float* in, float* out, int64_t
   }
 }
 
+#if VS_W == 8
+// erfinv on AVX-512: its first piece (0 < |x| <= 3/4: most inputs) without the index lists. Each
+// block is walked 32 contiguous elements at a time: every lane of the group runs piece 1's kernel
+// (erfinv_fast, the same per-lane operations as in the lists), and the lanes of piece 1 that pass
+// Ziv's test are stored by a masked store; the positions of all other elements go to the lists by
+// their region as in classify (piece 1's failing lanes to list 1, which here means "the scalar
+// formula"). A lane's result depends on its input only, so the bits are those of run<Erfinv>. In
+// place, the listed elements are still unwritten when the lists read them.
+// The region compares below assume erfinv's table: |x|, lo strict, no excluded values, "<=" steps.
+static_assert(repmode::cpu::vs_common::kErfinvRegions.abs && repmode::cpu::vs_common::kErfinvRegions.lo_strict &&
+                  repmode::cpu::vs_common::kErfinvRegions.nexcl == 0 &&
+                  repmode::cpu::vs_common::kErfinvRegions.steps[0].le &&
+                  repmode::cpu::vs_common::kErfinvRegions.steps[1].le &&
+                  repmode::cpu::vs_common::kErfinvRegions.steps[2].le &&
+                  repmode::cpu::vs_common::kErfinvRegions.steps[3].le &&
+                  repmode::cpu::vs_common::kErfinvRegions.steps[4].le &&
+                  repmode::cpu::vs_common::kErfinvRegions.nsteps == 5,
+              "run_erfinv's classification");
+__attribute__((target(VS_TARGET))) void run_erfinv(const float* in, float* out, int64_t n) {
+  using repmode::cpu::vs_common::kBlock;
+  using repmode::cpu::vs_common::scalar_formula;
+  const repmode::cpu::vs_common::RegionTable& t = Erfinv::regions;
+  Lists<Erfinv::R> L;
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
+    const int m = int(n - b0 < kBlock ? n - b0 : kBlock);
+    const float* src = in + b0;
+    float* dst = out + b0;
+    for (int r = 0; r < Erfinv::R; ++r) L.cnt[r] = 0;
+    for (int i = 0; i < m; i += VS_L) {
+      vd x;
+      __mmask16 live[VS_U / 2];
+      __m512i id[VS_U / 2];
+      for (int q = 0; q < VS_U / 2; ++q) {
+        const int left = m - i - 16 * q;
+        live[q] = left >= 16 ? __mmask16(0xffff) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1);
+        const __m512 f = _mm512_maskz_loadu_ps(live[q], src + i + 16 * q);
+        x.h[2 * q] = (hd)_mm512_cvtps_pd(_mm512_castps512_ps256(f));
+        x.h[2 * q + 1] = (hd)_mm512_cvtps_pd(_mm512_extractf32x8_ps(f, 1));
+        // the region table, as in classify
+        const __m512 v = _mm512_abs_ps(f);
+        const __mmask16 ok = _mm512_cmp_ps_mask(v, _mm512_set1_ps(t.lo), _CMP_GT_OQ) &
+                             _mm512_cmp_ps_mask(v, _mm512_set1_ps(t.hi), _CMP_LT_OQ);
+        __m512i rid = _mm512_set1_epi32(t.top);
+        for (int st = 0; st < t.nsteps; ++st)
+          rid = _mm512_mask_mov_epi32(rid, _mm512_cmp_ps_mask(v, _mm512_set1_ps(t.steps[st].t), _CMP_LE_OQ),
+                                      _mm512_set1_epi32(t.steps[st].id));
+        id[q] = _mm512_maskz_mov_epi32(ok, rid);
+      }
+      vl bad = splat_l(0);
+      const vd y = erfinv_fast(1, x, bad);
+      for (int q = 0; q < VS_U / 2; ++q) {
+        const __mmask16 in1 = _mm512_cmpeq_epi32_mask(id[q], _mm512_set1_epi32(1)) & live[q];
+        const __mmask16 failed = __mmask16(
+            unsigned(_mm512_test_epi64_mask((__m512i)bad.h[2 * q], (__m512i)bad.h[2 * q])) |
+            (unsigned(_mm512_test_epi64_mask((__m512i)bad.h[2 * q + 1], (__m512i)bad.h[2 * q + 1])) << 8));
+        const __m512 f = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps((__m512d)y.h[2 * q])),
+                                            _mm512_cvtpd_ps((__m512d)y.h[2 * q + 1]), 1);
+        _mm512_mask_storeu_ps(dst + i + 16 * q, __mmask16(in1 & ~failed), f);
+        const __m512i pos = _mm512_add_epi32(iota, _mm512_set1_epi32(i + 16 * q));
+        for (int r = 0; r < Erfinv::R; ++r) {
+          const __mmask16 in_r =
+              r == 1 ? __mmask16(in1 & failed) : __mmask16(_mm512_cmpeq_epi32_mask(id[q], _mm512_set1_epi32(r)) & live[q]);
+          if (!in_r) continue;
+          _mm512_storeu_si512(L.idx[r] + L.cnt[r], _mm512_maskz_compress_epi32(in_r, pos));
+          L.cnt[r] += __builtin_popcount(unsigned(in_r));
+        }
+      }
+    }
+    for (int r = 0; r < 2; ++r)  // region 0, and piece 1's lanes that failed Ziv's test
+      for (int k = 0; k < L.cnt[r]; ++k) dst[L.idx[r][k]] = scalar_formula<Erfinv::op>(src[L.idx[r][k]]);
+    for (int r = 2; r < Erfinv::R; ++r) {
+      const int32_t* list = L.idx[r];
+      for (int k = 0; k < L.cnt[r]; k += VS_L) {
+        const int valid = L.cnt[r] - k < VS_L ? L.cnt[r] - k : VS_L;
+        const vd xl = load_lanes(src, list + k, valid);
+        vl badl = splat_l(0);
+        const vd yl = Erfinv::eval(r, xl, badl);
+        store_lanes(dst, list + k, valid, yl);
+        alignas(64) int64_t bb[VS_L];
+        std::memcpy(bb, &badl, sizeof badl);
+        alignas(64) double xb[VS_L];
+        std::memcpy(xb, &xl, sizeof xl);
+        for (int l = 0; l < valid; ++l)
+          if (bb[l]) dst[list[k + l]] = scalar_formula<Erfinv::op>(float(xb[l]));
+      }
+    }
+  }
+}
+#endif
+
 __attribute__((target(VS_TARGET))) inline void special(int op, const float* in, float* out, int64_t n) {
   if (op == int(repmode::EwOp::lgamma)) return run<Lgamma>(in, out, n);
   if (op == int(repmode::EwOp::digamma)) return run<Digamma>(in, out, n);
+#if VS_W == 8
+  if (op == int(repmode::EwOp::erfinv)) return run_erfinv(in, out, n);
+#else
   if (op == int(repmode::EwOp::erfinv)) return run<Erfinv>(in, out, n);
+#endif
 }
 
 }  // namespace VS_NS

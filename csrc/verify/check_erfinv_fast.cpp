@@ -13,12 +13,15 @@
 //   /tmp/cef [--stride N] [--show K] [--from P]
 //     N = 1 (default): all 1,065,353,215 float32 in (0, 1); --show: the first K fallback inputs of
 //     each region and thread; --from: only the bit patterns >= P (hexadecimal)
+//   /tmp/cef --benchmark-rate         the fraction of lanes that fail Ziv's test on 16M inputs of
+//                                     benchmarks/run.py's distribution (float32 rand * 1.9 - 0.95)
 #include <omp.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -96,6 +99,37 @@ void run_group(int region, const uint32_t* u, int cnt, Stat& st) {
   }
 }
 
+// Ziv's test on 16M float32 of the benchmark's distribution, by region (full groups of 32 lanes).
+int benchmark_rate() {
+  std::mt19937 g(5);
+  const int64_t n = 16 << 20;
+  int64_t cnt[7] = {}, fb[7] = {};
+  alignas(64) double a[7][kL512], r[kL512];
+  int k[7] = {};
+  for (int64_t i = 0; i < n; ++i) {
+    const float u = std::uniform_real_distribution<float>(0.0f, 1.0f)(g) * 1.9f - 0.95f;
+    const int reg = repmode::cpu::vs_common::region_of(repmode::cpu::vs_common::kErfinvRegions, u);
+    if (reg == 0) continue;
+    a[reg][k[reg]++] = double(u < 0.0f ? -u : u);
+    if (k[reg] < kL512) continue;
+    k[reg] = 0;
+    core512(reg, a[reg], r);
+    const double m = repmode::cpu::vs_common::kErfinvFastMargin[reg];
+    for (int l = 0; l < kL512; ++l) {
+      ++cnt[reg];
+      if (float(r[l] * (1.0 - m)) != float(r[l] * (1.0 + m))) ++fb[reg];
+    }
+  }
+  int64_t tc = 0, tf = 0;
+  for (int reg = 1; reg < 7; ++reg) {
+    std::printf("region %d: %lld inputs, %lld fallbacks\n", reg, (long long)cnt[reg], (long long)fb[reg]);
+    tc += cnt[reg], tf += fb[reg];
+  }
+  std::printf("benchmark distribution: %lld inputs, %lld fallbacks (%.2e)\n", (long long)tc, (long long)tf,
+              double(tf) / double(tc ? tc : 1));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -104,6 +138,8 @@ int main(int argc, char** argv) {
     const std::string s = argv[i];
     if (s == "--stride" && i + 1 < argc)
       stride = std::strtoull(argv[++i], nullptr, 10);
+    else if (s == "--benchmark-rate")
+      return benchmark_rate();
     else if (s == "--from" && i + 1 < argc)
       g_from = std::strtoull(argv[++i], nullptr, 16);
     else if (s == "--show" && i + 1 < argc)
@@ -117,14 +153,14 @@ int main(int argc, char** argv) {
   const uint32_t last = 0x3f7fffffu;  // 1 - 2^-24
   const uint64_t chunk = 1 << 16;
   const int64_t nchunks = int64_t((uint64_t(last) + chunk) / chunk);
-  Stat total[5];
+  Stat total[7];
 #pragma omp parallel
   {
-    Stat st[5];
-    uint32_t buf[5][kL512];
+    Stat st[7];
+    uint32_t buf[7][kL512];
 #pragma omp for schedule(dynamic, 16)
     for (int64_t c = 0; c < nchunks; ++c) {
-      int cnt[5] = {0, 0, 0, 0, 0};
+      int cnt[7] = {0, 0, 0, 0, 0, 0, 0};
       const uint64_t end = std::min<uint64_t>(uint64_t(c + 1) * chunk, uint64_t(last) + 1);
       const uint64_t start = (uint64_t(c) * chunk + stride - 1) / stride * stride;  // every stride-th pattern
       for (uint64_t u = start; u < end; u += stride) {
@@ -134,14 +170,14 @@ int main(int argc, char** argv) {
         buf[r][cnt[r]++] = uint32_t(u);
         if (cnt[r] == kL512) run_group(r, buf[r], cnt[r], st[r]), cnt[r] = 0;
       }
-      for (int r = 1; r < 5; ++r)
+      for (int r = 1; r < 7; ++r)
         if (cnt[r]) run_group(r, buf[r], cnt[r], st[r]);
     }
 #pragma omp critical
-    for (int r = 1; r < 5; ++r) merge(total[r], st[r]);
+    for (int r = 1; r < 7; ++r) merge(total[r], st[r]);
   }
   bool ok = true;
-  for (int r = 1; r < 5; ++r) {
+  for (int r = 1; r < 7; ++r) {
     const Stat& s = total[r];
     const double m = repmode::cpu::vs_common::kErfinvFastMargin[r];
     const bool good = s.isa_diff == 0 && s.wrong == 0 && s.emax * 4.0 <= m;

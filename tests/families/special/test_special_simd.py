@@ -23,14 +23,17 @@ FUNCS = {"lgamma": torch.lgamma, "digamma": torch.digamma, "erfinv": torch.erfin
 BOUNDARIES = {
     "lgamma": [0.25, 0.5, 0.75, 1.0, 1.25, 2.0, 2.75, 3.5, 4.5, 5.5, 11.5, 12.0, 2.0**24, 2.0**100, 1e38],
     "digamma": [2.0**-60, 1.0, 1.4616321449683622, 2.0, 3.0, 9.0, 10.0, 2.0**30, 1e38],
-    # 0.96 and 0.9995: the pieces of the erfinv lanes' approximation (as float32)
-    "erfinv": [2.0**-149, 2.0**-126, 2.0**-100, 0.5, 0.75, 0.9, 0.96, 0.99, 0.9995, 1.0 - 2.0**-24],
+    # 0.875, 0.9375, 0.96 and 0.9995: the pieces of the erfinv lanes' approximation (as float32)
+    "erfinv": [2.0**-149, 2.0**-126, 2.0**-100, 0.5, 0.75, 0.875, 0.9, 0.9375, 0.96, 0.99, 0.9995,
+               1.0 - 2.0**-24],
 }
 # erfinv inputs whose lane approximation fails Ziv's test (found by csrc/verify/check_erfinv_fast.cpp
 # --show): these lanes take the scalar formula. Subnormal and normal inputs of the |x| <= 3/4 piece,
-# and of the 3/4 < |x| <= 0.96 and 0.96 < |x| <= 0.9995 pieces (the last piece has none).
+# then of the pieces (3/4, 7/8], (7/8, 15/16], (15/16, 0.96], (0.96, 0.9995] (the last piece,
+# (0.9995, 1), has none).
 ERFINV_FALLBACK = [0x0011094A, 0x00121197, 0x3E80BB52, 0x3F00AEA2, 0x3F018561, 0x3F40C1DC, 0x3F413FAD,
-                   0x3F50F255, 0x3F7623F1, 0x3F7638B7, 0x3F776F3C]
+                   0x3F419702, 0x3F603FF9, 0x3F60B663, 0x3F611CFD, 0x3F709904, 0x3F71403C, 0x3F75341B,
+                   0x3F7623F1, 0x3F7638B7, 0x3F765538]
 SPECIALS = [0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000, 0xFFC00000, 0x7FC00001, 0xFFA00005,
             0x7F800001, 0x00000001, 0x80000001, 0x007FFFFF, 0x807FFFFF, 0x00800000, 0x80800000, 0x7F7FFFFF,
             0xFF7FFFFF, 0x3F800000, 0xBF800000, 0x40000000, 0xC0000000, 0x3F7FFFFF, 0xBF7FFFFF, 0x3F800001]
