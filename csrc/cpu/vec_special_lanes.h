@@ -643,8 +643,8 @@ __attribute__((target(VS_TARGET))) void run_erfinv(const float* in, float* out, 
         _mm512_mask_storeu_ps(dst + i + 16 * q, __mmask16(in1 & ~failed), f);
         const __m512i pos = _mm512_add_epi32(iota, _mm512_set1_epi32(i + 16 * q));
         for (int r = 0; r < Erfinv::R; ++r) {
-          const __mmask16 in_r =
-              r == 1 ? __mmask16(in1 & failed) : __mmask16(_mm512_cmpeq_epi32_mask(id[q], _mm512_set1_epi32(r)) & live[q]);
+          const __mmask16 in_r = r == 1 ? __mmask16(in1 & failed)
+                                        : __mmask16(_mm512_cmpeq_epi32_mask(id[q], _mm512_set1_epi32(r)) & live[q]);
           if (!in_r) continue;
           _mm512_storeu_si512(L.idx[r] + L.cnt[r], _mm512_maskz_compress_epi32(in_r, pos));
           L.cnt[r] += __builtin_popcount(unsigned(in_r));
