@@ -45,9 +45,13 @@ struct vl {
 #define VS_EACH _Pragma("GCC unroll 16") for (int u = 0; u < VS_U; ++u)
 
 VS_FN vd splat(double c) {
-  hd b = {};
-  b = b + c;  // exact for every c but -0 (0 + -0 = +0): set the lanes apart
-  for (int l = 0; l < VS_W; ++l) b[l] = c;
+  // one broadcast instruction, c's bits in every lane (a lane-by-lane assignment compiles to W
+  // dependent masked broadcasts)
+#if VS_W == 8
+  const hd b = (hd)_mm512_set1_pd(c);
+#else
+  const hd b = (hd)_mm256_set1_pd(c);
+#endif
   vd r;
   VS_EACH r.h[u] = b;
   return r;
@@ -339,66 +343,62 @@ VS_FN vd digamma_large(vd x) {
 
 // ============================== erfinv (special_erfinv_def, float32) ==============================
 
-// 0 < |x| <= 3/4: erfinv_series(|x|), the sign of x.
-VS_FN vd erfinv_small(vd x) {
-  const double* c = erfinv_coef();
-  const vd a = vabs(x);
-  const vd z = a * a, y = z * z;
-  vd e = splat(c[46]), o = splat(c[47]);
-  for (int k = 44; k >= 0; k -= 2) {
-    e = e * y + c[k];
-    o = o * y + c[k + 1];
-  }
-  const vd r = a * (e + z * o);
-  return blend(lt(x, splat(0.0)), -r, r);
-}
+// The lanes do not follow special_erfinv_def's operations (a 48-term series below 3/4, Giles'
+// start and two Newton steps on erfc above: ~8 ns per element on AVX-512). They compute a cheap
+// double approximation r = f(|x|) of the float32 definition's double D(|x|) (tables and pieces in
+// vec_special.cpp) and keep it only where Ziv's test proves that D rounds to the same float32:
+// with E >= |f - D| / D (measured on every float32 of the region, csrc/verify/check_erfinv_fast.cpp)
+// and the region's margin m >= 4 E, D lies in [r / (1 + E), r / (1 - E)], which contains neither
+// RN(r (1 - m)) nor RN(r (1 + m)) (each within 2^-53 of r (1 -+ m)); where both round to the same
+// float32, so does D (rounding is monotonic). Other lanes (a fraction ~2^-13 of them) are
+// reported in `bad` and get the scalar formula. The result is narrow(D(x)) on every lane either
+// way; D is odd (special_erfinv_def works on |x| and restores the sign), so is this.
 
-// special_erfcx(t) for 1/2 <= t < 20: erfcx_poly on row int(bits(t) >> 49) - 0x1ff0. Other lanes
-// (NaN included) are reported in bad (their row index is clamped into the table).
-VS_FN vd erfcx_mid(vd t, vl& bad) {
-  bad |= ~(ge(t, splat(0.5)) & lt(t, splat(20.0)));
-  vl i = srl(bits(t), 49) - splat_l(0x1ff0);
-  i = blend_l(gt_l(splat_l(0), i), splat_l(0), i);
-  i = blend_l(gt_l(i, splat_l(45)), splat_l(45), i);
-  const vl b = (i << 3) + (i << 2);  // 12 i
-  const double* r = erf_detail::erfcx_row(0);
-  const vd tt = t - gather(r, b);
-  vd p = gather(r + 1, b);
-  for (int k = 2; k < 12; ++k) p = p * tt + gather(r + k, b);
+// Piece 1, 0 < a <= 3/4: a g(a^2), g by two Horner chains (fma) in z^2 = a^4.
+VS_FN vd erfinv_fast_small_core(vd a) {
+  const double* c = repmode::cpu::vs_common::kErfinvFastSmall;  // c[i]: the coefficient of z^(15-i)
+  const vd z = a * a, y = z * z;
+  vd o = splat(c[0]), e = splat(c[1]);
+  for (int i = 2; i < 16; i += 2) {
+    o = vfma(o, y, splat(c[i]));
+    e = vfma(e, y, splat(c[i + 1]));
+  }
+  return a * vfma(z, o, e);
+}
+// Pieces 2..6 (k = 0..4), 3/4 < a < 1: P(v - centre) by Horner's rule (fma), v = a on pieces
+// 2..4, v = s = sqrt(w), w = -log(y (2 - y)) on pieces 5, 6 (y = 1 - a and y (2 - y) exact for a
+// float32 a).
+VS_FN vd erfinv_fast_large_core(vd a, int k) {
+  const repmode::cpu::vs_common::ErfinvFastPiece& pc = repmode::cpu::vs_common::kErfinvFastPieces[k];
+  vd v = a;
+  if (k >= 3) {
+    const vd y = 1.0 - a;
+    v = vsqrt(-log_fast(y * (2.0 - y)).hi);
+  }
+  const vd u = v - pc.centre;
+  vd p = splat(pc.c[0]);
+  for (int i = 1; i < pc.n; ++i) p = vfma(p, u, splat(pc.c[i]));
   return p;
 }
-
-// special_detail::giles(w) for w >= 0: both of its polynomials, the lane's one by a blend.
-VS_FN vd giles(vd w) {
-  const vl high = ~lt(w, splat(5.0));
-  const double* cl = giles_coef(false);
-  const double* ch = giles_coef(true);
-  const vd wl = w - 2.5;
-  const vd wh = vsqrt(w) - 3.0;
-  vd pl = splat(cl[0]), ph = splat(ch[0]);
-  for (int k = 1; k < 9; ++k) {
-    pl = cl[k] + pl * wl;
-    ph = ch[k] + ph * wh;
-  }
-  return blend(high, ph, pl);
+// double -> float32 (round to nearest even) -> double, per lane.
+VS_FN vd round_to_float(vd x) {
+  vd r;
+#if VS_W == 8
+  VS_EACH r.h[u] = (hd)_mm512_cvtps_pd(_mm512_cvtpd_ps((__m512d)x.h[u]));
+#else
+  VS_EACH r.h[u] = (hd)_mm256_cvtps_pd(_mm256_cvtpd_ps((__m256d)x.h[u]));
+#endif
+  return r;
 }
-
-// 3/4 < |x| < 1: erfcinv_core(1 - |x|), the sign of x. Lanes that leave Giles' start (w > 16:
-// never for a float32 x, where w <= 15.95) or erfcx_mid's domain go to the scalar code.
-VS_FN vd erfinv_large(vd x, vl& bad) {
+// Ziv's test on r > 0 with margin m (lanes that fail it, NaN included, into bad); r with the sign of x.
+VS_FN vd erfinv_accept(vd x, vd r, double m, vl& bad) {
+  bad |= ~eq(round_to_float(r * (1.0 - m)), round_to_float(r * (1.0 + m)));
+  return blend(lt(x, splat(0.0)), -r, r);
+}
+VS_FN vd erfinv_fast(int region, vd x, vl& bad) {
   const vd a = vabs(x);
-  const vd y = 1.0 - a;
-  const VDD ly = log_fast(y);
-  const vd w = -log_fast(y * (2.0 - y)).hi;
-  bad |= ~le(w, splat(16.0));
-  vd t = giles(w) * (1.0 - y);
-  for (int i = 0; i < 2; ++i) {
-    const vd E = erfcx_mid(t, bad);
-    const VDD d = dd_add(two_prod(t, t), ly);
-    const vd g = log_fast(E).hi - (d.hi + d.lo);
-    t = t + g * (E * kSqrtPiOver2);
-  }
-  return blend(lt(x, splat(0.0)), -t, t);
+  const vd r = region == 1 ? erfinv_fast_small_core(a) : erfinv_fast_large_core(a, region - 2);
+  return erfinv_accept(x, r, repmode::cpu::vs_common::kErfinvFastMargin[region], bad);
 }
 
 // ============================== the array driver ==============================
@@ -442,9 +442,9 @@ struct Digamma {
 };
 struct Erfinv {
   static constexpr repmode::EwOp op = repmode::EwOp::erfinv;
-  static constexpr int R = 3;
+  static constexpr int R = 7;
   static constexpr const repmode::cpu::vs_common::RegionTable& regions = repmode::cpu::vs_common::kErfinvRegions;
-  VS_FN vd eval(int r, vd x, vl& bad) { return r == 1 ? erfinv_small(x) : erfinv_large(x, bad); }
+  VS_FN vd eval(int r, vd x, vl& bad) { return erfinv_fast(r, x, bad); }
 };
 
 // The index lists of one block: list[r] holds the positions (in the block) of the elements of
@@ -479,7 +479,10 @@ __attribute__((target(VS_TARGET))) inline void classify(const float* src, int m,
     const __m512i pos = _mm512_add_epi32(iota, _mm512_set1_epi32(i));
     for (int r = 0; r < K::R; ++r) {
       const __mmask16 in_r = _mm512_cmpeq_epi32_mask(id, _mm512_set1_epi32(r)) & live;
-      _mm512_mask_compressstoreu_epi32(L.idx[r] + L.cnt[r], in_r, pos);
+      // compress in a register, then one full store (16 entries: within the lists' VS_L slack;
+      // the entries past the count are overwritten or never read): compress-to-memory is
+      // microcoded and several times slower on Intel cores
+      _mm512_storeu_si512(L.idx[r] + L.cnt[r], _mm512_maskz_compress_epi32(in_r, pos));
       L.cnt[r] += __builtin_popcount(unsigned(in_r));
     }
   }
@@ -563,6 +566,11 @@ __attribute__((target(VS_TARGET))) void run(const float* in, float* out, int64_t
         vl bad = splat_l(0);
         const vd y = K::eval(r, x, bad);
         store_lanes(dst, list + k, valid, y);
+        vl any = bad;
+        for (int u = 1; u < VS_U; ++u) any.h[0] |= any.h[u];
+        bool none = true;
+        for (int l = 0; l < VS_W; ++l) none = none && any.h[0][l] == 0;
+        if (none) continue;
         alignas(64) int64_t bb[VS_L];
         std::memcpy(bb, &bad, sizeof bad);
         alignas(64) double xb[VS_L];
@@ -574,10 +582,105 @@ __attribute__((target(VS_TARGET))) void run(const float* in, float* out, int64_t
   }
 }
 
+#if VS_W == 8
+// erfinv on AVX-512: its first piece (0 < |x| <= 3/4: most inputs) without the index lists. Each
+// block is walked 32 contiguous elements at a time: every lane of the group runs piece 1's kernel
+// (erfinv_fast, the same per-lane operations as in the lists), and the lanes of piece 1 that pass
+// Ziv's test are stored by a masked store; the positions of all other elements go to the lists by
+// their region as in classify (piece 1's failing lanes to list 1, which here means "the scalar
+// formula"). A lane's result depends on its input only, so the bits are those of run<Erfinv>. In
+// place, the listed elements are still unwritten when the lists read them.
+// The region compares below assume erfinv's table: |x|, lo strict, no excluded values, "<=" steps.
+static_assert(repmode::cpu::vs_common::kErfinvRegions.abs && repmode::cpu::vs_common::kErfinvRegions.lo_strict &&
+                  repmode::cpu::vs_common::kErfinvRegions.nexcl == 0 &&
+                  repmode::cpu::vs_common::kErfinvRegions.steps[0].le &&
+                  repmode::cpu::vs_common::kErfinvRegions.steps[1].le &&
+                  repmode::cpu::vs_common::kErfinvRegions.steps[2].le &&
+                  repmode::cpu::vs_common::kErfinvRegions.steps[3].le &&
+                  repmode::cpu::vs_common::kErfinvRegions.steps[4].le &&
+                  repmode::cpu::vs_common::kErfinvRegions.nsteps == 5,
+              "run_erfinv's classification");
+__attribute__((target(VS_TARGET))) void run_erfinv(const float* in, float* out, int64_t n) {
+  using repmode::cpu::vs_common::kBlock;
+  using repmode::cpu::vs_common::scalar_formula;
+  const repmode::cpu::vs_common::RegionTable& t = Erfinv::regions;
+  Lists<Erfinv::R> L;
+  const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+  for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
+    const int m = int(n - b0 < kBlock ? n - b0 : kBlock);
+    const float* src = in + b0;
+    float* dst = out + b0;
+    for (int r = 0; r < Erfinv::R; ++r) L.cnt[r] = 0;
+    for (int i = 0; i < m; i += VS_L) {
+      vd x;
+      __mmask16 live[VS_U / 2];
+      __m512i id[VS_U / 2];
+      for (int q = 0; q < VS_U / 2; ++q) {
+        const int left = m - i - 16 * q;
+        live[q] = left >= 16 ? __mmask16(0xffff) : left <= 0 ? __mmask16(0) : __mmask16((1u << left) - 1);
+        const __m512 f = _mm512_maskz_loadu_ps(live[q], src + i + 16 * q);
+        x.h[2 * q] = (hd)_mm512_cvtps_pd(_mm512_castps512_ps256(f));
+        x.h[2 * q + 1] = (hd)_mm512_cvtps_pd(_mm512_extractf32x8_ps(f, 1));
+        // the region table, as in classify
+        const __m512 v = _mm512_abs_ps(f);
+        const __mmask16 ok = _mm512_cmp_ps_mask(v, _mm512_set1_ps(t.lo), _CMP_GT_OQ) &
+                             _mm512_cmp_ps_mask(v, _mm512_set1_ps(t.hi), _CMP_LT_OQ);
+        __m512i rid = _mm512_set1_epi32(t.top);
+        for (int st = 0; st < t.nsteps; ++st)
+          rid = _mm512_mask_mov_epi32(rid, _mm512_cmp_ps_mask(v, _mm512_set1_ps(t.steps[st].t), _CMP_LE_OQ),
+                                      _mm512_set1_epi32(t.steps[st].id));
+        id[q] = _mm512_maskz_mov_epi32(ok, rid);
+      }
+      vl bad = splat_l(0);
+      const vd y = erfinv_fast(1, x, bad);
+      for (int q = 0; q < VS_U / 2; ++q) {
+        const __mmask16 in1 = _mm512_cmpeq_epi32_mask(id[q], _mm512_set1_epi32(1)) & live[q];
+        const __mmask16 failed = __mmask16(
+            unsigned(_mm512_test_epi64_mask((__m512i)bad.h[2 * q], (__m512i)bad.h[2 * q])) |
+            (unsigned(_mm512_test_epi64_mask((__m512i)bad.h[2 * q + 1], (__m512i)bad.h[2 * q + 1])) << 8));
+        const __m512 f = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps((__m512d)y.h[2 * q])),
+                                            _mm512_cvtpd_ps((__m512d)y.h[2 * q + 1]), 1);
+        _mm512_mask_storeu_ps(dst + i + 16 * q, __mmask16(in1 & ~failed), f);
+        const __m512i pos = _mm512_add_epi32(iota, _mm512_set1_epi32(i + 16 * q));
+        for (int r = 0; r < Erfinv::R; ++r) {
+          const __mmask16 in_r = r == 1 ? __mmask16(in1 & failed)
+                                        : __mmask16(_mm512_cmpeq_epi32_mask(id[q], _mm512_set1_epi32(r)) & live[q]);
+          if (!in_r) continue;
+          _mm512_storeu_si512(L.idx[r] + L.cnt[r], _mm512_maskz_compress_epi32(in_r, pos));
+          L.cnt[r] += __builtin_popcount(unsigned(in_r));
+        }
+      }
+    }
+    for (int r = 0; r < 2; ++r)  // region 0, and piece 1's lanes that failed Ziv's test
+      for (int k = 0; k < L.cnt[r]; ++k) dst[L.idx[r][k]] = scalar_formula<Erfinv::op>(src[L.idx[r][k]]);
+    for (int r = 2; r < Erfinv::R; ++r) {
+      const int32_t* list = L.idx[r];
+      for (int k = 0; k < L.cnt[r]; k += VS_L) {
+        const int valid = L.cnt[r] - k < VS_L ? L.cnt[r] - k : VS_L;
+        const vd xl = load_lanes(src, list + k, valid);
+        vl badl = splat_l(0);
+        const vd yl = Erfinv::eval(r, xl, badl);
+        store_lanes(dst, list + k, valid, yl);
+        alignas(64) int64_t bb[VS_L];
+        std::memcpy(bb, &badl, sizeof badl);
+        alignas(64) double xb[VS_L];
+        std::memcpy(xb, &xl, sizeof xl);
+        for (int l = 0; l < valid; ++l)
+          if (bb[l]) dst[list[k + l]] = scalar_formula<Erfinv::op>(float(xb[l]));
+      }
+    }
+  }
+}
+#endif
+
 __attribute__((target(VS_TARGET))) inline void special(int op, const float* in, float* out, int64_t n) {
   if (op == int(repmode::EwOp::lgamma)) return run<Lgamma>(in, out, n);
   if (op == int(repmode::EwOp::digamma)) return run<Digamma>(in, out, n);
+#if VS_W == 8
+  if (op == int(repmode::EwOp::erfinv)) return run_erfinv(in, out, n);
+#else
   if (op == int(repmode::EwOp::erfinv)) return run<Erfinv>(in, out, n);
+#endif
 }
 
 }  // namespace VS_NS
