@@ -92,19 +92,10 @@ constexpr RegionTable kDigammaRegions = {false,
 // 5: X1 < |x| <= X2, 6: X2 < |x| < 1 (X1 = 0.96f, X2 = 0.9995f as float32).
 constexpr float kErfinvX1 = 0x1.eb851ep-1f;
 constexpr float kErfinvX2 = 0x1.ffbe76p-1f;
-constexpr RegionTable kErfinvRegions = {true,
-                                        0.0f,
-                                        true,
-                                        1.0f,
-                                        0,
-                                        {0.0f, 0.0f},
-                                        6,
-                                        5,
-                                        {{kErfinvX2, true, 5},
-                                         {kErfinvX1, true, 4},
-                                         {0.9375f, true, 3},
-                                         {0.875f, true, 2},
-                                         {0.75f, true, 1}}};
+constexpr RegionTable kErfinvRegions = {
+    true, 0.0f, true,
+    1.0f, 0,    {0.0f, 0.0f},
+    6,    5,    {{kErfinvX2, true, 5}, {kErfinvX1, true, 4}, {0.9375f, true, 3}, {0.875f, true, 2}, {0.75f, true, 1}}};
 // The tables of f, printed by benchmarks/erfinv_fast_fit.py (Chebyshev fits, highest degree
 // first; their bits never reach a result: a lane's result is narrow(D(x)) either way).
 // Piece 1: |x| g(x^2), g(z) ~ erfinv(sqrt z)/sqrt z on [0, 9/16] (degree 15 in z).
@@ -152,12 +143,11 @@ struct ErfinvFastPiece {
   double centre;
 };
 // pieces 2..6
-constexpr ErfinvFastPiece kErfinvFastPieces[5] = {
-    {kErfinvFastPiece2, 15, 0x1.a000000000000p-1},
-    {kErfinvFastPiece3, 15, 0x1.d000000000000p-1},
-    {kErfinvFastPiece4, 12, 0x1.e5c28f0000000p-1},
-    {kErfinvFastPiece5, 12, 0x1.0e54539dccf4fp+1},
-    {kErfinvFastPiece6, 13, 0x1.a7bff55ef2696p+1}};
+constexpr ErfinvFastPiece kErfinvFastPieces[5] = {{kErfinvFastPiece2, 15, 0x1.a000000000000p-1},
+                                                  {kErfinvFastPiece3, 15, 0x1.d000000000000p-1},
+                                                  {kErfinvFastPiece4, 12, 0x1.e5c28f0000000p-1},
+                                                  {kErfinvFastPiece5, 12, 0x1.0e54539dccf4fp+1},
+                                                  {kErfinvFastPiece6, 13, 0x1.a7bff55ef2696p+1}};
 // Ziv's margin per region (index = region): a lane keeps f only where r (1 - m) and r (1 + m)
 // round to the same float32. m >= 4 E, E the largest |f - D| / D over every float32 of the
 // region, measured by csrc/verify/check_erfinv_fast.cpp (docs/evidence.md).

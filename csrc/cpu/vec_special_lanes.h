@@ -635,9 +635,9 @@ __attribute__((target(VS_TARGET))) void run_erfinv(const float* in, float* out, 
       const vd y = erfinv_fast(1, x, bad);
       for (int q = 0; q < VS_U / 2; ++q) {
         const __mmask16 in1 = _mm512_cmpeq_epi32_mask(id[q], _mm512_set1_epi32(1)) & live[q];
-        const __mmask16 failed = __mmask16(
-            unsigned(_mm512_test_epi64_mask((__m512i)bad.h[2 * q], (__m512i)bad.h[2 * q])) |
-            (unsigned(_mm512_test_epi64_mask((__m512i)bad.h[2 * q + 1], (__m512i)bad.h[2 * q + 1])) << 8));
+        const __mmask16 failed =
+            __mmask16(unsigned(_mm512_test_epi64_mask((__m512i)bad.h[2 * q], (__m512i)bad.h[2 * q])) |
+                      (unsigned(_mm512_test_epi64_mask((__m512i)bad.h[2 * q + 1], (__m512i)bad.h[2 * q + 1])) << 8));
         const __m512 f = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps((__m512d)y.h[2 * q])),
                                             _mm512_cvtpd_ps((__m512d)y.h[2 * q + 1]), 1);
         _mm512_mask_storeu_ps(dst + i + 16 * q, __mmask16(in1 & ~failed), f);

@@ -34,18 +34,18 @@ namespace {
 constexpr int kL512 = 32, kL256 = 16;  // VS_W * VS_U of each copy
 
 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"))) void core512(int region, const double* a,
-                                                                                   double* r) {
+                                                                                    double* r) {
   repmode_vs512::vd x;
   std::memcpy(&x, a, sizeof x);
-  const repmode_vs512::vd y = region == 1 ? repmode_vs512::erfinv_fast_small_core(x)
-                                          : repmode_vs512::erfinv_fast_large_core(x, region - 2);
+  const repmode_vs512::vd y =
+      region == 1 ? repmode_vs512::erfinv_fast_small_core(x) : repmode_vs512::erfinv_fast_large_core(x, region - 2);
   std::memcpy(r, &y, sizeof y);
 }
 __attribute__((target("avx2,fma"))) void core256(int region, const double* a, double* r) {
   repmode_vs256::vd x;
   std::memcpy(&x, a, sizeof x);
-  const repmode_vs256::vd y = region == 1 ? repmode_vs256::erfinv_fast_small_core(x)
-                                          : repmode_vs256::erfinv_fast_large_core(x, region - 2);
+  const repmode_vs256::vd y =
+      region == 1 ? repmode_vs256::erfinv_fast_small_core(x) : repmode_vs256::erfinv_fast_large_core(x, region - 2);
   std::memcpy(r, &y, sizeof y);
 }
 
@@ -93,8 +93,7 @@ void run_group(int region, const uint32_t* u, int cnt, Stat& st) {
       if (st.fallback < uint64_t(g_show))
         std::printf("region %d fallback: x = %08x (%.9g) r = %a D = %a\n", region, u[l], a[l], r, d);
       ++st.fallback;
-    }
-    else if (float(r) != float(d))
+    } else if (float(r) != float(d))
       ++st.wrong;
   }
 }
