@@ -161,6 +161,8 @@ SEGMENT_CASES = [
     ((11, 8, 1, 1), (33, 8, 1, 1), 1, 0, 1, 1, False, 0, True),  # L = 1
     ((7, 6, 5, 5), (6, 3, 3, 3), 2, 1, 1, 2, False, 0, True),  # groups, stride 2: L = 9
     ((5, 4, 3, 3), (4, 3, 2, 2), 2, 0, 1, 2, True, 1, True),  # transposed: the roles of x and gy swap
+    ((5, 3, 2, 3), (256, 3, 2, 2), 1, 1, 1, 1, False, 0, True),  # 256 output channels: written straight into gw
+    ((3, 4, 3, 3), (600, 2, 3, 3), 1, 1, 1, 2, False, 0, False),  # 300 per group, two groups, straight into gw
 ]
 
 
