@@ -152,6 +152,96 @@ __attribute__((target("avx2,fma"))) void pack6_rows(const float* a, int64_t rs, 
     for (int i = 0; i < 6; ++i) dst[i] = a[i * rs + k];
 }
 
+// Two register-level pieces of the SIMD kernels, written once for AVX2 (REG = Ymm) and AVX-512
+// (REG = Zmm) — a macro because each copy needs its own target attribute:
+//  * NAME_chains: the fma chains from +0.0 of `Rows` rows × 2 vectors over kc steps of packed
+//    panels (A element (i, k) at a[k*MR + i], B's two vectors at b[k*2L]): the per-lane sequence
+//    of gemm_chain_step.
+//  * NAME_tile_segments: gemm_segments' run over a k-block of whole segments for one tile with
+//    the running sum in registers instead of in c: the tile is taken as two halves of MR/2 rows
+//    (MR/2 × 2 chains and as many sums fit the register file), each half runs every segment: its
+//    chains, then sum = chain (the very first segment when `first`), c + chain (the block's
+//    first segment otherwise) or sum + chain; the sum is stored once (canonical NaN if `last`).
+//    The same additions, in the same order, as one tile() call per segment.
+#define REPMODE_GEMM_SEGMENT_KERNELS(NAME, ATTR, REG)                                                            \
+  template <typename T, int Rows, int MR>                                                                        \
+  ATTR inline void NAME##_chains(int64_t kc, const T* a, const T* b, typename REG<T>::V(&acc)[Rows][2]) {        \
+    using R = REG<T>;                                                                                            \
+    _Pragma("GCC unroll 16") for (int i = 0; i < Rows; ++i) acc[i][0] = acc[i][1] = R::zero();                   \
+    _Pragma("GCC unroll 2") for (int64_t k = 0; k < kc; ++k, a += MR, b += 2 * R::L) {                           \
+      const typename R::V b0 = R::load(b), b1 = R::load(b + R::L);                                               \
+      _Pragma("GCC unroll 16") for (int i = 0; i < Rows; ++i) {                                                  \
+        const typename R::V ai = R::bcast(a + i);                                                                \
+        acc[i][0] = R::fmadd(ai, b0, acc[i][0]);                                                                 \
+        acc[i][1] = R::fmadd(ai, b1, acc[i][1]);                                                                 \
+      }                                                                                                          \
+    }                                                                                                            \
+  }                                                                                                              \
+  template <typename T, int MR>                                                                                  \
+  ATTR void NAME##_tile_segments(int64_t kc, int64_t seg, const T* a, const T* b, T* c, int64_t ldc, bool first, \
+                                 bool last) {                                                                    \
+    using R = REG<T>;                                                                                            \
+    using V = typename R::V;                                                                                     \
+    constexpr int H = MR / 2, NR = 2 * R::L;                                                                     \
+    static_assert(MR % 2 == 0, "two halves of the tile");                                                        \
+    _Pragma("GCC unroll 1") for (int h = 0; h < 2; ++h) {                                                        \
+      V sum[H][2];                                                                                               \
+      const T* ah = a + h * H;                                                                                   \
+      T* ch = c + h * H * ldc;                                                                                   \
+      _Pragma("GCC unroll 1") for (int64_t s = 0; s < kc; s += seg) {                                            \
+        V acc[H][2];                                                                                             \
+        NAME##_chains<T, H, MR>(seg, ah + s * MR, b + s * NR, acc);                                              \
+        _Pragma("GCC unroll 8") for (int i = 0; i < H; ++i) {                                                    \
+          if (s == 0 && first) {                                                                                 \
+            sum[i][0] = acc[i][0];                                                                               \
+            sum[i][1] = acc[i][1];                                                                               \
+          } else if (s == 0) {                                                                                   \
+            sum[i][0] = R::add(R::load(ch + i * ldc), acc[i][0]);                                                \
+            sum[i][1] = R::add(R::load(ch + i * ldc + R::L), acc[i][1]);                                         \
+          } else {                                                                                               \
+            sum[i][0] = R::add(sum[i][0], acc[i][0]);                                                            \
+            sum[i][1] = R::add(sum[i][1], acc[i][1]);                                                            \
+          }                                                                                                      \
+        }                                                                                                        \
+      }                                                                                                          \
+      _Pragma("GCC unroll 8") for (int i = 0; i < H; ++i) {                                                      \
+        R::store(ch + i * ldc, last ? R::canon(sum[i][0]) : sum[i][0]);                                          \
+        R::store(ch + i * ldc + R::L, last ? R::canon(sum[i][1]) : sum[i][1]);                                   \
+      }                                                                                                          \
+    }                                                                                                            \
+  }
+
+// The AVX2 register traits of REPMODE_GEMM_SEGMENT_KERNELS: a 6-row tile is two halves of 3 rows,
+// 6 chains and 6 running sums (with the two B vectors and the broadcast: 15 of 16 ymm registers).
+template <typename T>
+struct Ymm;
+template <>
+struct Ymm<float> {
+  using V = __m256;
+  static constexpr int L = 8;
+  __attribute__((target("avx2,fma"))) static inline V zero() { return _mm256_setzero_ps(); }
+  __attribute__((target("avx2,fma"))) static inline V load(const float* p) { return _mm256_loadu_ps(p); }
+  __attribute__((target("avx2,fma"))) static inline void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  __attribute__((target("avx2,fma"))) static inline V bcast(const float* p) { return _mm256_broadcast_ss(p); }
+  __attribute__((target("avx2,fma"))) static inline V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+  __attribute__((target("avx2,fma"))) static inline V add(V a, V b) { return _mm256_add_ps(a, b); }
+  __attribute__((target("avx2,fma"))) static inline V canon(V x) { return canon8(x); }
+};
+template <>
+struct Ymm<double> {
+  using V = __m256d;
+  static constexpr int L = 4;
+  __attribute__((target("avx2,fma"))) static inline V zero() { return _mm256_setzero_pd(); }
+  __attribute__((target("avx2,fma"))) static inline V load(const double* p) { return _mm256_loadu_pd(p); }
+  __attribute__((target("avx2,fma"))) static inline void store(double* p, V v) { _mm256_storeu_pd(p, v); }
+  __attribute__((target("avx2,fma"))) static inline V bcast(const double* p) { return _mm256_broadcast_sd(p); }
+  __attribute__((target("avx2,fma"))) static inline V fmadd(V a, V b, V c) { return _mm256_fmadd_pd(a, b, c); }
+  __attribute__((target("avx2,fma"))) static inline V add(V a, V b) { return _mm256_add_pd(a, b); }
+  __attribute__((target("avx2,fma"))) static inline V canon(V x) { return canon4(x); }
+};
+
+REPMODE_GEMM_SEGMENT_KERNELS(avx2, __attribute__((target("avx2,fma"))), Ymm)
+
 // 6×16 floats: 12 ymm accumulators hide the fma latency on two fma pipes, and the other
 // 4 registers hold the two B vectors and a broadcast A element.
 struct Avx2F32Kernel {
@@ -269,27 +359,10 @@ struct Zmm<double> {
   }
 };
 
+REPMODE_GEMM_SEGMENT_KERNELS(avx512, REPMODE_AVX512_GEMM, Zmm)
+
 // MR×(2 zmm) tiles. float: 12×32 (24 accumulators; the 32 zmm registers hold them, the two B
 // vectors and the broadcast); double: 12×16. MC, NC keep the packed panels within scratch.
-// The fma chains from +0.0 of `Rows` rows × 2 zmm over kc steps of packed panels (A element
-// (i, k) at a[k*MR + i], B's 2 zmm at b[k*2L]): the per-lane sequence of gemm_chain_step.
-template <typename T, int Rows, int MR>
-REPMODE_AVX512_GEMM inline void avx512_chains(int64_t kc, const T* a, const T* b, typename Zmm<T>::V (&acc)[Rows][2]) {
-  using Z = Zmm<T>;
-#pragma GCC unroll 16
-  for (int i = 0; i < Rows; ++i) acc[i][0] = acc[i][1] = Z::zero();
-#pragma GCC unroll 2
-  for (int64_t k = 0; k < kc; ++k, a += MR, b += 2 * Z::L) {
-    const typename Z::V b0 = Z::load(b), b1 = Z::load(b + Z::L);
-#pragma GCC unroll 16
-    for (int i = 0; i < Rows; ++i) {
-      const typename Z::V ai = Z::bcast(a + i);
-      acc[i][0] = Z::fmadd(ai, b0, acc[i][0]);
-      acc[i][1] = Z::fmadd(ai, b1, acc[i][1]);
-    }
-  }
-}
-
 template <typename T, int MR_, int MC_, int NC_>
 struct Avx512Kernel {
   using Elem = T;
@@ -320,50 +393,6 @@ struct Avx512Kernel {
     }
   }
 };
-
-// gemm_segments' run over a k-block of whole segments for one tile, the running sum in
-// registers instead of in c: the tile is taken as two halves of MR/2 rows (MR/2 × 2 zmm chains
-// and as many sums fit the 32 registers), each half runs every segment: its chains from +0.0 over
-// the segment's k in order, then sum = chain (the very first segment when `first`), c + chain
-// (the block's first segment otherwise) or sum + chain; the sum is stored once (canonical NaN if
-// `last`). The same additions, in the same order, as one tile() call per segment.
-template <typename T, int MR>
-REPMODE_AVX512_GEMM void avx512_tile_segments(int64_t kc, int64_t seg, const T* a, const T* b, T* c, int64_t ldc,
-                                              bool first, bool last) {
-  using Z = Zmm<T>;
-  using V = typename Z::V;
-  constexpr int H = MR / 2, NR = 2 * Z::L;
-  static_assert(MR % 2 == 0, "two halves of the tile");
-#pragma GCC unroll 1
-  for (int h = 0; h < 2; ++h) {
-    V sum[H][2];
-    const T* ah = a + h * H;
-    T* ch = c + h * H * ldc;
-#pragma GCC unroll 1
-    for (int64_t s = 0; s < kc; s += seg) {
-      V acc[H][2];
-      avx512_chains<T, H, MR>(seg, ah + s * MR, b + s * NR, acc);
-#pragma GCC unroll 8
-      for (int i = 0; i < H; ++i) {
-        if (s == 0 && first) {
-          sum[i][0] = acc[i][0];
-          sum[i][1] = acc[i][1];
-        } else if (s == 0) {
-          sum[i][0] = Z::add(Z::load(ch + i * ldc), acc[i][0]);
-          sum[i][1] = Z::add(Z::load(ch + i * ldc + Z::L), acc[i][1]);
-        } else {
-          sum[i][0] = Z::add(sum[i][0], acc[i][0]);
-          sum[i][1] = Z::add(sum[i][1], acc[i][1]);
-        }
-      }
-    }
-#pragma GCC unroll 8
-    for (int i = 0; i < H; ++i) {
-      Z::store(ch + i * ldc, last ? Z::canon(sum[i][0]) : sum[i][0]);
-      Z::store(ch + i * ldc + Z::L, last ? Z::canon(sum[i][1]) : sum[i][1]);
-    }
-  }
-}
 
 using Avx512F32Kernel = Avx512Kernel<float, 12, 144, 512>;
 using Avx512F64Kernel = Avx512Kernel<double, 12, 96, 256>;
@@ -526,13 +555,15 @@ void run_output_tile(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int
 
 // One micro-tile over a k-block of whole segments (gemm_segments): the segments' chains added
 // to the tile in order, the first one stored when `first`; canonical NaNs after the last when
-// `last`. The AVX-512 kernels keep the running sum in registers; the others add each chain
-// into the tile (tile() with add), the same additions.
+// `last`. The AVX2 and AVX-512 kernels keep the running sum in registers; the scalar one adds
+// each chain into the tile (tile() with add), the same additions.
 template <class Kr, typename T = typename Kr::Elem>
 void tile_segments(int64_t kc, int64_t seg, const T* a, const T* b, T* c, int64_t ldc, bool first, bool last) {
 #if REPMODE_GEMM_X86
   if constexpr (std::is_same_v<Kr, Avx512F32Kernel> || std::is_same_v<Kr, Avx512F64Kernel>)
     return avx512_tile_segments<T, Kr::MR>(kc, seg, a, b, c, ldc, first, last);
+  if constexpr (std::is_same_v<Kr, Avx2F32Kernel> || std::is_same_v<Kr, Avx2F64Kernel>)
+    return avx2_tile_segments<T, Kr::MR>(kc, seg, a, b, c, ldc, first, last);
 #endif
   for (int64_t s = 0; s < kc; s += seg)
     Kr::tile(seg, a + s * Kr::MR, b + s * Kr::NR, c, ldc, !(first && s == 0), last && s + seg == kc);
