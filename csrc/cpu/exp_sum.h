@@ -58,17 +58,22 @@ __attribute__((target("avx2,fma"))) inline float exp_shifted_chunk_avx2(const fl
   return lane_tree(lanes);
 }
 
-// The same on 16-float vectors.
-template <bool kStore>
-__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"))) inline float exp_shifted_chunk_avx512(
-    const float* x, float m, float* out, int64_t len) {
+// The same on 16-float vectors, written once for every AVX-512 caller: `exp16(x, &y)` issues
+// sixteen exps (exp16_fast's contract: the lanes' rounding-test bits), `after_issue(i)` runs
+// between the issue and the settle of the group of 32 starting at i (softmax's fused rows
+// advance other passes there; a no-op otherwise). The values and their additions do not depend
+// on either: every exp16 kernel returns cr_expf's bits.
+template <bool kStore, class Exp16, class Hook>
+REPMODE_AVX512_INLINE float exp_shifted_chunk_avx512_with(const float* x, float m, float* out, int64_t len,
+                                                          const Exp16& exp16, const Hook& after_issue) {
   const __m512 vm = _mm512_set1_ps(m);
   __m512 acc[2] = {_mm512_set1_ps(-0.0f), _mm512_set1_ps(-0.0f)};
   int64_t i = 0;
   for (; i + 32 <= len; i += 32) {
     const __m512 x0 = _mm512_sub_ps(_mm512_loadu_ps(x + i), vm), x1 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm);
     __m512 y0, y1;
-    const unsigned b0 = exp16_fast(x0, &y0), b1 = exp16_fast(x1, &y1);
+    const unsigned b0 = exp16(x0, &y0), b1 = exp16(x1, &y1);
+    after_issue(i);
     const __m512 e0 = exp16_settle(x0, y0, b0), e1 = exp16_settle(x1, y1, b1);
     if (kStore) {
       _mm512_storeu_ps(out + i, e0);
@@ -87,6 +92,21 @@ __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"))) inline fl
   alignas(64) float lanes[kSumLanes];
   for (int g = 0; g < 2; ++g) _mm512_store_ps(lanes + 16 * g, acc[g]);
   return lane_tree(lanes);
+}
+
+struct Exp16Gather {  // exp16_fast: the table entries by gathers
+  REPMODE_AVX512_INLINE unsigned operator()(__m512 x, __m512* y) const { return exp16_fast(x, y); }
+};
+struct NoHook {
+  REPMODE_AVX512_INLINE void operator()(int64_t) const {}
+};
+
+// Called from exp_shifted_sum_avx2's dispatch (an AVX2 function): a plain inline function of the
+// AVX-512 target, not always_inline.
+template <bool kStore>
+__attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,avx2,fma"))) inline float exp_shifted_chunk_avx512(
+    const float* x, float m, float* out, int64_t len) {
+  return exp_shifted_chunk_avx512_with<kStore>(x, m, out, len, Exp16Gather{}, NoHook{});
 }
 
 template <bool kStore>

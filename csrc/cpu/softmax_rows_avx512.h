@@ -122,40 +122,26 @@ struct ShiftPass {
 };
 
 // exp_shifted_chunk_avx512 (exp_sum.h) over the chunk x[0..len) of a row, the chunk starting at
-// element `base` of the row, with the waiting row's output pass and the next row's maximum
-// advanced group by group. Same lanes, same values e_j, same additions in the same order as
-// exp_shifted_chunk_avx512.
+// element `base` of the row, with the gather-free exp lanes and, after each group's exps are
+// issued, the waiting row's output pass and the next row's maximum advanced one group: the same
+// values e_j and the same additions in the same order as exp_shifted_chunk_avx512.
+struct Exp16Perm {
+  ExpPermTable tab;
+  REPMODE_AVX512_INLINE unsigned operator()(__m512 x, __m512* y) const { return exp16_perm_fast(x, y, tab); }
+};
 template <bool kStore, typename Pass>
 REPMODE_AVX512_INLINE float exp_chunk_fused(const float* x, float m, float* out, int64_t len, int64_t base,
                                             const Pass& pass, RowMax* next) {
-  const __m512 vm = _mm512_set1_ps(m);
-  const ExpPermTable tab = exp_perm_table();
-  __m512 acc[2] = {_mm512_set1_ps(-0.0f), _mm512_set1_ps(-0.0f)};
-  int64_t i = 0;
-  for (; i + 32 <= len; i += 32) {
-    const __m512 x0 = _mm512_sub_ps(_mm512_loadu_ps(x + i), vm), x1 = _mm512_sub_ps(_mm512_loadu_ps(x + i + 16), vm);
-    __m512 y0, y1;
-    const unsigned b0 = exp16_perm_fast(x0, &y0, tab), b1 = exp16_perm_fast(x1, &y1, tab);
-    pass.group(base + i);
-    if (next) next->step_to(base + i + 32);
-    const __m512 e0 = exp16_settle(x0, y0, b0), e1 = exp16_settle(x1, y1, b1);
-    if (kStore) {
-      _mm512_storeu_ps(out + i, e0);
-      _mm512_storeu_ps(out + i + 16, e1);
+  struct Advance {
+    const Pass& pass;
+    RowMax* next;
+    int64_t base;
+    REPMODE_AVX512_INLINE void operator()(int64_t i) const {
+      pass.group(base + i);
+      if (next) next->step_to(base + i + 32);
     }
-    acc[0] = _mm512_add_ps(acc[0], e0);
-    acc[1] = _mm512_add_ps(acc[1], e1);
-  }
-  if (i < len) {
-    alignas(64) float e[32];
-    for (int l = 0; l < 32; ++l) e[l] = i + l < len ? cr_expf(x[i + l] - m) : -0.0f;
-    for (int g = 0; g < 2; ++g) acc[g] = _mm512_add_ps(acc[g], _mm512_load_ps(e + 16 * g));
-    if (kStore)
-      for (int64_t l = 0; i + l < len; ++l) out[i + l] = e[l];
-  }
-  alignas(64) float lanes[kSumLanes];
-  for (int g = 0; g < 2; ++g) _mm512_store_ps(lanes + 16 * g, acc[g]);
-  return lane_tree(lanes);
+  };
+  return exp_shifted_chunk_avx512_with<kStore>(x, m, out, len, Exp16Perm{exp_perm_table()}, Advance{pass, next, base});
 }
 
 // exp_shifted_sum (exp_sum.h) of row x[0..n) with the fused passes; then the waiting row's
