@@ -547,38 +547,48 @@ __attribute__((target(VS_TARGET))) inline void store_lanes(float* dst, const int
 // padded with its first element), every lane rounded as the formula's own narrow<float> does;
 // region 0 and the lanes a kernel reports by the scalar formula (recomputed from the lane's input,
 // which in place may already be overwritten in memory).
+// One block's listed elements: those of regions below `first` (region 0, and for erfinv on
+// AVX-512 piece 1's lanes that failed Ziv's test) by the scalar formula; the others VS_L at a
+// time by their region's lane kernel, a lane the kernel reports bad again by the scalar formula.
+template <class K>
+__attribute__((target(VS_TARGET))) inline void evaluate_lists(const float* src, float* dst, const Lists<K::R>& L,
+                                                              int first) {
+  using repmode::cpu::vs_common::scalar_formula;
+  for (int r = 0; r < first; ++r)
+    for (int k = 0; k < L.cnt[r]; ++k) dst[L.idx[r][k]] = scalar_formula<K::op>(src[L.idx[r][k]]);
+  for (int r = first; r < K::R; ++r) {
+    const int32_t* list = L.idx[r];
+    for (int k = 0; k < L.cnt[r]; k += VS_L) {
+      const int valid = L.cnt[r] - k < VS_L ? L.cnt[r] - k : VS_L;
+      const vd x = load_lanes(src, list + k, valid);
+      vl bad = splat_l(0);
+      const vd y = K::eval(r, x, bad);
+      store_lanes(dst, list + k, valid, y);
+      vl any = bad;
+      for (int u = 1; u < VS_U; ++u) any.h[0] |= any.h[u];
+      bool none = true;
+      for (int l = 0; l < VS_W; ++l) none = none && any.h[0][l] == 0;
+      if (none) continue;
+      alignas(64) int64_t bb[VS_L];
+      std::memcpy(bb, &bad, sizeof bad);
+      alignas(64) double xb[VS_L];
+      std::memcpy(xb, &x, sizeof x);
+      for (int l = 0; l < valid; ++l)
+        if (bb[l]) dst[list[k + l]] = scalar_formula<K::op>(float(xb[l]));
+    }
+  }
+}
+
 template <class K>
 __attribute__((target(VS_TARGET))) void run(const float* in, float* out, int64_t n) {
   using repmode::cpu::vs_common::kBlock;
-  using repmode::cpu::vs_common::scalar_formula;
   Lists<K::R> L;
   for (int64_t b0 = 0; b0 < n; b0 += kBlock) {
     const int m = int(n - b0 < kBlock ? n - b0 : kBlock);
     const float* src = in + b0;
     float* dst = out + b0;
     classify<K>(src, m, L);
-    for (int k = 0; k < L.cnt[0]; ++k) dst[L.idx[0][k]] = scalar_formula<K::op>(src[L.idx[0][k]]);
-    for (int r = 1; r < K::R; ++r) {
-      const int32_t* list = L.idx[r];
-      for (int k = 0; k < L.cnt[r]; k += VS_L) {
-        const int valid = L.cnt[r] - k < VS_L ? L.cnt[r] - k : VS_L;
-        const vd x = load_lanes(src, list + k, valid);
-        vl bad = splat_l(0);
-        const vd y = K::eval(r, x, bad);
-        store_lanes(dst, list + k, valid, y);
-        vl any = bad;
-        for (int u = 1; u < VS_U; ++u) any.h[0] |= any.h[u];
-        bool none = true;
-        for (int l = 0; l < VS_W; ++l) none = none && any.h[0][l] == 0;
-        if (none) continue;
-        alignas(64) int64_t bb[VS_L];
-        std::memcpy(bb, &bad, sizeof bad);
-        alignas(64) double xb[VS_L];
-        std::memcpy(xb, &x, sizeof x);
-        for (int l = 0; l < valid; ++l)
-          if (bb[l]) dst[list[k + l]] = scalar_formula<K::op>(float(xb[l]));
-      }
-    }
+    evaluate_lists<K>(src, dst, L, 1);
   }
 }
 
@@ -602,7 +612,6 @@ static_assert(repmode::cpu::vs_common::kErfinvRegions.abs && repmode::cpu::vs_co
               "run_erfinv's classification");
 __attribute__((target(VS_TARGET))) void run_erfinv(const float* in, float* out, int64_t n) {
   using repmode::cpu::vs_common::kBlock;
-  using repmode::cpu::vs_common::scalar_formula;
   const repmode::cpu::vs_common::RegionTable& t = Erfinv::regions;
   Lists<Erfinv::R> L;
   const __m512i iota = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
@@ -651,24 +660,7 @@ __attribute__((target(VS_TARGET))) void run_erfinv(const float* in, float* out, 
         }
       }
     }
-    for (int r = 0; r < 2; ++r)  // region 0, and piece 1's lanes that failed Ziv's test
-      for (int k = 0; k < L.cnt[r]; ++k) dst[L.idx[r][k]] = scalar_formula<Erfinv::op>(src[L.idx[r][k]]);
-    for (int r = 2; r < Erfinv::R; ++r) {
-      const int32_t* list = L.idx[r];
-      for (int k = 0; k < L.cnt[r]; k += VS_L) {
-        const int valid = L.cnt[r] - k < VS_L ? L.cnt[r] - k : VS_L;
-        const vd xl = load_lanes(src, list + k, valid);
-        vl badl = splat_l(0);
-        const vd yl = Erfinv::eval(r, xl, badl);
-        store_lanes(dst, list + k, valid, yl);
-        alignas(64) int64_t bb[VS_L];
-        std::memcpy(bb, &badl, sizeof badl);
-        alignas(64) double xb[VS_L];
-        std::memcpy(xb, &xl, sizeof xl);
-        for (int l = 0; l < valid; ++l)
-          if (bb[l]) dst[list[k + l]] = scalar_formula<Erfinv::op>(float(xb[l]));
-      }
-    }
+    evaluate_lists<Erfinv>(src, dst, L, 2);  // lists 0 and 1 (piece 1's failed lanes): the scalar formula
   }
 }
 #endif
