@@ -4,11 +4,11 @@
     python benchmarks/bench_cuda.py --write benchmarks/GPU.md   # the GPU section of BENCHMARKS.md
 
 Cases (issue 9): mm 4096^3 float32 against torch.mm with TF32 off (also with A transposed, and a
-weight gradient's long-k shape); sum of 256M floats (bandwidth);
-softmax (16384, 4096); conv2d forward and backward; one training step of the CNN and of the
-Transformer of examples/. Each time is the best of several repeats measured with CUDA events
-around the work (the GPU is synchronized before and after). Exits 2 on a machine without a GPU
-or without repmode._C_cuda.
+weight gradient's long-k shape, with and without split k); sum of 256M floats (bandwidth);
+softmax (16384, 4096); conv2d forward and backward (the forward also without the narrow tiles);
+one training step of the CNN and of the Transformer of examples/. Each time is the best of
+several repeats measured with CUDA events around the work (the GPU is synchronized before and
+after). Exits 2 on a machine without a GPU or without repmode._C_cuda.
 """
 from __future__ import annotations
 
@@ -103,6 +103,13 @@ def case_conv():
     flops = 2 * y.numel() * 64 * 9 / 1e12
     rows = [_row("conv2d forward (32,64,56,56)×(64,64,3,3)", *compare(fwd), flops, "TFLOP/s")]
     rows.append(_row("conv2d forward + backward (same)", *compare(bwd), 3 * flops, "TFLOP/s"))
+    # The forward with 64-row products kept on the 128 x 128 tile (half of it idle): what the
+    # narrow tiles gain, timed in this run (same bits either way).
+    os.environ["REPMODE_CUDA_NARROW_TILES"] = "0"
+    try:
+        rows.append(_row("conv2d forward, narrow tiles off (128 × 128 tiles)", *compare(fwd), flops, "TFLOP/s"))
+    finally:
+        del os.environ["REPMODE_CUDA_NARROW_TILES"]
     return rows
 
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One call on a lent GPU machine (issue 30): build repmode with its CUDA module, run the GPU tests,
-# the CPU-vs-CUDA crosscheck and bench_cuda.py, then as much of the whole suite as time allows.
+# the CPU-vs-CUDA crosscheck, bench_cuda.py and profile_cuda.py, then as much of the whole suite as
+# time allows.
 # Logs go to $OUT (at most 8 files come back); a short summary is printed last.
 #
 #   bash benchmarks/gpu_session.sh [seconds for the whole suite, default 0 = skip]
@@ -40,6 +41,10 @@ step "bench_cuda (alone)"
 timeout 150 python3 benchmarks/bench_cuda.py --write "$OUT/bench_cuda.md" >"$OUT/bench.log" 2>&1
 echo "bench exit $?" >>"$OUT/bench.log"
 
+step "profile_cuda (where the GPU cases' time goes)"
+timeout 120 python3 benchmarks/profile_cuda.py >"$OUT/profile.log" 2>&1
+echo "profile exit $?" >>"$OUT/profile.log"
+
 if [ "$SUITE_SECONDS" -gt 0 ]; then
   step "whole suite (CPU tests under torch $(python3 -c 'import torch; print(torch.__version__)'), ${SUITE_SECONDS} s at most)"
   timeout "$SUITE_SECONDS" python3 -m pytest -v -p no:cacheprovider -n 14 --timeout 300 --tb=line -rf \
@@ -55,7 +60,9 @@ tail -3 "$OUT/tests_cuda.log"
 echo "--- crosscheck:"
 cat "$OUT/crosscheck.md" | cut -c1-200 | tail -40
 echo "--- bench:"
-cat "$OUT/bench.log" | tail -12
+cat "$OUT/bench.log" | tail -14
+echo "--- profile:"
+grep -E "^## " "$OUT/profile.log"; tail -1 "$OUT/profile.log"
 if [ -f "$OUT/suite.log" ]; then
   echo "--- suite:"
   grep -E "(FAILED|ERROR) tests" "$OUT/suite.log" | cut -c1-200 | head -20; echo "passed: $(grep -c "PASSED" "$OUT/suite.log")"

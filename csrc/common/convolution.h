@@ -94,13 +94,11 @@ REPMODE_HD T conv_add_bias(T v, T b) {
   return canon(T(v + b));
 }
 
-// An entry of the lowered matrix of one input channel xc: the input that kernel offset f reads at
-// output position pos, +0.0 in the padding (the zero term of the chain).
+// An entry of the lowered matrix of one input channel xc: the input that kernel offset kk reads at
+// output position o (coordinates, as conv_unflatten gives them), +0.0 in the padding (the zero
+// term of the chain).
 template <typename T>
-REPMODE_HD T conv_lowered_at(const ConvGeom& g, const T* xc, int64_t f, int64_t pos) {
-  int64_t o[3], kk[3];
-  conv_unflatten(g.out, pos, o);
-  conv_unflatten(g.k, f, kk);
+REPMODE_HD T conv_lowered_at(const ConvGeom& g, const T* xc, const int64_t* o, const int64_t* kk) {
   const int64_t ip = conv_input_pos(g, o, kk);
   return ip < 0 ? T(0) : xc[ip];
 }

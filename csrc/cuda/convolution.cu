@@ -24,13 +24,23 @@ __global__ void forward_kernel(ConvGeom g, const T* x, const T* w, const T* bias
 }
 
 // The lowered columns of images n0 .. n0+cnt-1: col[i] is (Ci * kvol) x L, row (ci, f), so the rows
-// of group grp are the group's K x L matrix of csrc/cpu/convolution.cpp.
+// of group grp are the group's K x L matrix of csrc/cpu/convolution.cpp. A thread per (image,
+// channel, position) writes that position's kvol rows (conv_lowered_at for each kernel offset,
+// in row-major order f): the index divisions are paid once per kvol elements,
+// not several times per element, and neighbouring threads still write neighbouring columns.
 template <typename T>
 __global__ void im2col_kernel(ConvGeom g, const T* x, int64_t n0, int64_t cnt, T* col) {
-  const int64_t L = g.out_len(), kvol = g.kvol(), rows = g.Ci * kvol, total = cnt * rows * L;
+  const int64_t L = g.out_len(), kvol = g.kvol(), lin = g.in_len(), total = cnt * g.Ci * L;
   for (int64_t t = global_thread(); t < total; t += grid_stride()) {
-    const int64_t p = t % L, r = (t / L) % rows, i = t / (L * rows);
-    col[t] = conv_lowered_at<T>(g, x + ((n0 + i) * g.Ci + r / kvol) * g.in_len(), r % kvol, p);
+    const int64_t p = t % L, ic = t / L;  // ic = i * Ci + ci
+    int64_t o[3];
+    conv_unflatten(g.out, p, o);
+    const T* xc = x + (n0 * g.Ci + ic) * lin;
+    T* dst = col + ic * kvol * L + p;
+    int64_t kk[3];
+    for (kk[0] = 0; kk[0] < g.k[0]; ++kk[0])
+      for (kk[1] = 0; kk[1] < g.k[1]; ++kk[1])
+        for (kk[2] = 0; kk[2] < g.k[2]; ++kk[2], dst += L) *dst = conv_lowered_at<T>(g, xc, o, kk);
   }
 }
 
@@ -125,7 +135,7 @@ void forward_by_gemm(const ConvGeom& g, const T* x, const T* w, const T* bias, T
   T* col = scratch.get();
   for (int64_t n0 = 0; n0 < g.N; n0 += round) {
     const int64_t cnt = std::min(round, g.N - n0);
-    im2col_kernel<T><<<blocks_for(cnt * per_image), kBlock, 0, stream>>>(g, x, n0, cnt, col);
+    im2col_kernel<T><<<blocks_for(cnt * g.Ci * L), kBlock, 0, stream>>>(g, x, n0, cnt, col);
     check_launch("conv im2col_kernel");
     for (int64_t grp = 0; grp < g.G; ++grp)
       gemm_async<T>(cnt, cog, L, K, w + grp * cog * K, 0, K, 1, col + grp * K * L, per_image, L, 1,
@@ -215,7 +225,7 @@ void conv_grad_weight(int dtype, const Ints& geom, uintptr_t x, uintptr_t gy, ui
     for (int64_t n0 = 0; n0 < g.N; n0 += round) {
       const int64_t cnt = std::min(round, g.N - n0);
       if (by_gemm) {
-        im2col_kernel<T><<<blocks_for(cnt * per_image), kBlock, 0, scope.get()>>>(g, ptr<const T>(x), n0, cnt, col);
+        im2col_kernel<T><<<blocks_for(cnt * g.Ci * L), kBlock, 0, scope.get()>>>(g, ptr<const T>(x), n0, cnt, col);
         check_launch("conv im2col_kernel");
         for (int64_t grp = 0; grp < g.G; ++grp)  // slot (co, cl, f) = row (cl, f), column co - grp * cog
           gemm_async<T>(cnt, K, cog, L, col + grp * K * L, per_image, L, 1,

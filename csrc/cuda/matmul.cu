@@ -64,6 +64,11 @@ struct Shape {
 
 using ShapeF32 = Shape<float, 128, 128, 8, 8, 8>;  // 256 threads, 8x8 outputs each
 using ShapeF64 = Shape<double, 64, 64, 8, 4, 4>;   // 256 threads, 4x4 outputs each
+// Narrow float products (M or N at most 64: a convolution's 64 output channels, an attention
+// head's 64 columns) would leave half of a 128 x 128 tile idle: 64 x 128 (or 128 x 64) tiles of
+// 4 x 8 (8 x 4) outputs per thread, 16 k per tile so that each thread still loads whole 4-vectors.
+using ShapeF32Rows64 = Shape<float, 64, 128, 16, 4, 8>;
+using ShapeF32Cols64 = Shape<float, 128, 64, 16, 8, 4>;
 
 // Split k (speed only): below kSplitBelowTiles output tiles, k is cut into slices of whole chunks
 // so that about kSplitTargetBlocks blocks run (two per SM of an H100), as long as every chunk's
@@ -71,12 +76,19 @@ using ShapeF64 = Shape<double, 64, 64, 8, 4, 4>;   // 256 threads, 4x4 outputs e
 constexpr int64_t kSplitBelowTiles = 132;
 constexpr int64_t kSplitTargetBlocks = 264;
 constexpr int64_t kSplitScratchMax = int64_t(1) << 26;
-static_assert(kGemmChunk % ShapeF32::BK == 0 && kGemmChunk % ShapeF64::BK == 0, "a k-tile must divide the chunk");
+static_assert(kGemmChunk % ShapeF32::BK == 0 && kGemmChunk % ShapeF64::BK == 0 &&
+                  kGemmChunk % ShapeF32Rows64::BK == 0 && kGemmChunk % ShapeF32Cols64::BK == 0,
+              "a k-tile must divide the chunk");
 
 // REPMODE_CUDA_SPLIT_K=0 turns the split off, so that a benchmark can time the same product both
 // ways in one process (benchmarks/bench_cuda.py); read at each launch, as the bits do not depend on it.
 static bool split_k_allowed() {
   const char* v = std::getenv("REPMODE_CUDA_SPLIT_K");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+// REPMODE_CUDA_NARROW_TILES=0 likewise keeps narrow products on the 128 x 128 tile.
+static bool narrow_tiles_allowed() {
+  const char* v = std::getenv("REPMODE_CUDA_NARROW_TILES");
   return v == nullptr || std::strcmp(v, "0") != 0;
 }
 
@@ -344,19 +356,11 @@ void launch(const GemmArgs<T>& p, cudaStream_t stream) {
 
 inline bool aligned16(const void* q) { return reinterpret_cast<uintptr_t>(q) % 16 == 0; }
 
-}  // namespace
-
-template <typename T>
-void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
-                const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn,
-                cudaStream_t stream) {
-  if (batch <= 0 || M <= 0 || N <= 0) return;
-  if (K <= 0) {
-    gemm_zero_kernel<T><<<blocks_for(batch * M * N), kBlock, 0, stream>>>(batch, M, N, C, sCb, sCm, sCn);
-    check_launch("gemm_zero_kernel");
-    return;
-  }
-  using S = std::conditional_t<std::is_same_v<T, float>, ShapeF32, ShapeF64>;
+// The product on tiles of shape S (K > 0).
+template <typename T, class S>
+void gemm_on_tiles(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
+                   const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn,
+                   cudaStream_t stream) {
   const int64_t tiles_m = (M + S::BM - 1) / S::BM, tiles_n = (N + S::BN - 1) / S::BN;
   const int64_t tiles = tiles_m * tiles_n * batch, chunks = gemm_chunks(K);
   // Split k where the tiles alone leave the GPU idle (speed only: the bits are the same).
@@ -413,6 +417,33 @@ void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int6
     gemm_finish_kernel<T>
         <<<blocks_for(batch * M * N), kBlock, 0, stream>>>(partials->get(), chunks, batch, M, N, C, sCb, sCm, sCn);
     check_launch("gemm_finish_kernel");
+  }
+}
+
+}  // namespace
+
+// The tile shape is chosen by M and N only; every shape computes each output's same sequence of
+// operations, so the choice changes speed, never bits.
+template <typename T>
+void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk,
+                const T* B, int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn,
+                cudaStream_t stream) {
+  if (batch <= 0 || M <= 0 || N <= 0) return;
+  if (K <= 0) {
+    gemm_zero_kernel<T><<<blocks_for(batch * M * N), kBlock, 0, stream>>>(batch, M, N, C, sCb, sCm, sCn);
+    check_launch("gemm_zero_kernel");
+    return;
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    const bool narrow = (M <= 64) != (N <= 64) && narrow_tiles_allowed();
+    if (narrow && M <= 64)
+      gemm_on_tiles<T, ShapeF32Rows64>(batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk, sBn, C, sCb, sCm, sCn, stream);
+    else if (narrow)
+      gemm_on_tiles<T, ShapeF32Cols64>(batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk, sBn, C, sCb, sCm, sCn, stream);
+    else
+      gemm_on_tiles<T, ShapeF32>(batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk, sBn, C, sCb, sCm, sCn, stream);
+  } else {
+    gemm_on_tiles<T, ShapeF64>(batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk, sBn, C, sCb, sCm, sCn, stream);
   }
 }
 

@@ -91,6 +91,23 @@ struct ScratchLeaf {
   __device__ V operator()(int64_t m, int64_t j) const { return in[m * n + j]; }
 };
 
+// One chunk of len <= kSumChunk terms term(0..len) walked by a whole warp: lane l accumulates
+// terms l, l+32, ... from the identity, then lane_tree's halving tree. Lane 0 returns the chunk's
+// value (the other lanes partial ones); every lane of the warp must call it.
+template <typename Op, typename Term>
+__device__ __forceinline__ typename Op::V warp_chunk(const Op& op, int lane, int64_t len, const Term& term) {
+  typename Op::V v = op.identity();
+  for (int64_t i = lane; i < len; i += kWarp) v = op.apply(v, term(i));
+  for (int h = kWarp / 2; h >= 1; h /= 2) v = op.apply(v, shfl_down(v, h));  // lane_tree
+  return v;
+}
+
+// Lane 0's value in every lane of the warp.
+template <typename T>
+__device__ __forceinline__ T from_lane0(T v) {
+  return __shfl_sync(0xffffffffu, v, 0);
+}
+
 // One level: task m * C + c (row m, chunk c of the n terms leaf(m, 0..n)) per warp. The chunk
 // value goes to out[task], or, at the last level (out == nullptr, C == 1), to fin(m, value).
 template <typename Op, typename Leaf, typename Fin>
@@ -102,9 +119,7 @@ __global__ void chunk_level(Op op, int64_t M, int64_t n, int64_t C, Leaf leaf, t
     const int64_t m = task / C;
     const int64_t begin = (task % C) * kSumChunk;
     const int64_t len = n - begin < kSumChunk ? n - begin : kSumChunk;
-    V v = op.identity();
-    for (int64_t i = lane; i < len; i += kWarp) v = op.apply(v, leaf(m, begin + i));
-    for (int h = kWarp / 2; h >= 1; h /= 2) v = op.apply(v, shfl_down(v, h));  // lane_tree
+    const V v = warp_chunk(op, lane, len, [&](int64_t i) { return leaf(m, begin + i); });
     if (lane == 0) {
       if (out)
         out[task] = v;

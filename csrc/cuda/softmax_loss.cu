@@ -3,6 +3,8 @@
 // holds outer * inner rows along n (stride inner). The row passes of each formula are walks of
 // reduce_rows (csrc/cuda/reduction_rows.cuh: one warp per 4096-term chunk, scratch levels for long
 // rows) writing one value per row to a scratch row; the outputs are then one thread per element.
+// Contiguous rows of one chunk (the common case: attention scores, class logits) run all their
+// passes in one kernel, a warp per row, with the same lanes and tree.
 // Every term and output is the shared function of csrc/common/reduction.h and
 // csrc/common/softmax_loss.h, so the bits are the CPU's.
 #include "../common/softmax_loss.h"
@@ -174,11 +176,59 @@ struct RowsAlongN {
   bool empty() const { return rows <= 0 || L.n <= 0; }
 };
 
+// Contiguous rows (inner == 1) of at most one sum chunk (n <= kSumChunk), a warp per row: the
+// row's passes run in one kernel, each pass the single level of reduce_rows (warp_chunk: the
+// same lanes and tree, so the same bits as the general path below) with its result broadcast
+// from lane 0, then the row's outputs. No scratch rows, one launch instead of three, and no
+// 64-bit index division per element.
+bool short_rows(const RowsAlongN& R) { return R.L.inner == 1 && R.L.n <= kSumChunk; }
+
+template <typename T>
+__global__ void forward_short_rows(const T* x, T* out, int64_t rows, int64_t n, bool safe, bool log) {
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  const int64_t step = grid_stride() / kWarp;
+  for (int64_t r = global_thread() / kWarp; r < rows; r += step) {  // uniform per warp
+    const T* xr = x + r * n;
+    T* yr = out + r * n;
+    const Cand<T> c = warp_chunk(ArgOp<T, MaxTakes>{}, lane, n, [&](int64_t j) { return Cand<T>{xr[j], j}; });
+    const T m = from_lane0(c.v);
+    const T s = from_lane0(warp_chunk(TreeOp<T, AddOp>{}, lane, n, [&](int64_t j) {
+      return log ? log_softmax_term(xr[j], m) : softmax_term(xr[j], m);
+    }));
+    if (log) {
+      const T ls = log_of(s);
+      for (int64_t j = lane; j < n; j += kWarp) yr[j] = log_softmax_value(xr[j], m, ls);
+    } else {
+      const bool zero = softmax_zero_row(m, safe);
+      for (int64_t j = lane; j < n; j += kWarp) yr[j] = zero ? T(0.0) : softmax_value(xr[j], m, s);
+    }
+  }
+}
+
+template <typename T>
+__global__ void backward_short_rows(const T* g, const T* y, T* out, int64_t rows, int64_t n, bool log) {
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  const int64_t step = grid_stride() / kWarp;
+  for (int64_t r = global_thread() / kWarp; r < rows; r += step) {  // uniform per warp
+    const T *gr = g + r * n, *yr = y + r * n;
+    T* outr = out + r * n;
+    const T G = from_lane0(warp_chunk(TreeOp<T, AddOp>{}, lane, n,
+                                      [&](int64_t j) { return log ? gr[j] : softmax_backward_term(gr[j], yr[j]); }));
+    for (int64_t j = lane; j < n; j += kWarp)
+      outr[j] = log ? log_softmax_backward_value(gr[j], yr[j], G) : softmax_backward_value(gr[j], yr[j], G);
+  }
+}
+
 // Three passes, as softmax_row / log_softmax_row: the row maxima (candidate walk, row_max's
 // element), the canonical sums of exp(x - m) (sum walk; log_softmax keeps their log), then one
 // thread per output.
 template <typename T>
 void forward_rows(const T* x, T* out, const RowsAlongN& R, bool safe, bool log, cudaStream_t s) {
+  if (short_rows(R)) {
+    forward_short_rows<T><<<blocks_for(R.rows * kWarp), kBlock, 0, s>>>(x, out, R.rows, R.L.n, safe, log);
+    check_launch("forward_short_rows");
+    return;
+  }
   const AlongN<T> xs{x, R.L};
   StreamScratch<T> mx(R.rows, s), sum(R.rows, s);
   pick_each_row<T>(s, MaxTakes{}, R.rows, R.L.n, IndexedAlongN<T>{xs}, StoreValue<T>{mx.get()}, R.cols);
@@ -193,6 +243,11 @@ void forward_rows(const T* x, T* out, const RowsAlongN& R, bool safe, bool log, 
 // thread per output.
 template <typename T>
 void backward_rows(const T* g, const T* y, T* out, const RowsAlongN& R, bool log, cudaStream_t s) {
+  if (short_rows(R)) {
+    backward_short_rows<T><<<blocks_for(R.rows * kWarp), kBlock, 0, s>>>(g, y, out, R.rows, R.L.n, log);
+    check_launch("backward_short_rows");
+    return;
+  }
   StreamScratch<T> G(R.rows, s);
   sum_each_row<T>(s, R.rows, R.L.n, BackwardTerms<T>{{g, R.L}, {y, R.L}, log}, StoreSum<T>{G.get()}, R.cols);
   for_each_index(s, R.rows * R.L.n, BackwardOut<T>{g, y, out, G.get(), R.L, log});

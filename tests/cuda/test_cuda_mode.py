@@ -36,3 +36,29 @@ def test_a_0_dim_cpu_tensor_joins_a_cuda_elementwise_op_like_in_torch():
     with repmode.enabled():
         got = x * s
     assert torch.equal(got.cpu(), x.cpu() * 2.5)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=str)
+def test_autocast_training_steps_have_the_cpu_bits_on_cuda(dtype):
+    """Mixed precision in strict mode on the GPU (torch.autocast + GradScaler): the linear layers
+    run widened in `dtype` on both devices (in both devices' autocast lists), the loss in float32;
+    two SGD steps give the CPU's parameters bit for bit."""
+    def train(device):
+        torch.manual_seed(0)
+        model = torch.nn.Sequential(torch.nn.Linear(32, 64), torch.nn.ReLU(), torch.nn.Linear(64, 10)).to(device)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        scaler = torch.amp.GradScaler(device)
+        x, y = torch.randn(16, 32).to(device), torch.randint(0, 10, (16,)).to(device)
+        with repmode.enabled():
+            for _ in range(2):
+                opt.zero_grad()
+                with torch.autocast(device, dtype=dtype):
+                    logits = model(x)
+                assert logits.dtype == dtype
+                scaler.scale(torch.nn.functional.cross_entropy(logits.float(), y)).backward()
+                scaler.step(opt)
+                scaler.update()
+        return [p.detach().cpu() for p in model.parameters()]
+
+    for got, want in zip(train("cuda"), train("cpu")):
+        assert torch.equal(got.view(torch.int32), want.view(torch.int32))

@@ -1,0 +1,102 @@
+"""Where the time of repmode's GPU cases goes: each case of bench_cuda.py run a few times in strict
+mode under torch.profiler (CUDA activity: every kernel, repmode's own too), printing per case the
+host time per call, the GPU time per call and the kernels that take most of it.
+
+    python benchmarks/profile_cuda.py [--only softmax conv cnn transformer] [--top 12]
+
+A GPU time well below the host time means the case waits on the host (Python dispatch, launches);
+otherwise the top kernels are the ones to tune. Exits 2 without a GPU or repmode._C_cuda.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+import repmode
+from repmode import _ext
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
+
+
+def workloads() -> dict:
+    """Name -> a no-argument callable running the case once (the cases of bench_cuda.py)."""
+    x = torch.randn(16384, 4096, device="cuda")
+    xc = torch.randn(32, 64, 56, 56, device="cuda", requires_grad=True)
+    wc = torch.randn(64, 64, 3, 3, device="cuda", requires_grad=True)
+    gc = torch.randn(32, 64, 56, 56, device="cuda")
+    cases = {
+        "softmax": lambda: torch.softmax(x, dim=1),
+        "conv": lambda: torch.autograd.grad(torch.nn.functional.conv2d(xc, wc, padding=1), (xc, wc), gc),
+    }
+    for name, module, args in (("cnn", "train_cnn", {}),
+                               ("transformer", "train_transformer",
+                                dict(d_model=128, heads=4, layers=2, patch=1))):
+        example = __import__(module)
+        torch.manual_seed(0)
+        model = example.MODEL(**args).cuda()
+        opt = example.make_optimizer(model)
+        xs, ys = torch.rand(64, 64, device="cuda"), torch.randint(0, 10, (64,), device="cuda")
+
+        def step(model=model, opt=opt, xs=xs, ys=ys):
+            opt.zero_grad()
+            torch.nn.functional.cross_entropy(model(xs), ys).backward()
+            opt.step()
+
+        cases[name] = step
+    return cases
+
+
+def _gpu_us(event) -> float:
+    """An event's own GPU time in microseconds (the attribute's name differs across torch versions)."""
+    for attr in ("self_device_time_total", "self_cuda_time_total"):
+        if hasattr(event, attr):
+            return getattr(event, attr)
+    return 0.0
+
+
+def profile_case(name: str, fn, calls: int, top: int) -> None:
+    with repmode.enabled():
+        fn()  # warm-up (allocations, first launches)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        wall = (time.perf_counter() - t0) / calls
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+            for _ in range(calls):
+                fn()
+            torch.cuda.synchronize()
+    events = [e for e in prof.key_averages() if e.device_type == torch.autograd.DeviceType.CUDA]
+    gpu = sum(_gpu_us(e) for e in events) / calls / 1e3
+    print(f"\n## {name}: wall {wall * 1e3:.3f} ms per call, GPU busy {gpu:.3f} ms per call, "
+          f"{sum(e.count for e in events) / calls:.0f} kernels per call", flush=True)
+    for e in sorted(events, key=lambda e: -_gpu_us(e))[:top]:
+        print(f"  {_gpu_us(e) / calls / 1e3:8.3f} ms  x{e.count // calls:<4d} {e.key[:150]}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="*")
+    parser.add_argument("--top", type=int, default=12)
+    parser.add_argument("--calls", type=int, default=5)
+    args = parser.parse_args()
+    if _ext.CUDA is None or not torch.cuda.is_available():
+        print("profile_cuda: needs a GPU and repmode._C_cuda (docs/cuda.md)", file=sys.stderr)
+        return 2
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    for name, fn in workloads().items():
+        if args.only and name not in args.only:
+            continue
+        profile_case(name, fn, args.calls, args.top)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
