@@ -2,10 +2,11 @@
 mode under torch.profiler (CUDA activity: every kernel, repmode's own too), printing per case the
 host time per call, the GPU time per call and the kernels that take most of it.
 
-    python benchmarks/profile_cuda.py [--only softmax conv cnn transformer] [--top 12]
+    python benchmarks/profile_cuda.py [--only softmax conv cnn transformer] [--top 12] [--host transformer]
 
-A GPU time well below the host time means the case waits on the host (Python dispatch, launches);
-otherwise the top kernels are the ones to tune. Exits 2 without a GPU or repmode._C_cuda.
+A GPU time well below the host time means the case waits on the host (Python dispatch, launches):
+the cases named by --host then also get a cProfile of their Python side; otherwise the top kernels
+are the ones to tune. Exits 2 without a GPU or repmode._C_cuda.
 """
 from __future__ import annotations
 
@@ -80,11 +81,32 @@ def profile_case(name: str, fn, calls: int, top: int) -> None:
         print(f"  {_gpu_us(e) / calls / 1e3:8.3f} ms  x{e.count // calls:<4d} {e.key[:150]}")
 
 
+def profile_host(name: str, fn, calls: int, top: int) -> None:
+    """The Python side of a case: cProfile over `calls` calls in strict mode, the functions with the
+    most time of their own (where the host time per launch goes)."""
+    import cProfile
+    import pstats
+    with repmode.enabled():
+        fn()
+        torch.cuda.synchronize()
+        prof = cProfile.Profile()
+        prof.enable()
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+        prof.disable()
+    print(f"\n## {name}: host functions by own time ({calls} calls)", flush=True)
+    stats = pstats.Stats(prof)
+    stats.sort_stats("tottime").print_stats(top)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", nargs="*")
     parser.add_argument("--top", type=int, default=12)
     parser.add_argument("--calls", type=int, default=5)
+    parser.add_argument("--host", nargs="*", default=["transformer"],
+                        help="cases whose Python side is also profiled with cProfile (default: transformer)")
     args = parser.parse_args()
     if _ext.CUDA is None or not torch.cuda.is_available():
         print("profile_cuda: needs a GPU and repmode._C_cuda (docs/cuda.md)", file=sys.stderr)
@@ -95,6 +117,8 @@ def main() -> int:
         if args.only and name not in args.only:
             continue
         profile_case(name, fn, args.calls, args.top)
+        if name in args.host:
+            profile_host(name, fn, args.calls, 3 * args.top)
     return 0
 
 

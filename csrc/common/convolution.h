@@ -132,8 +132,12 @@ REPMODE_HD int64_t conv_output_pos(const ConvGeom& g, const int64_t* i, const in
   int64_t p = 0;
   for (int d = 0; d < 3; ++d) {
     const int64_t t = i[d] + g.pad[d] - kk[d] * g.dil[d];
-    if (t < 0 || t % g.stride[d] != 0) return -1;
-    const int64_t o = t / g.stride[d];
+    if (t < 0) return -1;
+    int64_t o = t;
+    if (g.stride[d] != 1) {  // (the 64-bit division is a GPU's slowest integer operation)
+      if (t % g.stride[d] != 0) return -1;
+      o = t / g.stride[d];
+    }
     if (o >= g.out[d]) return -1;
     p = p * g.out[d] + o;
   }
@@ -142,17 +146,20 @@ REPMODE_HD int64_t conv_output_pos(const ConvGeom& g, const int64_t* i, const in
 
 // The input gradient's outer sum for input position ipos: acc = +0.0; for each kernel offset f
 // in row-major order whose output position op exists, acc = acc + part(f, op); then canon().
+// (The offsets are counted in row-major order rather than unflattened from f: the same f, no
+// divisions.)
 template <typename T, class Part>
 REPMODE_HD T conv_grad_input_gather(const ConvGeom& g, int64_t ipos, const Part& part) {
   int64_t i[3], kk[3];
   conv_unflatten(g.in, ipos, i);
   T acc = T(0);
-  for (int64_t f = 0; f < g.kvol(); ++f) {
-    conv_unflatten(g.k, f, kk);
-    const int64_t op = conv_output_pos(g, i, kk);
-    if (op < 0) continue;
-    acc = acc + part(f, op);
-  }
+  int64_t f = 0;
+  for (kk[0] = 0; kk[0] < g.k[0]; ++kk[0])
+    for (kk[1] = 0; kk[1] < g.k[1]; ++kk[1])
+      for (kk[2] = 0; kk[2] < g.k[2]; ++kk[2], ++f) {
+        const int64_t op = conv_output_pos(g, i, kk);
+        if (op >= 0) acc = acc + part(f, op);
+      }
   return canon(acc);
 }
 

@@ -164,9 +164,14 @@ template <typename T>
 REPMODE_HD bool softmax_zero_row(T m, bool safe) {
   return safe && m == T(-1.0) / T(0.0);
 }
+// The output from its term e_j (kernels that keep the terms between passes use it directly).
+template <typename T>
+REPMODE_HD T softmax_value_of_term(T e, T s) {
+  return canon(e / s);
+}
 template <typename T>
 REPMODE_HD T softmax_value(T x, T m, T s) {
-  return canon(softmax_term(x, m) / s);
+  return softmax_value_of_term(softmax_term(x, m), s);
 }
 
 template <typename T, typename Load, typename Store>

@@ -192,15 +192,20 @@ __global__ void forward_short_rows(const T* x, T* out, int64_t rows, int64_t n, 
     T* yr = out + r * n;
     const Cand<T> c = warp_chunk(ArgOp<T, MaxTakes>{}, lane, n, [&](int64_t j) { return Cand<T>{xr[j], j}; });
     const T m = from_lane0(c.v);
-    const T s = from_lane0(warp_chunk(TreeOp<T, AddOp>{}, lane, n, [&](int64_t j) {
-      return log ? log_softmax_term(xr[j], m) : softmax_term(xr[j], m);
-    }));
     if (log) {
-      const T ls = log_of(s);
+      const T ls = log_of(
+          from_lane0(warp_chunk(TreeOp<T, AddOp>{}, lane, n, [&](int64_t j) { return log_softmax_term(xr[j], m); })));
       for (int64_t j = lane; j < n; j += kWarp) yr[j] = log_softmax_value(xr[j], m, ls);
     } else {
+      // The sum pass leaves each term e_j in yr[j] (the lane that wrote it reads it back), so
+      // the exp runs once per element: y_j = softmax_value_of_term(e_j, S), softmax_value's bits.
+      const T s = from_lane0(warp_chunk(TreeOp<T, AddOp>{}, lane, n, [&](int64_t j) {
+        const T e = softmax_term(xr[j], m);
+        yr[j] = e;
+        return e;
+      }));
       const bool zero = softmax_zero_row(m, safe);
-      for (int64_t j = lane; j < n; j += kWarp) yr[j] = zero ? T(0.0) : softmax_value(xr[j], m, s);
+      for (int64_t j = lane; j < n; j += kWarp) yr[j] = zero ? T(0.0) : softmax_value_of_term(yr[j], s);
     }
   }
 }

@@ -163,11 +163,18 @@ def kernels_for(t: torch.Tensor):
     return CUDA
 
 
+# The current stream of a CUDA device as a raw pointer, without building a torch.cuda.Stream object
+# per launch (the accessor torch's own compiler uses; absent from CPU-only builds of torch).
+_raw_cuda_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+
+
 def launch_arg(t: torch.Tensor) -> int:
     """A kernel's last argument for ``t``'s device: the thread count on the CPU, the current CUDA
     stream of ``t``'s device on a GPU (the kernels launch on it, ordered with torch's own work)."""
     if t.is_cpu:
         return get_num_threads()
+    if _raw_cuda_stream is not None:
+        return _raw_cuda_stream(t.get_device())
     return torch.cuda.current_stream(t.device).cuda_stream
 
 

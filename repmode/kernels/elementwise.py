@@ -126,12 +126,12 @@ def _params(params):
 
 
 def _flat_operand(a: Tensor, x, inplace: bool):
-    """(pointer, stride, value) of an operand the hot path can pass with ``a`` (contiguous, of a's dtype and
-    shape, or a Python number: pointer 0, stride 0), or None."""
+    """(pointer, stride, value) of an operand the hot path can pass with ``a`` (contiguous, of a's dtype,
+    shape and device, or a Python number: pointer 0, stride 0), or None."""
     if type(x) is float or type(x) is int:
         return 0, 0, float(x)
-    if isinstance(x, Tensor) and x.dtype is a.dtype and x.shape == a.shape and x.is_contiguous() and x.is_cpu \
-            and not (inplace and _overlaps_partially(a, x)):
+    if isinstance(x, Tensor) and x.dtype is a.dtype and x.shape == a.shape and x.is_contiguous() \
+            and (x.is_cpu if a.is_cpu else x.device == a.device) and not (inplace and _overlaps_partially(a, x)):
         return x.data_ptr(), 1, 0.0
     return None
 
@@ -139,14 +139,17 @@ def _flat_operand(a: Tensor, x, inplace: bool):
 def elementwise(op, func, args, kwargs, a, b=None, c=None, params=(), inplace=False):
     """``formula(op)(a, b, c, *params)`` into a new tensor or into ``a`` (in-place); out= overloads
     write the new tensor into theirs (registry.out_variant)."""
-    # Hot path: a contiguous float CPU tensor alone, with a number, or with a tensor of its own
-    # dtype and shape (and likewise a third operand: lerp, addcmul, addcdiv of the optimizers).
-    # Everything else (broadcasting, promotion, strides) takes the general path.
+    # Hot path: a contiguous float tensor alone, with a number, or with a tensor of its own dtype,
+    # shape and device (and likewise a third operand: lerp, addcmul, addcdiv of the optimizers).
+    # Everything else (broadcasting, promotion, strides) takes the general path. On a GPU the same
+    # entry points take the stream last (the Python work per launch is what a step waits on there).
     if len(params) <= 2 and isinstance(a, Tensor):
         code = DTYPE_CODE.get(a.dtype)
-        if code is not None and a.is_cpu and a.is_contiguous():
+        on_cpu = a.is_cpu
+        if code is not None and (on_cpu or (a.is_cuda and _ext.CUDA is not None)) and a.is_contiguous():
             n = a.numel()
-            threads = get_num_threads() if n >= _PARALLEL_MIN else 1
+            kernels = C if on_cpu else _ext.CUDA
+            threads = (get_num_threads() if n >= _PARALLEL_MIN else 1) if on_cpu else launch_arg(a)
             p0 = float(params[0]) if params else 0.0
             p1 = float(params[1]) if len(params) > 1 else 0.0
             if c is not None:
@@ -157,19 +160,19 @@ def elementwise(op, func, args, kwargs, a, b=None, c=None, params=(), inplace=Fa
                 res = a if inplace else torch.empty_like(a)
                 # the general entry over one dim of n elements: the same loop as the general path's
                 # (whose coalescing gives this very layout), without its Python bookkeeping
-                C.elementwise(op, code, [n], res.data_ptr(), [1], a.data_ptr(), [1], 0.0, fb[0], [fb[1]], fb[2], True,
-                              fc[0], [fc[1]], fc[2], True, [p0, p1], threads)
+                kernels.elementwise(op, code, [n], res.data_ptr(), [1], a.data_ptr(), [1], 0.0, fb[0], [fb[1]], fb[2],
+                                    True, fc[0], [fc[1]], fc[2], True, [p0, p1], threads)
                 return res
             if b is None or type(b) is float or type(b) is int:
                 res = a if inplace else torch.empty_like(a)
-                C.elementwise_flat(op, code, n, res.data_ptr(), a.data_ptr(), 0, 0.0 if b is None else float(b),
-                                   b is not None, p0, p1, threads)
+                kernels.elementwise_flat(op, code, n, res.data_ptr(), a.data_ptr(), 0, 0.0 if b is None else float(b),
+                                         b is not None, p0, p1, threads)
                 return res
             if isinstance(b, Tensor) and b.dtype is a.dtype and b.shape == a.shape and b.is_contiguous() \
-                    and b.is_cpu and not (inplace and _overlaps_partially(a, b)):
+                    and (b.is_cpu if on_cpu else b.device == a.device) and not (inplace and _overlaps_partially(a, b)):
                 res = a if inplace else torch.empty_like(a)
-                C.elementwise_flat(op, code, n, res.data_ptr(), a.data_ptr(), b.data_ptr(), 0.0, True, p0, p1,
-                                   threads)
+                kernels.elementwise_flat(op, code, n, res.data_ptr(), a.data_ptr(), b.data_ptr(), 0.0, True, p0, p1,
+                                         threads)
                 return res
     return elementwise_general(op, func, args, kwargs, a, b, c, params, inplace)
 

@@ -62,3 +62,30 @@ def test_autocast_training_steps_have_the_cpu_bits_on_cuda(dtype):
 
     for got, want in zip(train("cuda"), train("cpu")):
         assert torch.equal(got.view(torch.int32), want.view(torch.int32))
+
+
+def test_kernels_launch_on_the_current_stream():
+    from repmode.kernels._common import launch_arg
+    x = torch.randn(4, device="cuda")
+    side = torch.cuda.Stream()
+    with torch.cuda.stream(side):
+        assert launch_arg(x) == side.cuda_stream
+    assert launch_arg(x) == torch.cuda.current_stream().cuda_stream
+
+
+def test_contiguous_elementwise_hot_path_has_the_cpu_bits_on_cuda():
+    """The optimizers' forms (a tensor with a number, with a tensor of its shape, three operands,
+    in place) take the flat entry points on both devices."""
+    gen = torch.Generator().manual_seed(3)
+    a, b, c = (torch.randn(1000, generator=gen) for _ in range(3))
+
+    def ops(a, b, c):
+        a2 = a.clone()
+        a2.mul_(0.9).add_(b, alpha=0.1).addcmul_(b, c, value=0.01).lerp_(c, 0.3)
+        return [a + b, a * 2.5, torch.exp(a), torch.addcdiv(a, b, c.abs() + 1.0, value=-0.5), a2]
+
+    with repmode.enabled():
+        want = ops(a, b, c)
+        got = ops(a.cuda(), b.cuda(), c.cuda())
+    for g, w in zip(got, want):
+        assert torch.equal(g.cpu().view(torch.int32), w.view(torch.int32))
