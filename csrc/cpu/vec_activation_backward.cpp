@@ -41,7 +41,7 @@
 //    h = s fma(2 x sn, du, 1). Window: |x - x0| < 1/8, x0 = -0.7524614, W = 1/32.
 // The measured E and the resulting m are in kMargin's comment. The kept ranges cover every
 // finite x an activation of a trained network meets in practice; randn inputs fall back to the
-// scalar formula about once in 10^5 to 10^6 elements (docs/evidence.md).
+// scalar formula about once in 2 10^5 elements (erf form) or 2 10^6 (the others; docs/evidence.md).
 #include "vec_activation_backward.h"
 
 #include <cstring>
