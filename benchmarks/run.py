@@ -134,6 +134,23 @@ def case_unary_math():
     return rows
 
 
+def case_activation_backward():
+    """gelu_backward (erf and tanh forms) and silu_backward of 16M float32 (grad, input) pairs: the
+    double formulas rounded once (csrc/common/elementwise.h), through the AVX2/AVX-512 lanes of
+    csrc/cpu/vec_activation_backward.cpp (same bits) against native torch."""
+    g = torch.Generator().manual_seed(0)
+    grad, x = torch.randn(16 * 2**20, generator=g), torch.randn(16 * 2**20, generator=g)
+    aten = torch.ops.aten
+    rows = []
+    for name, fn in (("gelu_backward", lambda: aten.gelu_backward(grad, x)),
+                     ("gelu_backward (approximate='tanh')", lambda: aten.gelu_backward(grad, x, approximate="tanh")),
+                     ("silu_backward", lambda: aten.silu_backward(grad, x))):
+        native, rep = compare(fn, repeats=5)
+        rows.append(_row(f"{name} of 16M float32 (double formula rounded once in repmode)", native, rep,
+                         x.numel() * 12 / 1e9, "GB/s"))
+    return rows
+
+
 def case_math_tail():
     """atan2 (rotary/polar code), tan, sinh of 16M float32: the correctly rounded routines of
     csrc/common/math_atan.h and math_tail.h (atan2: AVX2 lanes; tan, sinh: AVX2/AVX-512 lanes of
@@ -423,6 +440,7 @@ CASES = {
     "softmax": case_softmax,
     "sort_topk": case_sort_topk,
     "unary_math": case_unary_math,
+    "activation_backward": case_activation_backward,
     "math_tail": case_math_tail,
     "math_special": case_math_special,
     "random": case_random,

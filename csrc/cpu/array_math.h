@@ -9,6 +9,7 @@
 #include "../common/elementwise.h"
 #include "../common/softmax_loss.h"
 #include "isa.h"
+#include "vec_activation_backward.h"
 #include "vec_special.h"
 #include "vec_tail.h"
 
@@ -93,12 +94,13 @@ inline void unary_array(int op, const float* in, float* out, int64_t n) {
 inline void unary_array(int, const double*, double*, int64_t) {}
 
 // Two-operand elementwise ops whose float32 formula has an AVX2 array version with the same bits
-// (b an array, sb = 1, or one value, sb = 0).
+// (b an array, sb = 1, or one value, sb = 0; the activation gradients of vec_activation_backward.h
+// need sb = 1, and have AVX-512 versions too).
 template <typename T>
 inline bool binary_array_op(int op, int64_t sb) {
 #if defined(__x86_64__)
   if (sizeof(T) == 4 && active_isa() >= Isa::avx2 && (sb == 0 || sb == 1))
-    return op == int(EwOp::atan2) || ((op == int(EwOp::silu_backward) || op == int(EwOp::gelu_backward)) && sb == 1);
+    return op == int(EwOp::atan2) || (act_backward_array_op(op) && sb == 1);
 #endif
   (void)op, (void)sb;
   return false;
@@ -108,14 +110,8 @@ inline bool binary_array_op(int op, int64_t sb) {
 inline void binary_array(int op, const float* a, const float* b, int64_t sb, float* out, int64_t n) {
 #if defined(__x86_64__)
   if (op == int(EwOp::atan2)) return atan2_array_avx2(a, b, sb, out, n);
-  if (op == int(EwOp::silu_backward)) {  // a = grad, b = input (sb == 1)
-    if (active_isa() == Isa::avx512) return silu_backward_array_avx512(a, b, out, n);
-    return silu_backward_array_avx2(a, b, out, n);
-  }
-  if (op == int(EwOp::gelu_backward)) {  // a = grad, b = input (sb == 1)
-    if (active_isa() == Isa::avx512) return gelu_backward_array_avx512(a, b, out, n);
-    return gelu_backward_array_avx2(a, b, out, n);
-  }
+  // gelu_backward, gelu_tanh_backward, silu_backward: a = grad, b = input (sb == 1)
+  if (act_backward_array_op(op)) return act_backward_array(op, a, b, out, n, active_isa());
 #endif
   (void)op, (void)a, (void)b, (void)sb, (void)out, (void)n;
 }

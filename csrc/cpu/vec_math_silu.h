@@ -1,14 +1,12 @@
-// AVX2 and AVX-512 array versions of float32 silu, silu_backward and gelu_backward
-// (approximate='none'), bit for bit equal to their definitions in csrc/common/elementwise.h,
+// AVX2 and AVX-512 array versions of float32 silu, bit for bit equal to its definition in
+// csrc/common/elementwise.h,
 //
-//   silu(x)             = (float)(X * repmode_sigmoid(X))                  X = (double)x
-//   silu_backward(g, x) = canon((float)(G * (s * (1.0 + X * sn))))         G = (double)g,
-//                         (s, sn) = repmode_sigmoid_pair(X)
-//   gelu_backward(g, x) = canon((float)(G * (cdf + X * pdf)))  (see vec_math_silu_lanes.inc)
+//   silu(x) = (float)(X * repmode_sigmoid(X))      X = (double)x
 //
 //   silu_array_avx2 / silu_array_avx512 (in, out, n)
-//   silu_backward_array_avx2 / silu_backward_array_avx512 (g, x, out, n)
-//   gelu_backward_array_avx2 / gelu_backward_array_avx512 (g, x, out, n)
+//
+// (The activation gradients silu_backward, gelu_backward and gelu_tanh_backward have their own
+// array versions: csrc/cpu/vec_activation_backward.cpp.)
 //
 // Method: unlike vec_math_gelu_avx2.h (a different approximation kept behind a rounding
 // test), every lane here REPLAYS the scalar double sequence operation by operation, in
@@ -20,7 +18,7 @@
 // even, no contraction: this file is compiled with -ffp-contract=off like the rest); the one
 // fma (dd_div_to_double's remainder) is an explicit fma in both. So each lane's result is
 // the scalar result, and the conversion to float32 is the same single IEEE conversion.
-// Lanes outside repmode_sigmoid_pair's general path (NaN, |X| < 2^-55 (zeros, subnormals),
+// Lanes outside repmode_sigmoid's general path (NaN, |X| < 2^-55 (zeros, subnormals),
 // |X| > 37.5, infinities) and the n % width tail call the scalar formula itself.
 //
 // Where the scalar code reads k = int(kd): kd = (X' * 64/ln2 + 1.5*2^52) - 1.5*2^52 with the
@@ -28,9 +26,6 @@
 // k = bits(t) - bits(1.5*2^52) exactly. j = k & 63 and m = (k - j) / 64 (exact division of a
 // multiple of 64) are computed on those 64-bit integers; 2^m is built from its exponent field
 // (m + 1023) << 52, as pow2 does (m >= -60 here: a normal double).
-//
-// gelu_backward's lanes (vec_math_silu_lanes.inc) reuse exp_fast's lanes for repmode_erfc and
-// repmode_exp; their kept range and the reasons are stated there.
 //
 // Tested bitwise against the scalar path on every ISA (tests/families/elementwise/
 // test_activation_isa_paths.py) and over float32 inputs (all 2^32, or every N-th) by
@@ -159,12 +154,6 @@ struct Avx512Lanes {
 inline float silu_scalar(float x) {
   return EwFormula<float, EwOp::silu>::apply(x, 0.0f, 0.0f, EwParams<float>{0.0, 0.0, 0.0});
 }
-inline float silu_backward_scalar(float g, float x) {
-  return EwFormula<float, EwOp::silu_backward>::apply(g, x, 0.0f, EwParams<float>{0.0, 0.0, 0.0});
-}
-inline float gelu_backward_scalar(float g, float x) {
-  return EwFormula<float, EwOp::gelu_backward>::apply(g, x, 0.0f, EwParams<float>{0.0, 0.0, 0.0});
-}
 
 }  // namespace vec_silu_detail
 
@@ -193,20 +182,6 @@ using I = V::I;
 // out[i] = silu(in[i]); in == out allowed.
 inline void silu_array_avx2(const float* in, float* out, int64_t n) { vec_silu_avx2::silu_array(in, out, n); }
 inline void silu_array_avx512(const float* in, float* out, int64_t n) { vec_silu_avx512::silu_array(in, out, n); }
-// out[i] = silu_backward(g[i], x[i]); out may be g or x.
-inline void silu_backward_array_avx2(const float* g, const float* x, float* out, int64_t n) {
-  vec_silu_avx2::silu_backward_array(g, x, out, n);
-}
-inline void silu_backward_array_avx512(const float* g, const float* x, float* out, int64_t n) {
-  vec_silu_avx512::silu_backward_array(g, x, out, n);
-}
-// out[i] = gelu_backward(g[i], x[i]) (approximate='none'); out may be g or x.
-inline void gelu_backward_array_avx2(const float* g, const float* x, float* out, int64_t n) {
-  vec_silu_avx2::gelu_backward_array(g, x, out, n);
-}
-inline void gelu_backward_array_avx512(const float* g, const float* x, float* out, int64_t n) {
-  vec_silu_avx512::gelu_backward_array(g, x, out, n);
-}
 
 }  // namespace repmode::cpu
 

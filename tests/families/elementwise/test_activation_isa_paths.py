@@ -1,9 +1,11 @@
-"""The SIMD float32 silu, silu_backward and gelu_backward (approximate='none') of
-csrc/cpu/vec_math_silu.h (8 double lanes on AVX-512, 4 on AVX2, each replaying the scalar double
-formula) against the scalar path, bit for bit: random bit patterns (NaN payloads, infinities,
-subnormals), the edges where the formulas change branch, every tail length at several offsets,
-in place, 1/2/3 threads, strided inputs. The exhaustive check over all 2^32 inputs is
-csrc/verify/check_activation_simd.cpp (docs/evidence.md)."""
+"""The SIMD float32 silu of csrc/cpu/vec_math_silu.h (8 double lanes on AVX-512, 4 on AVX2, each
+replaying the scalar double formula) and silu_backward, gelu_backward (approximate='none') of
+csrc/cpu/vec_activation_backward.cpp (an approximation kept behind a rounding test) against the
+scalar path, bit for bit: random bit patterns (NaN payloads, infinities, subnormals), the edges
+where the formulas change branch, every tail length at several offsets, in place, 1/2/3 threads,
+strided inputs. The exhaustive checks over all 2^32 inputs are csrc/verify/check_activation_simd.cpp
+(silu) and check_activation_backward.cpp (docs/evidence.md); test_activation_backward_isa_paths.py
+has ~1M normal inputs, where the backward lanes keep their approximation."""
 from __future__ import annotations
 
 import pytest
