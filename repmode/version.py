@@ -6,4 +6,4 @@ are identical across repmode versions with the same NUMERICS_VERSION (docs/seman
 
 NUMERICS_VERSION = 6
 
-__version__ = "0.6.1"
+__version__ = "0.6.2"
