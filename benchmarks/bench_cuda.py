@@ -13,6 +13,7 @@ after). Exits 2 on a machine without a GPU or without repmode._C_cuda.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime
 import os
 import sys
@@ -54,6 +55,16 @@ def _row(name, native, rep, work=None, unit=""):
     return (name, f"{work / native:.1f} {unit}", f"{work / rep:.1f} {unit}", f"{native / rep:.2f}× native speed")
 
 
+@contextlib.contextmanager
+def env(name: str, value: str):
+    """`name` set to `value` for the block (the kernels read their switches at each launch)."""
+    os.environ[name] = value
+    try:
+        yield
+    finally:
+        del os.environ[name]
+
+
 def case_mm():
     torch.backends.cuda.matmul.allow_tf32 = False  # native in true float32, as repmode
     a, b = torch.randn(4096, 4096, device="cuda"), torch.randn(4096, 4096, device="cuda")
@@ -70,11 +81,8 @@ def case_mm():
                      2 * 64 * 576 * 64 * 56 * 56 / 1e12, "TFLOP/s"))
     # The same product with the split turned off (one block per output tile, the whole of k each):
     # what the split gains, timed in this run (same bits either way).
-    os.environ["REPMODE_CUDA_SPLIT_K"] = "0"
-    try:
+    with env("REPMODE_CUDA_SPLIT_K", "0"):
         native, rep = compare(lambda: g.t() @ x)
-    finally:
-        del os.environ["REPMODE_CUDA_SPLIT_K"]
     rows.append(_row("the same weight gradient, split-k off (10 blocks)", native, rep,
                      2 * 64 * 576 * 64 * 56 * 56 / 1e12, "TFLOP/s"))
     return rows
@@ -86,13 +94,14 @@ def case_sum():
     return [_row("sum of 256M float32 (bandwidth)", native, rep, x.numel() * 4 / 1e9, "GB/s")]
 
 
-def case_softmax():
+# The workloads of the softmax, conv and training-step cases, also run by profile_cuda.py.
+def softmax_workload():
     x = torch.randn(16384, 4096, device="cuda")
-    native, rep = compare(lambda: torch.softmax(x, dim=1))
-    return [_row("softmax (16384, 4096), dim 1", native, rep)]
+    return lambda: torch.softmax(x, dim=1)
 
 
-def case_conv():
+def conv_workloads():
+    """(forward, forward + backward, GFLOP of the forward / 1e3) of the conv2d case."""
     x = torch.randn(32, 64, 56, 56, device="cuda", requires_grad=True)
     w = torch.randn(64, 64, 3, 3, device="cuda", requires_grad=True)
     torch.backends.cudnn.allow_tf32 = False
@@ -100,20 +109,11 @@ def case_conv():
     y = fwd().detach()
     g = torch.randn_like(y)
     bwd = lambda: torch.autograd.grad(fwd(), (x, w), g)  # noqa: E731
-    flops = 2 * y.numel() * 64 * 9 / 1e12
-    rows = [_row("conv2d forward (32,64,56,56)×(64,64,3,3)", *compare(fwd), flops, "TFLOP/s")]
-    rows.append(_row("conv2d forward + backward (same)", *compare(bwd), 3 * flops, "TFLOP/s"))
-    # The forward with 64-row products kept on the 128 x 128 tile (half of it idle): what the
-    # narrow tiles gain, timed in this run (same bits either way).
-    os.environ["REPMODE_CUDA_NARROW_TILES"] = "0"
-    try:
-        rows.append(_row("conv2d forward, narrow tiles off (128 × 128 tiles)", *compare(fwd), flops, "TFLOP/s"))
-    finally:
-        del os.environ["REPMODE_CUDA_NARROW_TILES"]
-    return rows
+    return fwd, bwd, 2 * y.numel() * 64 * 9 / 1e12
 
 
-def _step(module: str, label: str, clip=None, **model_args):
+def step_workload(module: str, clip=None, **model_args):
+    """One training step of examples/<module>.py's model on a batch of 64."""
     example = __import__(module)
     torch.manual_seed(0)
     model = example.MODEL(**model_args).cuda()
@@ -127,14 +127,40 @@ def _step(module: str, label: str, clip=None, **model_args):
             torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
         opt.step()
 
-    return [_row(label, *compare(step, inner=2))]
+    return step
+
+
+STEPS = {  # name: (module, label, keyword arguments of step_workload)
+    "cnn": ("train_cnn", "CNN training step (examples/train_cnn.py, batch 64)", {}),
+    "transformer": ("train_transformer", "Transformer training step (d_model 128, 4 heads, 2 layers)",
+                    dict(clip=1.0, d_model=128, heads=4, layers=2, patch=1)),
+}
+
+
+def case_softmax():
+    native, rep = compare(softmax_workload())
+    return [_row("softmax (16384, 4096), dim 1", native, rep)]
+
+
+def case_conv():
+    fwd, bwd, flops = conv_workloads()
+    rows = [_row("conv2d forward (32,64,56,56)×(64,64,3,3)", *compare(fwd), flops, "TFLOP/s")]
+    rows.append(_row("conv2d forward + backward (same)", *compare(bwd), 3 * flops, "TFLOP/s"))
+    # The forward with 64-row products kept on the 128 x 128 tile (half of it idle): what the
+    # narrow tiles gain, timed in this run (same bits either way).
+    with env("REPMODE_CUDA_NARROW_TILES", "0"):
+        rows.append(_row("conv2d forward, narrow tiles off (128 × 128 tiles)", *compare(fwd), flops, "TFLOP/s"))
+    return rows
+
+
+def _step(name: str):
+    module, label, kwargs = STEPS[name]
+    return [_row(label, *compare(step_workload(module, **kwargs), inner=2))]
 
 
 CASES = {
     "mm": case_mm, "sum": case_sum, "softmax": case_softmax, "conv": case_conv,
-    "cnn": lambda: _step("train_cnn", "CNN training step (examples/train_cnn.py, batch 64)"),
-    "transformer": lambda: _step("train_transformer", "Transformer training step (d_model 128, 4 heads, 2 layers)",
-                                 clip=1.0, d_model=128, heads=4, layers=2, patch=1),
+    "cnn": lambda: _step("cnn"), "transformer": lambda: _step("transformer"),
 }
 
 

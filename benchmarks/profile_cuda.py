@@ -11,44 +11,22 @@ are the ones to tune. Exits 2 without a GPU or repmode._C_cuda.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
 import torch
+from bench_cuda import STEPS, conv_workloads, softmax_workload, step_workload  # the same cases
 from torch.profiler import ProfilerActivity, profile
 
 import repmode
 from repmode import _ext
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
-
 
 def workloads() -> dict:
-    """Name -> a no-argument callable running the case once (the cases of bench_cuda.py)."""
-    x = torch.randn(16384, 4096, device="cuda")
-    xc = torch.randn(32, 64, 56, 56, device="cuda", requires_grad=True)
-    wc = torch.randn(64, 64, 3, 3, device="cuda", requires_grad=True)
-    gc = torch.randn(32, 64, 56, 56, device="cuda")
-    cases = {
-        "softmax": lambda: torch.softmax(x, dim=1),
-        "conv": lambda: torch.autograd.grad(torch.nn.functional.conv2d(xc, wc, padding=1), (xc, wc), gc),
-    }
-    for name, module, args in (("cnn", "train_cnn", {}),
-                               ("transformer", "train_transformer",
-                                dict(d_model=128, heads=4, layers=2, patch=1))):
-        example = __import__(module)
-        torch.manual_seed(0)
-        model = example.MODEL(**args).cuda()
-        opt = example.make_optimizer(model)
-        xs, ys = torch.rand(64, 64, device="cuda"), torch.randint(0, 10, (64,), device="cuda")
-
-        def step(model=model, opt=opt, xs=xs, ys=ys):
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(model(xs), ys).backward()
-            opt.step()
-
-        cases[name] = step
+    """Name -> a no-argument callable running that case of bench_cuda.py once."""
+    cases = {"softmax": softmax_workload(), "conv": conv_workloads()[1]}
+    for name, (module, _, kwargs) in STEPS.items():
+        cases[name] = step_workload(module, **kwargs)
     return cases
 
 

@@ -94,6 +94,17 @@ REPMODE_HD T conv_add_bias(T v, T b) {
   return canon(T(v + b));
 }
 
+// fn(kk, f) for every kernel offset kk in row-major order, f its flat index (the order of the
+// lowered rows and of the input gradient's gather): counted, not unflattened from f, so no
+// index divisions.
+template <class Fn>
+REPMODE_HD void conv_each_offset(const ConvGeom& g, const Fn& fn) {
+  int64_t kk[3], f = 0;
+  for (kk[0] = 0; kk[0] < g.k[0]; ++kk[0])
+    for (kk[1] = 0; kk[1] < g.k[1]; ++kk[1])
+      for (kk[2] = 0; kk[2] < g.k[2]; ++kk[2], ++f) fn(static_cast<const int64_t*>(kk), f);
+}
+
 // An entry of the lowered matrix of one input channel xc: the input that kernel offset kk reads at
 // output position o (coordinates, as conv_unflatten gives them), +0.0 in the padding (the zero
 // term of the chain).
@@ -110,18 +121,14 @@ REPMODE_HD T conv_lowered_at(const ConvGeom& g, const T* xc, const int64_t* o, c
 template <typename T>
 REPMODE_HD T conv_forward_at(const ConvGeom& g, const T* x, const T* w, const T* bias, int64_t n, int64_t co,
                              int64_t pos) {
-  int64_t o[3], kk[3];
+  int64_t o[3];
   conv_unflatten(g.out, pos, o);
   const int64_t grp = co / g.cog(), kvol = g.kvol();
   GemmSum<T> sum;
   for (int64_t c = 0; c < g.cig(); ++c) {
     const T* xc = x + (n * g.Ci + grp * g.cig() + c) * g.in_len();
     const T* wc = w + (co * g.cig() + c) * kvol;
-    for (int64_t f = 0; f < kvol; ++f) {
-      conv_unflatten(g.k, f, kk);
-      const int64_t ip = conv_input_pos(g, o, kk);
-      sum.step(wc[f], ip < 0 ? T(0) : xc[ip]);
-    }
+    conv_each_offset(g, [&](const int64_t* kk, int64_t f) { sum.step(wc[f], conv_lowered_at<T>(g, xc, o, kk)); });
   }
   const T acc = sum.finish();
   return bias ? conv_add_bias(acc, bias[co]) : acc;
@@ -146,20 +153,15 @@ REPMODE_HD int64_t conv_output_pos(const ConvGeom& g, const int64_t* i, const in
 
 // The input gradient's outer sum for input position ipos: acc = +0.0; for each kernel offset f
 // in row-major order whose output position op exists, acc = acc + part(f, op); then canon().
-// (The offsets are counted in row-major order rather than unflattened from f: the same f, no
-// divisions.)
 template <typename T, class Part>
 REPMODE_HD T conv_grad_input_gather(const ConvGeom& g, int64_t ipos, const Part& part) {
-  int64_t i[3], kk[3];
+  int64_t i[3];
   conv_unflatten(g.in, ipos, i);
   T acc = T(0);
-  int64_t f = 0;
-  for (kk[0] = 0; kk[0] < g.k[0]; ++kk[0])
-    for (kk[1] = 0; kk[1] < g.k[1]; ++kk[1])
-      for (kk[2] = 0; kk[2] < g.k[2]; ++kk[2], ++f) {
-        const int64_t op = conv_output_pos(g, i, kk);
-        if (op >= 0) acc = acc + part(f, op);
-      }
+  conv_each_offset(g, [&](const int64_t* kk, int64_t f) {
+    const int64_t op = conv_output_pos(g, i, kk);
+    if (op >= 0) acc = acc + part(f, op);
+  });
   return canon(acc);
 }
 
@@ -203,8 +205,7 @@ REPMODE_HD T conv_grad_weight_partial(const ConvGeom& g, const T* x, const T* gy
   GemmSum<T> acc;
   for (int64_t p = 0; p < g.out_len(); ++p) {
     conv_unflatten(g.out, p, o);
-    const int64_t ip = conv_input_pos(g, o, kk);
-    acc.step(gyc[p], ip < 0 ? T(0) : xc[ip]);
+    acc.step(gyc[p], conv_lowered_at<T>(g, xc, o, kk));
   }
   return acc.finish();
 }

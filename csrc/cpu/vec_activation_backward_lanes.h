@@ -16,18 +16,15 @@ namespace AB_NS {
 using namespace repmode;
 using namespace repmode::cpu;
 
-typedef double hd __attribute__((vector_size(AB_W * 8)));  // W double lanes
-typedef int64_t hl __attribute__((vector_size(AB_W * 8)));
-typedef float hf __attribute__((vector_size(AB_W * 4)));  // the W float32 inputs/outputs
-typedef int32_t hi __attribute__((vector_size(AB_W * 4)));
-
 #define AB_FN static inline __attribute__((target(AB_TARGET), always_inline))
+#define LANES_W AB_W
+#define LANES_FN AB_FN
+#include "vec_double_lanes.inc"  // hd, hl, hf, hi, vfma, mask64, mask32, splat, blend
+#undef LANES_W
+#undef LANES_FN
 
 #if AB_W == 8
-AB_FN hd vfma(hd a, hd b, hd c) { return (hd)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c); }
 AB_FN hd vfloor(hd a) { return (hd)_mm512_roundscale_pd((__m512d)a, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC); }
-AB_FN unsigned mask64(hl m) { return unsigned(_mm512_movepi64_mask((__m512i)m)); }
-AB_FN unsigned mask32(hi m) { return unsigned(_mm256_movemask_ps((__m256)m)); }
 // An 8-entry table lookup per lane: entry j (0..7, the low 3 bits of the index) of tab[0..7].
 struct Idx {
   __m512i j;
@@ -35,10 +32,7 @@ struct Idx {
 AB_FN Idx make_idx(hl j) { return Idx{(__m512i)j}; }
 AB_FN hd lookup(const Idx& ix, const double* tab) { return (hd)_mm512_permutexvar_pd(ix.j, _mm512_loadu_pd(tab)); }
 #else
-AB_FN hd vfma(hd a, hd b, hd c) { return (hd)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c); }
 AB_FN hd vfloor(hd a) { return (hd)_mm256_floor_pd((__m256d)a); }
-AB_FN unsigned mask64(hl m) { return unsigned(_mm256_movemask_pd((__m256d)m)); }
-AB_FN unsigned mask32(hi m) { return unsigned(_mm_movemask_ps((__m128)m)); }
 // The 8-entry lookup on AVX2: the 32-bit halves (2j, 2j + 1) of entry j & 3 picked from each half
 // of the table by vpermd (it reads the low 3 bits of each index), then the half chosen by j & 4.
 struct Idx {
@@ -58,12 +52,6 @@ AB_FN hd lookup(const Idx& ix, const double* tab) {
 }
 #endif
 
-AB_FN hd splat(double c) {
-  hd r;
-  for (int l = 0; l < AB_W; ++l) r[l] = c;
-  return r;
-}
-AB_FN hd blend(hl m, hd a, hd b) { return (hd)(((hl)a & m) | ((hl)b & ~m)); }  // m ? a : b
 AB_FN hd vabs(hd a) { return (hd)((hl)a & int64_t(0x7fffffffffffffffll)); }
 
 // exp(y) for -700 <= y <= 0 (vec_activation_backward.cpp: relative error < 2^-50): y = k ln2/8 + r,

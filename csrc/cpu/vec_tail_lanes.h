@@ -13,38 +13,26 @@ namespace VT_NS {
 using namespace repmode;
 using namespace repmode::cpu;
 
-typedef double hd __attribute__((vector_size(VT_W * 8)));  // W double lanes
-typedef int64_t hl __attribute__((vector_size(VT_W * 8)));
-typedef float hf __attribute__((vector_size(VT_W * 4)));  // the W float32 inputs/outputs
-typedef int32_t hi __attribute__((vector_size(VT_W * 4)));
+#define VT_FN static inline __attribute__((target(VT_TARGET), always_inline))
+#define LANES_W VT_W
+#define LANES_FN VT_FN
+#include "vec_double_lanes.inc"  // hd, hl, hf, hi, vfma, mask64, mask32, splat, blend
+#undef LANES_W
+#undef LANES_FN
 typedef uint64_t hu __attribute__((vector_size(VT_W * 8)));
 
-#define VT_FN static inline __attribute__((target(VT_TARGET), always_inline))
-
 #if VT_W == 8
-VT_FN hd vfma(hd a, hd b, hd c) { return (hd)_mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c); }
-VT_FN unsigned mask64(hl m) { return unsigned(_mm512_movepi64_mask((__m512i)m)); }
-VT_FN unsigned mask32(hi m) { return unsigned(_mm256_movemask_ps((__m256)m)); }
 VT_FN hd gather(const double* base, hl idx) {  // (masked form: a defined destination, no warning)
   return (hd)_mm512_mask_i64gather_pd(_mm512_setzero_pd(), __mmask8(0xff), (__m512i)idx, base, 8);
 }
 #else
-VT_FN hd vfma(hd a, hd b, hd c) { return (hd)_mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c); }
-VT_FN unsigned mask64(hl m) { return unsigned(_mm256_movemask_pd((__m256d)m)); }
-VT_FN unsigned mask32(hi m) { return unsigned(_mm_movemask_ps((__m128)m)); }
 VT_FN hd gather(const double* base, hl idx) {
   return (hd)_mm256_mask_i64gather_pd(_mm256_setzero_pd(), base, (__m256i)idx,
                                       _mm256_castsi256_pd(_mm256_set1_epi64x(-1)), 8);
 }
 #endif
 
-VT_FN hd splat(double c) {
-  hd r;
-  for (int l = 0; l < VT_W; ++l) r[l] = c;
-  return r;
-}
 VT_FN hd vfma(hd a, double b, hd c) { return vfma(a, splat(b), c); }
-VT_FN hd blend(hl m, hd a, hd b) { return (hd)(((hl)a & m) | ((hl)b & ~m)); }  // m ? a : b
 VT_FN hi blend32(hi m, hi a, hi b) { return (a & m) | (b & ~m); }
 
 // tail_fast_round per lane: the lanes whose value v is within tol units of its last place of a

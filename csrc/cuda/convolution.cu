@@ -25,8 +25,8 @@ __global__ void forward_kernel(ConvGeom g, const T* x, const T* w, const T* bias
 
 // The lowered columns of images n0 .. n0+cnt-1: col[i] is (Ci * kvol) x L, row (ci, f), so the rows
 // of group grp are the group's K x L matrix of csrc/cpu/convolution.cpp. A thread per (image,
-// channel, position) writes that position's kvol rows (conv_lowered_at for each kernel offset,
-// in row-major order f): the index divisions are paid once per kvol elements,
+// channel, position) writes that position's kvol rows (conv_lowered_at for each kernel offset:
+// conv_each_offset): the index divisions are paid once per kvol elements,
 // not several times per element, and neighbouring threads still write neighbouring columns.
 template <typename T>
 __global__ void im2col_kernel(ConvGeom g, const T* x, int64_t n0, int64_t cnt, T* col) {
@@ -37,10 +37,7 @@ __global__ void im2col_kernel(ConvGeom g, const T* x, int64_t n0, int64_t cnt, T
     conv_unflatten(g.out, p, o);
     const T* xc = x + (n0 * g.Ci + ic) * lin;
     T* dst = col + ic * kvol * L + p;
-    int64_t kk[3];
-    for (kk[0] = 0; kk[0] < g.k[0]; ++kk[0])
-      for (kk[1] = 0; kk[1] < g.k[1]; ++kk[1])
-        for (kk[2] = 0; kk[2] < g.k[2]; ++kk[2], dst += L) *dst = conv_lowered_at<T>(g, xc, o, kk);
+    conv_each_offset(g, [&](const int64_t* kk, int64_t f) { dst[f * L] = conv_lowered_at<T>(g, xc, o, kk); });
   }
 }
 
