@@ -13,6 +13,7 @@ from .helpers import (  # noqa: F401
     available_isas,
     bits,
     cpu_isa,
+    float32_neighbours,
     layouts,
     num_threads,
     ulp_distance_f32,

@@ -46,6 +46,13 @@ def bits(t: torch.Tensor) -> torch.Tensor:
     return t.view(as_int.get(t.dtype, t.dtype))
 
 
+def float32_neighbours(x: torch.Tensor, k: int) -> torch.Tensor:
+    """Each float32 of x and its k nearest floats on either side by bit pattern (clamped to the int32
+    range), concatenated by offset: the inputs around a kernel's branch points and range edges."""
+    b = x.view(torch.int32).to(torch.int64)
+    return torch.cat([b + d for d in range(-k, k + 1)]).clamp(-2**31, 2**31 - 1).to(torch.int32).view(torch.float32)
+
+
 def assert_bitwise_equal(a, b, what: str = "") -> None:
     if isinstance(a, (tuple, list)):
         assert len(a) == len(b)

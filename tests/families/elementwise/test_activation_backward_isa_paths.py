@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from support import assert_bitwise_equal, available_isas, cpu_isa, num_threads
+from support import assert_bitwise_equal, available_isas, cpu_isa, float32_neighbours, num_threads
 
 import repmode
 
@@ -23,12 +23,6 @@ OPS = {
 }
 
 
-def _neighbours(values, k: int = 2) -> torch.Tensor:
-    """Each value (as float32) and its k nearest floats on either side (by bit pattern)."""
-    b = torch.tensor(values, dtype=torch.float64).to(torch.float32).view(torch.int32).to(torch.int64)
-    return torch.cat([b + d for d in range(-k, k + 1)]).clamp(-2**31, 2**31 - 1).to(torch.int32).view(torch.float32)
-
-
 def _special_inputs() -> torch.Tensor:
     """Range edges (gelu: -8, 8; silu: +-64; tanh form: +-20), gelu's piece boundaries (|x| = 1..7),
     the windows around each gradient's zero, and the special values."""
@@ -36,7 +30,7 @@ def _special_inputs() -> torch.Tensor:
     edges += [float(k) for k in range(1, 8)] + [-float(k) for k in range(1, 8)]
     roots = [-0.7517915246935645, -1.2784645427610738, -0.7524614220710163]
     edges += [r + d for r in roots for d in (0.0, 0.5, -0.5, 0.125, -0.125, 1e-6)]
-    x = _neighbours(edges)
+    x = float32_neighbours(torch.tensor(edges, dtype=torch.float64).to(torch.float32), 2)
     specials = torch.tensor([0x7F800000, -0x800000, 0x7FC00001, 0x7F800123, -0x5FFFFFFB, 0x00000001, 0x807FFFFF,
                              0x00000000, -0x80000000, 0x7F7FFFFF, -0x00800001], dtype=torch.int64)
     specials = specials.to(torch.int32).view(torch.float32)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 import torch
 import torch.nn.functional as F
-from support import THREAD_COUNTS, assert_bitwise_equal, available_isas, cpu_isa, num_threads
+from support import THREAD_COUNTS, assert_bitwise_equal, available_isas, cpu_isa, float32_neighbours, num_threads
 
 import repmode
 
@@ -37,13 +37,6 @@ def _floats(values) -> torch.Tensor:
     return torch.tensor(values, dtype=torch.float64).to(torch.float32)
 
 
-def _neighbours(x: torch.Tensor, k: int = 3) -> torch.Tensor:
-    """Each float of x and its k nearest floats on either side (by bit pattern)."""
-    b = x.view(torch.int32).to(torch.int64)
-    out = [b + d for d in range(-k, k + 1)]
-    return torch.cat(out).clamp(-2**31, 2**31 - 1).to(torch.int32).view(torch.float32)
-
-
 def _edges() -> torch.Tensor:
     """Where the lanes change branch or hand over to the scalar formula: |x| = 37.5 and 2^-55
     (sigmoid's general path), 2^-26, 37, u = x / -sqrt 2 at 1/2, -5.8635847487551676 and 9 (erfc's
@@ -53,7 +46,7 @@ def _edges() -> torch.Tensor:
             5.8635847487551676 * s2, -9.0 * s2, 9.0 * s2, 88.0, -104.0, 1.0, -1.0, 2.0**-149, 1e-30]
     base += [-(k + 0.5) / 8 * s2 for k in range(48)] + [(k + 0.5) / 8 * s2 for k in range(48)]
     base += [-(2.0**e) * (1 + j / 8) * s2 for e in range(-1, 4) for j in range(8)]
-    x = _neighbours(_floats(base))
+    x = float32_neighbours(_floats(base), 3)
     specials = torch.tensor([0x7F800000, -0x800000, 0x7FC00001, -0x5FFFFFFB, 0x00000001, -0x7F800001],
                             dtype=torch.int32).view(torch.float32)
     return torch.cat([x, -x, specials])
