@@ -114,7 +114,7 @@ REPMODE_HD T conv_lowered_at(const ConvGeom& g, const T* xc, const int64_t* o, c
   return ip < 0 ? T(0) : xc[ip];
 }
 
-// Forward: y[n, co, pos] = the GEMM order (GemmSum: chunks of 256 fma chains, summed by group)
+// Forward: y[n, co, pos] = the GEMM order (GemmSum: chains of 16 summed by chunk, group and total)
 // over k = the group's input channels ci, then the kernel offsets in row-major order, of
 // x_padded · w (a padding position is a zero term); then one addition of bias[co] when there
 // is a bias.
@@ -124,7 +124,7 @@ REPMODE_HD T conv_forward_at(const ConvGeom& g, const T* x, const T* w, const T*
   int64_t o[3];
   conv_unflatten(g.out, pos, o);
   const int64_t grp = co / g.cog(), kvol = g.kvol();
-  GemmSum<T> sum;
+  GemmSum<T> sum(g.cig() * kvol);
   for (int64_t c = 0; c < g.cig(); ++c) {
     const T* xc = x + (n * g.Ci + grp * g.cig() + c) * g.in_len();
     const T* wc = w + (co * g.cig() + c) * kvol;
@@ -173,7 +173,7 @@ template <typename T>
 REPMODE_HD T conv_grad_input_at(const ConvGeom& g, const T* gy, const T* w, int64_t n, int64_t ci, int64_t ipos) {
   const int64_t grp = ci / g.cig(), cl = ci % g.cig(), kvol = g.kvol();
   return conv_grad_input_gather<T>(g, ipos, [&](int64_t f, int64_t op) {
-    GemmSum<T> part;
+    GemmSum<T> part(g.cog());
     for (int64_t c = 0; c < g.cog(); ++c) {
       const int64_t co = grp * g.cog() + c;
       part.step(w[(co * g.cig() + cl) * kvol + f], gy[(n * g.Co + co) * g.out_len() + op]);
@@ -202,7 +202,7 @@ REPMODE_HD T conv_grad_weight_partial(const ConvGeom& g, const T* x, const T* gy
   const int64_t grp = co / g.cog();
   const T* xc = x + (n * g.Ci + grp * g.cig() + cl) * g.in_len();
   const T* gyc = gy + (n * g.Co + co) * g.out_len();
-  GemmSum<T> acc;
+  GemmSum<T> acc(g.out_len());
   for (int64_t p = 0; p < g.out_len(); ++p) {
     conv_unflatten(g.out, p, o);
     acc.step(gyc[p], conv_lowered_at<T>(g, xc, o, kk));

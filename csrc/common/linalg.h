@@ -4,8 +4,9 @@
 // rounded once per output entry (see the semantics). float64 inputs of QR, eigh, SVD and LDLᵀ
 // run the same templates with T = Wide (double-double, below) and are rounded once. Only IEEE
 // basic operations, explicit fma and sqrt; every inner product is the matrix-product order of
-// csrc/common/matmul.h (GemmSum, terms fed in increasing index), so each double dot here equals
-// repmode's `dot` of the same vectors.
+// csrc/common/matmul.h (GemmTree, terms fed in increasing index; T is double or double-double here,
+// so the short float32 rule of GemmSum never applies), so each double dot here equals repmode's `dot`
+// of the same vectors.
 //
 // Layouts (chosen so that the inner products walk contiguous memory; the bits do not depend on
 // them): Cholesky, the triangular solves, LU and Jacobi take row-major matrices, QR and LDLᵀ take
@@ -83,17 +84,17 @@ REPMODE_HD double round_wide(Wide x) { return canon(x.hi); }
 // sum_{t < len} x[t * xs] * y[t * ys] in the matrix-product order (terms in increasing t).
 template <typename T>
 REPMODE_HD T linalg_dot(int64_t len, const T* x, int64_t xs, const T* y, int64_t ys) {
-  GemmSum<T> s;
+  GemmTree<T> s;
   for (int64_t t = 0; t < len; ++t) s.step(x[t * xs], y[t * ys]);
   return s.finish();
 }
 
-// K such sums in one pass: out[k] = linalg_dot(len, x[k], xs, y[k], ys) (each its own GemmSum fed
+// K such sums in one pass: out[k] = linalg_dot(len, x[k], xs, y[k], ys) (each its own GemmTree fed
 // in increasing t, so the bits are those of K separate calls; the independent fma chains overlap
 // in the pipeline instead of waiting on one another).
 template <typename T, int K>
 REPMODE_HD void linalg_dots(int64_t len, const T* const* x, int64_t xs, const T* const* y, int64_t ys, T* out) {
-  GemmSum<T> s[K];
+  GemmTree<T> s[K];
   for (int64_t t = 0; t < len; ++t)
     for (int k = 0; k < K; ++k) s[k].step(x[k][t * xs], y[k][t * ys]);
   for (int k = 0; k < K; ++k) out[k] = s[k].finish();
@@ -209,7 +210,7 @@ REPMODE_HD int32_t lu_factor(int64_t m, int64_t n, T* a, int32_t* piv, bool pivo
 template <typename T>
 REPMODE_HD void householder_apply(int64_t len, const T* v_below, T tau, T* col) {
   // v = [1, v_below...]; dot(v, col) with the terms in increasing row: the first term is col[0]·1.
-  GemmSum<T> s;
+  GemmTree<T> s;
   s.step(T(1), col[0]);
   for (int64_t i = 1; i < len; ++i) s.step(v_below[i - 1], col[i]);
   const T t = tau * s.finish();
@@ -224,7 +225,7 @@ REPMODE_HD void householder_apply_columns(int64_t len, const T* v_below, T tau, 
   int64_t c = 0;
   for (; c + 4 <= ncols; c += 4) {
     T* col[4] = {col0 + c * ld, col0 + (c + 1) * ld, col0 + (c + 2) * ld, col0 + (c + 3) * ld};
-    GemmSum<T> s[4];
+    GemmTree<T> s[4];
     for (int k = 0; k < 4; ++k) s[k].step(T(1), col[k][0]);
     for (int64_t i = 1; i < len; ++i) {
       const T v = v_below[i - 1];
