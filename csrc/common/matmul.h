@@ -91,8 +91,8 @@ REPMODE_HD T gemm_chain_finish(T acc) {
 }
 
 // The number of chunks and groups of a sum over K terms.
-REPMODE_HD inline int64_t gemm_chunks(int64_t K) { return (K + kGemmChunk - 1) / kGemmChunk; }
-REPMODE_HD inline int64_t gemm_groups(int64_t K) { return (K + kGemmGroupK - 1) / kGemmGroupK; }
+REPMODE_HD int64_t gemm_chunks(int64_t K) { return (K + kGemmChunk - 1) / kGemmChunk; }
+REPMODE_HD int64_t gemm_groups(int64_t K) { return (K + kGemmGroupK - 1) / kGemmGroupK; }
 
 // The output from its chunks' finished sums c_0 .. c_{n-1} (the third and fourth levels): for
 // kernels that compute the chunks apart (the GPU's split k) and combine them afterwards; GemmTree
