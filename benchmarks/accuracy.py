@@ -861,7 +861,8 @@ each product split exactly, Dekker, and summed in double-double). `rand`: all-po
 max relative error per output; `randn`: max abs(y − r) / (abs(a)·abs(b)) per output (the error relative
 to the sum of the terms' magnitudes). `ratio` as above (each error first raised to u); issue 33 asks
 for ≤ {limit:g} everywhere. Under numerics version 2 (one fma chain over k) the float32 `rand`
-ratio was 36x at k = 65,536; the three-level order of docs/semantics.md "Matrix products" keeps the
+ratio was 36x at k = 65,536; the four-level order of docs/semantics.md "Matrix products" (numerics
+version 7: chains of 16 summed per chunk of 256, per group of 64 chunks, then the groups) keeps the
 error flat.
 """
 

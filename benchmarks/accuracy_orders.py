@@ -1,7 +1,7 @@
 """Candidate canonical orders for the sums over k of matrix products, next to native torch, on the
-shapes where repmode's current order (docs/semantics.md "Matrix products") is less accurate than
-native: short products (a matrix-vector product with k = 10), mid-length convolution weight
-gradients (k = 1,320), and the mm shapes of docs/accuracy.md.
+shapes where numerics version 6's order was less accurate than native: matrix-vector products
+(k = 10 ... 1,000), small convolution weight gradients (k = 1,320 and 125), and the mm shapes of
+docs/accuracy.md. Version 7's order (docs/semantics.md "Matrix products") is the column "v7".
 
     python benchmarks/accuracy_orders.py [--redraws N]
 
@@ -64,6 +64,16 @@ def lanes(A, B, L=8, chunk=256):
     return _in_order(partials)
 
 
+def levels(A, B, sizes=(16, 16, 64)):
+    """fma chains over ``sizes[0]`` k from +0; each further level sums ``sizes[i]`` consecutive
+    partials of the level below in order; the last level's partials summed in order."""
+    K = A.shape[1]
+    parts = [_chain(A, B, q, min(q + sizes[0], K)) for q in range(0, K, sizes[0])] or [np.zeros(A.shape[0], f32)]
+    for size in sizes[1:]:
+        parts = [_in_order(parts[g:g + size]) for g in range(0, len(parts), size)]
+    return _in_order(parts)
+
+
 def double_short(A, B, limit=16, longer=chunked):
     """k <= limit: the exact products summed in double, rounded once; longer sums: ``longer``."""
     if A.shape[1] <= limit:
@@ -78,13 +88,29 @@ CANDIDATES = {
     "k <= 16 in double": double_short,
     "k <= 16 in double, else chains of 32": lambda A, B: double_short(A, B, 16, lambda a, b: chunked(a, b, 32)),
     "8 lanes + pairwise per 256": lanes,
+    "16 lanes + pairwise per 256": lambda A, B: lanes(A, B, 16),
+    "v7: chains of 16 per chunk, k <= 32 in double": lambda A, B: double_short(A, B, 32, levels),
 }
 
 
-def mv_case():
-    A = torch.rand(250, 10) * 18 - 9
-    x = torch.rand(10) * 18 - 9
-    return A.numpy(), np.broadcast_to(x.numpy(), (250, 10)), torch.mv(A, x).numpy()
+def mv_case_k(k):
+    def case():
+        A = torch.rand(250, k) * 18 - 9
+        x = torch.rand(k) * 18 - 9
+        return A.numpy(), np.broadcast_to(x.numpy(), (250, k)), torch.mv(A, x).numpy()
+    return case
+
+
+def conv_transpose3d_weight_grad_case():
+    """OpInfo conv_transpose3d sample 8: input (1, 4, 5, 5, 5), weight (4, 8, 3, 3, 3): each weight
+    element's gradient sums over the 125 input positions."""
+    x = torch.rand(1, 4, 5, 5, 5) * 18 - 9
+    w = (torch.rand(4, 8, 3, 3, 3) * 18 - 9).requires_grad_()
+    gy = torch.randn(1, 8, 7, 7, 7)
+    gw = torch.autograd.grad(F.conv_transpose3d(x, w), w, gy)[0]
+    cols = gy[0].unfold(1, 5, 1).unfold(2, 5, 1).unfold(3, 5, 1).reshape(8 * 27, 125).numpy()
+    A = np.repeat(x[0].reshape(4, 125).numpy(), 8 * 27, axis=0)   # rows (ci, co, f), k = position
+    return A.astype(f32), np.tile(cols, (4, 1)).astype(f32), gw.reshape(-1).numpy()
 
 
 def mm_case(k, positive):
@@ -112,8 +138,11 @@ def main() -> None:
     args = parser.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(1)
-    cases = {"mv 250x10 (matmul OpInfo sample 12)": mv_case,
-             "conv3d weight gradient, k = 1,320 (OpInfo sample 9)": conv3d_weight_grad_case}
+    cases = {"mv 250x10 (matmul OpInfo sample 12)": mv_case_k(10)}
+    for k in (40, 100, 256, 1000):
+        cases[f"mv 250x{k}"] = mv_case_k(k)
+    cases["conv3d weight gradient, k = 1,320 (OpInfo sample 9)"] = conv3d_weight_grad_case
+    cases["conv_transpose3d weight gradient, k = 125 (OpInfo sample 8)"] = conv_transpose3d_weight_grad_case
     for k in (16, 64, 256, 1024):
         cases[f"mm 8x{k}x8 randn"] = mm_case(k, False)
     for k in (256, 4096):
