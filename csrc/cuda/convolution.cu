@@ -66,8 +66,8 @@ constexpr int64_t kPartialElems = int64_t(1) << 24;
 constexpr int64_t kColumnElems = int64_t(1) << 25;
 
 // The input gradient through the canonical GEMM: per round of images and per group,
-// gcol (K x L) = W_g^T (K x Co/G) · gY_g (Co/G x L), each entry the chain over co from +0.0 then
-// canon() (the partial P_f of conv_grad_input_at); then col2im gathers the partials per input
+// gcol (K x L) = W_g^T (K x Co/G) · gY_g (Co/G x L), each entry the GEMM order over co (GemmSum)
+// then canon() (the partial P_f of conv_grad_input_at); then col2im gathers the partials per input
 // element in increasing f (conv_grad_input_gather), as the CPU does.
 template <typename T>
 void grad_input_by_gemm(const ConvGeom& g, const T* gy, const T* w, const T* bias, T* gx, cudaStream_t stream) {
@@ -122,8 +122,8 @@ __global__ void fill_zero_kernel(T* out, int64_t n) {
 
 // The forward through the canonical GEMM: per round of images and per group,
 // Y_g (Co/G x L) = W_g (Co/G x K) · col (K x L), batched over the round's images. Each output is
-// the GEMM's fma chain over k = (ci, f) row-major from +0.0 then canon(): conv_forward_at's chain
-// (the CPU's lowering); the bias is then added once.
+// the GEMM order over k = (ci, f) row-major (GemmSum) then canon(): conv_forward_at's order (the
+// CPU's lowering); the bias is then added once.
 template <typename T>
 void forward_by_gemm(const ConvGeom& g, const T* x, const T* w, const T* bias, T* y, cudaStream_t stream) {
   const int64_t L = g.out_len(), K = g.kdim(), cog = g.cog(), per_image = g.Ci * g.kvol() * L;
@@ -146,10 +146,10 @@ void forward_by_gemm(const ConvGeom& g, const T* x, const T* w, const T* bias, T
 
 }  // namespace
 
-// Partition: groups with at least 8 output channels and 8-term chains go through the tiled GEMM
+// Partition: groups with at least 8 output channels and 8-term sums go through the canonical GEMM
 // (forward_by_gemm: lowered columns in scratch, one GEMM block per output tile); small ones run
 // one thread per output element y[n, co, pos] (conv_forward_at, no data reuse). Both compute the
-// same chain per output, so the choice (by shape only) never changes bits.
+// same order per output, so the choice (by shape only) never changes bits.
 void conv_forward(int dtype, const Ints& geom, uintptr_t x, uintptr_t w, uintptr_t bias, uintptr_t y,
                   uintptr_t stream) {
   const ConvGeom g = geom_of(geom);
@@ -190,7 +190,7 @@ void conv_grad_input(int dtype, const Ints& geom, uintptr_t gy, uintptr_t w, uin
   });
 }
 
-// Partition: the canonical order is P_n (one fma chain over image n's output positions) per
+// Partition: the canonical order is P_n (the GEMM order over image n's output positions) per
 // weight element, then gw = P_0 + P_1 + ... in increasing n. Images go in rounds whose partials
 // (and lowered columns) fit the scratch bounds; within a round the partials of all its images are
 // computed into scratch (cudaMallocAsync on the stream) by the tiled GEMM, batched over images, or
@@ -210,8 +210,8 @@ void conv_grad_weight(int dtype, const Ints& geom, uintptr_t x, uintptr_t gy, ui
       return;
     }
     // Through the tiled GEMM where groups have at least 8 output channels and 8-row lowered
-    // matrices (P_n^T = col_n (K x L) · gY_n^T, the chain over positions); else one thread per
-    // (image, weight element) runs conv_grad_weight_partial. Same chains, so the same bits.
+    // matrices (P_n^T = col_n (K x L) · gY_n^T, the GEMM order over positions); else one thread
+    // per (image, weight element) runs conv_grad_weight_partial. Same order, so the same bits.
     const bool by_gemm = g.cog() >= 8 && g.kdim() >= 8;
     const int64_t L = g.out_len(), K = g.kdim(), cog = g.cog(), per_image = g.Ci * g.kvol() * L;
     int64_t round = std::max<int64_t>(1, std::min<int64_t>(g.N, kPartialElems / wsize));

@@ -1,23 +1,27 @@
-// Reproducible GEMM on the GPU: a tiled SIMT kernel whose every output is the canonical
-// three-level order of csrc/common/matmul.h: k in chunks of 256, each an fma chain from +0.0;
-// the chunk partials summed in increasing order per group of 64 chunks; the group sums summed
-// in increasing order; then canon().
-// A block owns a BM x BN output tile for the whole k range; each thread owns a TM x TN register
-// tile of it. k is walked in increasing order, BK columns of A and rows of B at a time through
-// shared memory (double-buffered); BK divides the chunk, so a chunk is a whole number of k-tiles.
-// A thread's registers hold the current chunk's chains; at each chunk's end it folds them into
-// the group's running sums, which it keeps in its own outputs of C (read and written only by that
-// thread, stored exactly), and, past 16,384 k, at each group's end into the output's running
-// totals in a scratch buffer. So each output sees exactly the CPU's sequence of repmode_fma and
-// additions (exactly rounded, hence the CPU's bits).
+// Reproducible GEMM on the GPU. Every output is the canonical order of csrc/common/matmul.h
+// (numerics version 7): fma chains of 16 k from +0.0; a chunk (256 k) the sum of its 16 chains in
+// order; a group (64 chunks) the sum of its chunks in order; the output the sum of its groups in
+// order, then canon(). A float32 sum of at most 32 terms runs that order in float64 and is
+// rounded once to float32 (the short rule).
+// Short float32 sums: one thread per output runs GemmSum itself (gemm_short_kernel).
+// Other sums: a tiled SIMT kernel. A block owns a BM x BN output tile for the whole k range;
+// each thread owns a TM x TN tile of it. k is walked in increasing order, BK columns of A and
+// rows of B at a time through shared memory (double-buffered); k-tiles start at multiples of 256
+// and BK divides 16, so every chain and chunk ends at a k-tile's end. A thread keeps two register
+// tiles: its outputs' running chains, which every 16 k join the chunk sums (gemm_chain_combine)
+// and restart, and the chunk sums, which at each chunk's end it folds into the group's running
+// sums kept in its own outputs of C (read and written only by that thread, stored exactly) and,
+// past 16,384 k, at each group's end into the output's running totals in a scratch buffer. So
+// each output sees exactly the CPU's sequence of repmode_fma and additions (exactly rounded,
+// hence the CPU's bits).
 // Split k: when the output has too few tiles to fill the GPU (a weight gradient: small M x N, long
 // k), k is cut at chunk boundaries into slices, one block per tile and slice. Each block stores
-// its chunks' finished chains apart, and a second kernel combines every output's chains in chunk
-// order (gemm_sum_of_chunks). A chunk's chain is the same fma sequence either way, so the split
-// changes speed only, never bits. Rows and columns past M and N are loaded as
-// zeros and only feed outputs that are never stored; k is never padded: the last, partial k-tile
-// runs only its real columns (a padded fma(0, 0, -0.0) would turn -0.0 into +0.0). No tensor
-// cores, no TF32.
+// its chunks' sums apart, and a second kernel combines every output's chunk sums in chunk order
+// (gemm_sum_of_chunks). A chunk's sum is the same sequence either way, so the split changes speed
+// only, never bits. Rows and columns past M and N are loaded as zeros and only feed outputs that
+// are never stored; k is never padded: the last, partial k-tile runs only its real columns, and
+// the last chain ends at K (a padded fma(0, 0, -0.0) would turn -0.0 into +0.0). No tensor cores,
+// no TF32.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -27,7 +31,7 @@
 
 #include "../common/defs.h"
 #include "../common/math.h"
-#include "../common/matmul.h"  // the chain: gemm_chain_start / step / finish
+#include "../common/matmul.h"  // the order: chains, chunks, groups; GemmSum for short sums
 #include "matmul.cuh"
 #include "launchers.h"
 #include "runtime.cuh"
@@ -45,7 +49,7 @@ struct GemmArgs {
   T* C;
   int64_t sCb, sCm, sCn;
   T* W;  // K > kGemmGroupK, unsplit: the running totals, batch x M x N contiguous (else null)
-  T* P;  // split k: every chunk's chain, chunks x batch x M x N contiguous (else null)
+  T* P;  // split k: every chunk's sum, chunks x batch x M x N contiguous (else null)
   int64_t tiles_m, tiles_n;
   int64_t slices, slice_chunks;  // k is cut into `slices` runs of `slice_chunks` whole chunks
   bool a_k_fast, b_n_fast;       // which index is contiguous (decides the coalesced load order)
@@ -60,6 +64,8 @@ struct Shape {
   static constexpr int A_PER = BM * BK / THREADS, B_PER = BK * BN / THREADS;
   static_assert(TM % 4 == 0 && TN % 4 == 0, "register tiles are whole 4-vectors");
   static_assert(BM * BK % THREADS == 0 && BK * BN % THREADS == 0, "tiles split evenly over threads");
+  // k-tiles start at multiples of the chunk, so chains (and chunks) end on k-tile ends.
+  static_assert(kGemmChain % BK == 0, "a chain is whole k-tiles");
 };
 
 using ShapeF32 = Shape<float, 128, 128, 8, 8, 8>;  // 256 threads, 8x8 outputs each
@@ -71,14 +77,12 @@ using ShapeF32Rows64 = Shape<float, 64, 128, 16, 4, 8>;
 using ShapeF32Cols64 = Shape<float, 128, 64, 16, 8, 4>;
 
 // Split k (speed only): below kSplitBelowTiles output tiles, k is cut into slices of whole chunks
-// so that about kSplitTargetBlocks blocks run (two per SM of an H100), as long as every chunk's
-// chains fit in kSplitScratchMax elements of scratch.
+// so that about kSplitTargetBlocks blocks run (two per SM of an H100, one resident at a time under
+// the launch bounds below; not retuned for version 7), as long as every chunk's sums fit in
+// kSplitScratchMax elements of scratch.
 constexpr int64_t kSplitBelowTiles = 132;
 constexpr int64_t kSplitTargetBlocks = 264;
 constexpr int64_t kSplitScratchMax = int64_t(1) << 26;
-static_assert(kGemmChunk % ShapeF32::BK == 0 && kGemmChunk % ShapeF64::BK == 0 &&
-                  kGemmChunk % ShapeF32Rows64::BK == 0 && kGemmChunk % ShapeF32Cols64::BK == 0,
-              "a k-tile must divide the chunk");
 
 // REPMODE_CUDA_SPLIT_K=0 turns the split off, so that a benchmark can time the same product both
 // ways in one process (benchmarks/bench_cuda.py); read at each launch, as the bits do not depend on it.
@@ -119,12 +123,21 @@ __device__ __forceinline__ void tile_of(int64_t r, int64_t tiles_m, int64_t tile
   tn = q / rows;
 }
 
+// Registers: a thread holds two TM x TN tiles (the chains and the chunk sums), 128 values for the
+// float32 8 x 8 tile. Under __launch_bounds__(256, 2) (at most 128 registers, as in version 6,
+// whose single tile already spilled 24-104 bytes in the scalar-load variants under nvcc 13) ptxas
+// spilled up to 576 bytes per thread; under (256, 1) it uses 141-247 registers and spills nothing
+// (nvcc 13, sm_80 and sm_90), with one resident block (8 warps) per SM instead of two. The
+// alternative, the chunk sums in shared memory (64 KiB per float32 block: dynamic shared memory),
+// keeps two blocks resident but adds a shared-memory round trip per output every 16 k. Neither
+// form was timed (no GPU in the session that wrote this): the simpler one, registers, stands
+// until a GPU run measures both.
 // VA: A is row-major with 16-byte aligned rows and K % 4 == 0, so A is read as float4 along k
 // (a 4-column group lies wholly inside or wholly past K). VB: the same for B along n.
-// SPLIT: this block runs one slice of k and stores its chunks' chains in p.P (a separate
+// SPLIT: this block runs one slice of k and stores its chunks' sums in p.P (a separate
 // instantiation, so the unsplit kernel keeps its registers).
 template <typename T, class S, bool VA, bool VB, bool SPLIT>
-__global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
+__global__ void __launch_bounds__(S::THREADS, 1) gemm_kernel(GemmArgs<T> p) {
   constexpr int BM = S::BM, BN = S::BN, BK = S::BK, TM = S::TM, TN = S::TN, TY = S::TY, TX = S::TX;
   constexpr int THREADS = S::THREADS, A_PER = S::A_PER, B_PER = S::B_PER;
   __shared__ __align__(16) T As[2][BK][BM];  // As[k][m]
@@ -225,13 +238,14 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
       }
     };
 
-    T acc[TM][TN];
+    // chain: the running fma chains (at most 16 k); chunk: the finished chains of the current chunk.
+    T chain[TM][TN], chunk[TM][TN];
 #pragma unroll
     for (int i = 0; i < TM; ++i)
 #pragma unroll
-      for (int j = 0; j < TN; ++j) acc[i][j] = gemm_chain_start<T>();
+      for (int j = 0; j < TN; ++j) chain[i][j] = chunk[i][j] = gemm_chain_start<T>();
 
-    // One k step: every accumulator takes its next fma, in increasing k.
+    // One k step: every chain takes its next fma, in increasing k.
     auto step = [&](int buf, int kk) {
       T a[TM], bv[TN];
 #pragma unroll
@@ -241,13 +255,24 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
 #pragma unroll
       for (int i = 0; i < TM; ++i)
 #pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = gemm_chain_step(a[i], bv[j], acc[i][j]);
+        for (int j = 0; j < TN; ++j) chain[i][j] = gemm_chain_step(a[i], bv[j], chain[i][j]);
+    };
+    // The chains ending at k = kdone (chain r of its chunk) join the chunk sums and restart.
+    auto end_chains = [&](int64_t kdone) {
+      const int64_t r = ((kdone - 1) / kGemmChain) % (kGemmChunk / kGemmChain);
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j) {
+          chunk[i][j] = gemm_chain_combine(chunk[i][j], chain[i][j], r);
+          chain[i][j] = gemm_chain_start<T>();
+        }
     };
 
     T* C = p.C + b * p.sCb;
-    // f(chain, m, n) for each of this thread's outputs inside M x N, then its chain restarts. The
-    // addresses come from opaque copies, so the compiler cannot hoist the 64 of them out of the k
-    // loop (they would stay live in registers across it and spill).
+    // f(chunk sum, m, n) for each of this thread's outputs inside M x N. The addresses come from
+    // opaque copies, so the compiler cannot hoist the 64 of them out of the k loop (they would
+    // stay live in registers across it and spill).
     auto each_output = [&](auto&& f) {
       int64_t mb = m0 + ty * 4, nb = n0 + tx * 4;
       opaque(mb);
@@ -258,18 +283,17 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
 #pragma unroll
         for (int j = 0; j < TN; ++j) {
           const int64_t n = nb + (j / 4) * TX * 4 + j % 4;
-          if (m < p.M && n < p.N) f(acc[i][j], m, n);
-          acc[i][j] = gemm_chain_start<T>();
+          if (m < p.M && n < p.N) f(chunk[i][j], m, n);
         }
       }
     };
-    // Chunk q has ended (end: it is the last): its chains join the group sums kept in this
+    // Chunk q has ended (end: it is the last): its sums join the group sums kept in this
     // thread's outputs of C (gemm_chunk_combine), the group sums join the totals in W at a
     // group's end (gemm_group_combine), and the last fold writes canon() of the result.
     auto fold = [&](int64_t q, bool end) {
-      if constexpr (SPLIT) {  // chunk q's chains, stored apart for gemm_finish_kernel
+      if constexpr (SPLIT) {  // chunk q's sums, stored apart for gemm_finish_kernel
         T* Pq = p.P + (q * p.batch + b) * p.M * p.N;
-        each_output([&](T chain, int64_t m, int64_t n) { Pq[m * p.N + n] = chain; });
+        each_output([&](T c, int64_t m, int64_t n) { Pq[m * p.N + n] = c; });
         return;
       }
       const bool first = q % kGemmGroup == 0;
@@ -277,9 +301,9 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
       const int64_t g = q / kGemmGroup;
       T* Cb = C;
       opaque(Cb);
-      each_output([&](T chain, int64_t m, int64_t n) {
+      each_output([&](T cq, int64_t m, int64_t n) {
         T* c = Cb + m * p.sCm + n * p.sCn;
-        const T v = gemm_chunk_combine(first ? T(0) : *c, chain, q);
+        const T v = gemm_chunk_combine(first ? T(0) : *c, cq, q);
         if (group_end) {
           T* w = p.W + (b * p.M + m) * p.N + n;
           const T t = gemm_group_combine(g == 0 ? T(0) : *w, v, g);
@@ -313,8 +337,12 @@ __global__ void __launch_bounds__(S::THREADS, 2) gemm_kernel(GemmArgs<T> p) {
       }
       // Writing the other buffer is safe: every thread passed the barrier after its last read.
       if (more) store_tiles(buf ^ 1);
-      // After the stores, so the next tile's registers are free while folding.
-      if (!more || (k0 + BK) % kGemmChunk == 0) fold(k0 / kGemmChunk, !more);
+      // After the stores, so the next tile's registers are free while combining. A chain, and a
+      // chunk, ends on a k-tile's end (k-tiles start at multiples of 256 and BK divides 16) or at
+      // the slice's end (a chunk's end, or K: the last chain, then chunk, is shorter).
+      const int64_t kdone = more ? k0 + BK : kend;
+      if (!more || kdone % kGemmChain == 0) end_chains(kdone);
+      if (!more || kdone % kGemmChunk == 0) fold(k0 / kGemmChunk, !more);
       __syncthreads();
       buf ^= 1;
     }
@@ -331,7 +359,26 @@ __global__ void gemm_zero_kernel(int64_t batch, int64_t M, int64_t N, T* C, int6
   }
 }
 
-// Split k, second pass: each output from its chunks' chains (P: chunks x batch x M x N), in the
+// Short float32 sums (gemm_runs_wide: 1 .. 32 terms): one thread per output runs the canonical
+// order itself (GemmSum: the four levels in float64 on the exactly widened terms, rounded once to
+// float32, then canon). Each thread reads at most 32 elements of A and of B, which L1 serves to
+// its warp (the same row of A, neighbouring columns of B), so a tile kernel's reuse would gain
+// little, and no float64 copies of A, B or C are needed. Consecutive threads, consecutive n.
+__global__ void gemm_short_kernel(int64_t batch, int64_t M, int64_t N, int64_t K, const float* A, int64_t sAb,
+                                  int64_t sAm, int64_t sAk, const float* B, int64_t sBb, int64_t sBk, int64_t sBn,
+                                  float* C, int64_t sCb, int64_t sCm, int64_t sCn) {
+  const int64_t total = batch * M * N;
+  for (int64_t i = global_thread(); i < total; i += grid_stride()) {
+    const int64_t j = i % N, m = (i / N) % M, b = i / (M * N);
+    const float* a = A + b * sAb + m * sAm;
+    const float* bj = B + b * sBb + j * sBn;
+    GemmSum<float> sum(K);
+    for (int64_t k = 0; k < K; ++k) sum.step(a[k * sAk], bj[k * sBk]);
+    C[b * sCb + m * sCm + j * sCn] = sum.finish();
+  }
+}
+
+// Split k, second pass: each output from its chunks' sums (P: chunks x batch x M x N), in the
 // canonical order of csrc/common/matmul.h. Reads are coalesced: consecutive threads, consecutive n.
 template <typename T>
 __global__ void gemm_finish_kernel(const T* P, int64_t chunks, int64_t batch, int64_t M, int64_t N, T* C, int64_t sCb,
@@ -371,7 +418,7 @@ void gemm_on_tiles(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, i
   }
   const int64_t slices = (chunks + slice_chunks - 1) / slice_chunks;
   const bool split = slices > 1;
-  std::optional<StreamScratch<T>> partials;  // split: every chunk's chains (freed in stream order)
+  std::optional<StreamScratch<T>> partials;  // split: every chunk's sums (freed in stream order)
   if (split) partials.emplace(chunks * batch * M * N, stream);
   // Unsplit, more than one group: the running totals need a place of their own.
   const bool grouped = !split && K > kGemmGroupK;
@@ -435,6 +482,12 @@ void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int6
     return;
   }
   if constexpr (std::is_same_v<T, float>) {
+    if (gemm_runs_wide<float>(K)) {
+      gemm_short_kernel<<<blocks_for(batch * M * N), kBlock, 0, stream>>>(batch, M, N, K, A, sAb, sAm, sAk, B, sBb,
+                                                                         sBk, sBn, C, sCb, sCm, sCn);
+      check_launch("gemm_short_kernel");
+      return;
+    }
     const bool narrow = (M <= 64) != (N <= 64) && narrow_tiles_allowed();
     if (narrow && M <= 64)
       gemm_on_tiles<T, ShapeF32Rows64>(batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk, sBn, C, sCb, sCm, sCn, stream);
@@ -454,9 +507,10 @@ template void gemm_async<double>(int64_t, int64_t, int64_t, int64_t, const doubl
                                  const double*, int64_t, int64_t, int64_t, double*, int64_t, int64_t, int64_t,
                                  cudaStream_t);
 
-// Partition: one block per BM x BN output tile (per batch item; a grid-stride loop over tiles),
-// one thread per TM x TN register tile; k is never split. Bits: each output is the CPU's
-// three-level order over k (csrc/common/matmul.h), then canon() (see the top of this file).
+// Partition: one block per BM x BN output tile (per batch item and, below 132 tiles, per slice of
+// k; a grid-stride loop over them), one thread per TM x TN tile; short float32 sums one thread per
+// output. Bits: each output is the CPU's four-level order over k (csrc/common/matmul.h, with the
+// short float32 rule), then canon() (see the top of this file).
 void gemm(int dtype, int64_t batch, int64_t M, int64_t N, int64_t K, uintptr_t A, int64_t sAb, int64_t sAm, int64_t sAk,
           uintptr_t B, int64_t sBb, int64_t sBk, int64_t sBn, uintptr_t C, int64_t sCb, int64_t sCm, int64_t sCn,
           uintptr_t stream) {

@@ -1,7 +1,8 @@
 // The canonical GEMM (csrc/cuda/matmul.cu) for other CUDA launchers: C_b = A_b · B_b for b < batch,
-// every output the canonical three-level order over k then canon() (csrc/common/matmul.h), launched
-// asynchronously on `stream` (the caller sets the device). Strides in elements; a batch stride
-// may be 0. Pointers are device pointers.
+// every output the canonical four-level order over k then canon() (csrc/common/matmul.h; a float32
+// sum of at most 32 terms runs in float64, rounded once), launched asynchronously on `stream` (the
+// caller sets the device). Strides in elements; a batch stride may be 0. Pointers are device
+// pointers.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -26,6 +26,7 @@ SUBSET = [
     "tests/cuda/test_cuda_gemm.py::test_sums_of_several_groups[16385-dtype0]",  # split k over groups
     "tests/cuda/test_cuda_gemm.py::test_split_k_for_few_tiles[513-dtype1]",
     "tests/cuda/test_cuda_gemm.py::test_unsplit_k_with_many_tiles[dtype0]",  # the totals in scratch
+    "tests/cuda/test_cuda_gemm.py::test_short_float32_sums_round_once[32]",  # float64, rounded once
     "tests/cuda/test_cuda_elementwise.py::test_elementwise_flat",
     "tests/cuda/test_cuda_elementwise.py::test_elementwise_transposed",
     "tests/cuda/test_cuda_elementwise.py::test_random_ints",
