@@ -4,6 +4,6 @@ NUMERICS_VERSION is bumped whenever any kernel's canonical order or formula chan
 are identical across repmode versions with the same NUMERICS_VERSION (docs/semantics.md).
 """
 
-NUMERICS_VERSION = 6
+NUMERICS_VERSION = 7
 
-__version__ = "0.6.2"
+__version__ = "0.7.0"

@@ -1,14 +1,17 @@
 // Reproducible GEMM: a packed, cache-blocked multiply (GotoBLAS-style) whose every
-// output is the canonical three-level sum over k of csrc/common/matmul.h (chunks of 256 k, each
-// an fma chain from +0.0; chunk partials summed per group of 64 chunks; group sums summed).
+// output is the canonical four-level sum over k of csrc/common/matmul.h (chains of 16 k, each an
+// fma chain from +0.0; the 16 chains of a 256-k chunk summed in order; chunk partials summed per
+// group of 64 chunks; group sums summed), or, for a float32 sum of at most 32 terms, that order in
+// float64 on the widened operands rounded once (gemm_wide).
 //
 // How the blocking keeps the order:
 //  * Threads own whole output tiles (a task: one batch item, a range of rows and a
 //    range of columns); nothing is ever split over k between threads.
 //  * Inside a task, k is cut into blocks of KC == kGemmChunk in increasing order, so a k-block is
-//    exactly one chunk. A micro-kernel starts its accumulators from +0.0, runs the chunk's fma
-//    chain, and then stores it into C (the first chunk of a group) or adds it to the group's
-//    running sum held in C (one IEEE addition per output): C holds the group's sum exactly.
+//    exactly one chunk. A micro-kernel runs the chunk's chains of 16 k in order, each in its
+//    accumulators from +0.0, and sums them in a small tile buffer (gemm_chain_combine); it then
+//    stores the chunk's sum into C (the first chunk of a group) or adds it to the group's running
+//    sum held in C (one IEEE addition per output): C holds the group's sum exactly.
 //  * With more than one group (K > 16,384), the task keeps the output's running total in a
 //    buffer of its tile: at each group's end the group's sum in C is added to it (or starts it),
 //    and after the last group the total, made canonical, is written to C.
@@ -89,15 +92,20 @@ struct ScalarKernel {
   static void pack_a_rows(const T* a, int64_t rs, int64_t kc, T* dst) { gather_rows<MR>(a, rs, kc, dst); }
 
   static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool add, bool last) {
-    T acc[MR][NR];
-    for (int i = 0; i < MR; ++i)
-      for (int j = 0; j < NR; ++j) acc[i][j] = gemm_chain_start<T>();
-    for (int64_t k = 0; k < kc; ++k, a += MR, b += NR)
+    T acc[MR][NR], part[MR][NR] = {};
+    for (int64_t s = 0; s < kc; s += kGemmChain) {  // the chunk's chains, in order
+      const int64_t n = std::min<int64_t>(kGemmChain, kc - s);
       for (int i = 0; i < MR; ++i)
-        for (int j = 0; j < NR; ++j) acc[i][j] = gemm_chain_step(a[i], b[j], acc[i][j]);
+        for (int j = 0; j < NR; ++j) acc[i][j] = gemm_chain_start<T>();
+      for (int64_t k = s; k < s + n; ++k)
+        for (int i = 0; i < MR; ++i)
+          for (int j = 0; j < NR; ++j) acc[i][j] = gemm_chain_step(a[k * MR + i], b[k * NR + j], acc[i][j]);
+      for (int i = 0; i < MR; ++i)
+        for (int j = 0; j < NR; ++j) part[i][j] = gemm_chain_combine(part[i][j], acc[i][j], s / kGemmChain);
+    }
     for (int i = 0; i < MR; ++i)
       for (int j = 0; j < NR; ++j) {
-        const T v = add ? T(c[i * ldc + j] + acc[i][j]) : acc[i][j];
+        const T v = add ? T(c[i * ldc + j] + part[i][j]) : part[i][j];
         c[i * ldc + j] = last ? gemm_chain_finish(v) : v;
       }
   }
@@ -152,18 +160,18 @@ __attribute__((target("avx2,fma"))) void pack6_rows(const float* a, int64_t rs, 
     for (int i = 0; i < 6; ++i) dst[i] = a[i * rs + k];
 }
 
-// Two register-level pieces of the SIMD kernels, written once for AVX2 (REG = Ymm) and AVX-512
-// (REG = Zmm) — a macro because each copy needs its own target attribute:
+// The SIMD micro-kernel, written once for AVX2 (REG = Ymm) and AVX-512 (REG = Zmm) — a macro
+// because each copy needs its own target attribute:
 //  * NAME_chains: the fma chains from +0.0 of `Rows` rows × 2 vectors over kc steps of packed
 //    panels (A element (i, k) at a[k*MR + i], B's two vectors at b[k*2L]): the per-lane sequence
 //    of gemm_chain_step.
-//  * NAME_tile_segments: gemm_segments' run over a k-block of whole segments for one tile with
-//    the running sum in registers instead of in c: the tile is taken as two halves of MR/2 rows
-//    (MR/2 × 2 chains and as many sums fit the register file), each half runs every segment: its
-//    chains, then sum = chain (the very first segment when `first`), c + chain (the block's
-//    first segment otherwise) or sum + chain; the sum is stored once (canonical NaN if `last`).
-//    The same additions, in the same order, as one tile() call per segment.
-#define REPMODE_GEMM_SEGMENT_KERNELS(NAME, ATTR, REG)                                                            \
+//  * NAME_tile: one chunk (kc <= 256 k) of an MR-row tile: its chains of kGemmChain k in order,
+//    each run in the accumulators and summed into `part` (a tile buffer in L1: the register file
+//    holds the accumulators, the B vectors and the broadcast, not a second tile), the last chain's
+//    sum taken straight from the registers; then the chunk's sum is stored into c or added to the
+//    group's partial there (`add`), canonical NaN if `last`. The same operations, per output, as
+//    GemmTree (csrc/common/matmul.h); the extra addition per output and chain is 1/16 of the fmas.
+#define REPMODE_GEMM_SIMD_KERNELS(NAME, ATTR, REG)                                                               \
   template <typename T, int Rows, int MR>                                                                        \
   ATTR inline void NAME##_chains(int64_t kc, const T* a, const T* b, typename REG<T>::V(&acc)[Rows][2]) {        \
     using R = REG<T>;                                                                                            \
@@ -178,41 +186,33 @@ __attribute__((target("avx2,fma"))) void pack6_rows(const float* a, int64_t rs, 
     }                                                                                                            \
   }                                                                                                              \
   template <typename T, int MR>                                                                                  \
-  ATTR void NAME##_tile_segments(int64_t kc, int64_t seg, const T* a, const T* b, T* c, int64_t ldc, bool first, \
-                                 bool last) {                                                                    \
+  ATTR void NAME##_tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool add, bool last) {            \
     using R = REG<T>;                                                                                            \
     using V = typename R::V;                                                                                     \
-    constexpr int H = MR / 2, NR = 2 * R::L;                                                                     \
-    static_assert(MR % 2 == 0, "two halves of the tile");                                                        \
-    _Pragma("GCC unroll 1") for (int h = 0; h < 2; ++h) {                                                        \
-      V sum[H][2];                                                                                               \
-      const T* ah = a + h * H;                                                                                   \
-      T* ch = c + h * H * ldc;                                                                                   \
-      _Pragma("GCC unroll 1") for (int64_t s = 0; s < kc; s += seg) {                                            \
-        V acc[H][2];                                                                                             \
-        NAME##_chains<T, H, MR>(seg, ah + s * MR, b + s * NR, acc);                                              \
-        _Pragma("GCC unroll 8") for (int i = 0; i < H; ++i) {                                                    \
-          if (s == 0 && first) {                                                                                 \
-            sum[i][0] = acc[i][0];                                                                               \
-            sum[i][1] = acc[i][1];                                                                               \
-          } else if (s == 0) {                                                                                   \
-            sum[i][0] = R::add(R::load(ch + i * ldc), acc[i][0]);                                                \
-            sum[i][1] = R::add(R::load(ch + i * ldc + R::L), acc[i][1]);                                         \
-          } else {                                                                                               \
-            sum[i][0] = R::add(sum[i][0], acc[i][0]);                                                            \
-            sum[i][1] = R::add(sum[i][1], acc[i][1]);                                                            \
+    constexpr int L = R::L, NR = 2 * L;                                                                          \
+    alignas(64) T part[MR * NR];                                                                                 \
+    V acc[MR][2];                                                                                                \
+    _Pragma("GCC unroll 1") for (int64_t s = 0; s < kc; s += kGemmChain) {                                      \
+      const int64_t n = kc - s < kGemmChain ? kc - s : kGemmChain;                                               \
+      NAME##_chains<T, MR, MR>(n, a + s * MR, b + s * NR, acc);                                                  \
+      const bool first = s == 0, final = s + n == kc;                                                            \
+      _Pragma("GCC unroll 16") for (int i = 0; i < MR; ++i) {                                                    \
+        _Pragma("GCC unroll 2") for (int h = 0; h < 2; ++h) {                                                    \
+          /* gemm_chain_combine: the first chain starts the chunk's sum, later ones are added */                 \
+          V v = first ? acc[i][h] : R::add(R::load(part + i * NR + h * L), acc[i][h]);                           \
+          if (!final) {                                                                                          \
+            R::store(part + i * NR + h * L, v);                                                                  \
+            continue;                                                                                            \
           }                                                                                                      \
+          if (add) v = R::add(R::load(c + i * ldc + h * L), v); /* gemm_chunk_combine */                         \
+          R::store(c + i * ldc + h * L, last ? R::canon(v) : v);                                                 \
         }                                                                                                        \
-      }                                                                                                          \
-      _Pragma("GCC unroll 8") for (int i = 0; i < H; ++i) {                                                      \
-        R::store(ch + i * ldc, last ? R::canon(sum[i][0]) : sum[i][0]);                                          \
-        R::store(ch + i * ldc + R::L, last ? R::canon(sum[i][1]) : sum[i][1]);                                   \
       }                                                                                                          \
     }                                                                                                            \
   }
 
-// The AVX2 register traits of REPMODE_GEMM_SEGMENT_KERNELS: a 6-row tile is two halves of 3 rows,
-// 6 chains and 6 running sums (with the two B vectors and the broadcast: 15 of 16 ymm registers).
+// The AVX2 register traits of REPMODE_GEMM_SIMD_KERNELS: a 6-row tile is 12 chains (with the two
+// B vectors and the broadcast: 15 of 16 ymm registers).
 template <typename T>
 struct Ymm;
 template <>
@@ -240,7 +240,7 @@ struct Ymm<double> {
   __attribute__((target("avx2,fma"))) static inline V canon(V x) { return canon4(x); }
 };
 
-REPMODE_GEMM_SEGMENT_KERNELS(avx2, __attribute__((target("avx2,fma"))), Ymm)
+REPMODE_GEMM_SIMD_KERNELS(avx2, __attribute__((target("avx2,fma"))), Ymm)
 
 // 6×16 floats: 12 ymm accumulators hide the fma latency on two fma pipes, and the other
 // 4 registers hold the two B vectors and a broadcast A element.
@@ -250,34 +250,8 @@ struct Avx2F32Kernel {
 
   static void pack_a_rows(const float* a, int64_t rs, int64_t kc, float* dst) { pack6_rows<MR>(a, rs, kc, dst); }
 
-  __attribute__((target("avx2,fma"))) static void tile(int64_t kc, const float* a, const float* b, float* c,
-                                                       int64_t ldc, bool add, bool last) {
-    __m256 acc[MR][2];
-#pragma GCC unroll 6
-    for (int i = 0; i < MR; ++i) {
-      acc[i][0] = _mm256_setzero_ps();
-      acc[i][1] = _mm256_setzero_ps();
-    }
-#pragma GCC unroll 4
-    for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
-      const __m256 b0 = _mm256_loadu_ps(b);
-      const __m256 b1 = _mm256_loadu_ps(b + 8);
-#pragma GCC unroll 6
-      for (int i = 0; i < MR; ++i) {
-        const __m256 ai = _mm256_broadcast_ss(a + i);
-        acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
-        acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
-      }
-    }
-#pragma GCC unroll 6
-    for (int i = 0; i < MR; ++i) {
-      if (add) {  // gemm_chunk_combine: the group's partial in c plus this chunk's chain
-        acc[i][0] = _mm256_add_ps(_mm256_loadu_ps(c + i * ldc), acc[i][0]);
-        acc[i][1] = _mm256_add_ps(_mm256_loadu_ps(c + i * ldc + 8), acc[i][1]);
-      }
-      _mm256_storeu_ps(c + i * ldc, last ? canon8(acc[i][0]) : acc[i][0]);
-      _mm256_storeu_ps(c + i * ldc + 8, last ? canon8(acc[i][1]) : acc[i][1]);
-    }
+  static void tile(int64_t kc, const float* a, const float* b, float* c, int64_t ldc, bool add, bool last) {
+    avx2_tile<float, MR>(kc, a, b, c, ldc, add, last);
   }
 };
 
@@ -288,34 +262,8 @@ struct Avx2F64Kernel {
 
   static void pack_a_rows(const double* a, int64_t rs, int64_t kc, double* dst) { gather_rows<MR>(a, rs, kc, dst); }
 
-  __attribute__((target("avx2,fma"))) static void tile(int64_t kc, const double* a, const double* b, double* c,
-                                                       int64_t ldc, bool add, bool last) {
-    __m256d acc[MR][2];
-#pragma GCC unroll 6
-    for (int i = 0; i < MR; ++i) {
-      acc[i][0] = _mm256_setzero_pd();
-      acc[i][1] = _mm256_setzero_pd();
-    }
-#pragma GCC unroll 4
-    for (int64_t k = 0; k < kc; ++k, a += MR, b += NR) {
-      const __m256d b0 = _mm256_loadu_pd(b);
-      const __m256d b1 = _mm256_loadu_pd(b + 4);
-#pragma GCC unroll 6
-      for (int i = 0; i < MR; ++i) {
-        const __m256d ai = _mm256_broadcast_sd(a + i);
-        acc[i][0] = _mm256_fmadd_pd(ai, b0, acc[i][0]);
-        acc[i][1] = _mm256_fmadd_pd(ai, b1, acc[i][1]);
-      }
-    }
-#pragma GCC unroll 6
-    for (int i = 0; i < MR; ++i) {
-      if (add) {  // gemm_chunk_combine: the group's partial in c plus this chunk's chain
-        acc[i][0] = _mm256_add_pd(_mm256_loadu_pd(c + i * ldc), acc[i][0]);
-        acc[i][1] = _mm256_add_pd(_mm256_loadu_pd(c + i * ldc + 4), acc[i][1]);
-      }
-      _mm256_storeu_pd(c + i * ldc, last ? canon4(acc[i][0]) : acc[i][0]);
-      _mm256_storeu_pd(c + i * ldc + 4, last ? canon4(acc[i][1]) : acc[i][1]);
-    }
+  static void tile(int64_t kc, const double* a, const double* b, double* c, int64_t ldc, bool add, bool last) {
+    avx2_tile<double, MR>(kc, a, b, c, ldc, add, last);
   }
 };
 
@@ -359,7 +307,7 @@ struct Zmm<double> {
   }
 };
 
-REPMODE_GEMM_SEGMENT_KERNELS(avx512, REPMODE_AVX512_GEMM, Zmm)
+REPMODE_GEMM_SIMD_KERNELS(avx512, REPMODE_AVX512_GEMM, Zmm)
 
 // MR×(2 zmm) tiles. float: 12×32 (24 accumulators; the 32 zmm registers hold them, the two B
 // vectors and the broadcast); double: 12×16. MC, NC keep the packed panels within scratch.
@@ -379,18 +327,8 @@ struct Avx512Kernel {
     }
   }
 
-  REPMODE_AVX512_GEMM static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool add, bool last) {
-    V acc[MR][2];
-    avx512_chains<T, MR, MR>(kc, a, b, acc);
-#pragma GCC unroll 16
-    for (int i = 0; i < MR; ++i) {
-      if (add) {  // gemm_chunk_combine: the group's partial in c plus this chunk's chain
-        acc[i][0] = Z::add(Z::load(c + i * ldc), acc[i][0]);
-        acc[i][1] = Z::add(Z::load(c + i * ldc + Z::L), acc[i][1]);
-      }
-      Z::store(c + i * ldc, last ? Z::canon(acc[i][0]) : acc[i][0]);
-      Z::store(c + i * ldc + Z::L, last ? Z::canon(acc[i][1]) : acc[i][1]);
-    }
+  static void tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool add, bool last) {
+    avx512_tile<T, MR>(kc, a, b, c, ldc, add, last);
   }
 };
 
@@ -553,24 +491,17 @@ void run_output_tile(const Problem<T>& p, int64_t bi, int64_t i0, int64_t m, int
   }
 }
 
-// One micro-tile over a k-block of whole segments (gemm_segments): the segments' chains added
-// to the tile in order, the first one stored when `first`; canonical NaNs after the last when
-// `last`. The AVX2 and AVX-512 kernels keep the running sum in registers; the scalar one adds
-// each chain into the tile (tile() with add), the same additions.
+// One micro-tile over a k-block of whole segments (gemm_segments): each segment's sum (the
+// chunk order of tile(): its chains of 16 summed, seg <= 256) added to the tile in order, the
+// first one stored when `first`; canonical NaNs after the last when `last`.
 template <class Kr, typename T = typename Kr::Elem>
 void tile_segments(int64_t kc, int64_t seg, const T* a, const T* b, T* c, int64_t ldc, bool first, bool last) {
-#if REPMODE_GEMM_X86
-  if constexpr (std::is_same_v<Kr, Avx512F32Kernel> || std::is_same_v<Kr, Avx512F64Kernel>)
-    return avx512_tile_segments<T, Kr::MR>(kc, seg, a, b, c, ldc, first, last);
-  if constexpr (std::is_same_v<Kr, Avx2F32Kernel> || std::is_same_v<Kr, Avx2F64Kernel>)
-    return avx2_tile_segments<T, Kr::MR>(kc, seg, a, b, c, ldc, first, last);
-#endif
   for (int64_t s = 0; s < kc; s += seg)
     Kr::tile(seg, a + s * Kr::MR, b + s * Kr::NR, c, ldc, !(first && s == 0), last && s + seg == kc);
 }
 
 // The segmented sum of gemm_segments for one task's output tile: C = ((C or +0.0-free start)
-// + s_0) + s_1 + ..., s_j the fma chain from +0.0 over segment j's `seg` terms (seg <= KC). A
+// + s_0) + s_1 + ..., s_j segment j's sum over its `seg` terms in the chunk order (seg <= KC). A
 // k-block holds whole segments; each micro-tile runs its segments back to back, so the tile
 // stays in L1 (or in the small contiguous copy of a tail tile) between them.
 template <class Kr, typename T = typename Kr::Elem>
@@ -639,6 +570,7 @@ constexpr double kMinFmasForThreads = 1 << 18;
 template <class Kr, typename T = typename Kr::Elem>
 void run_gemm(const Problem<T>& p, int nthreads) {
   static_assert(Kr::KC == kGemmChunk, "a k-block is one chunk of the canonical order");
+  static_assert(kGemmChunk % kGemmChain == 0, "a chunk is whole chains");
   static_assert(scratch_bytes<Kr>() <= kScratchBytes, "packing panels exceed scratch");
   static_assert(Kr::MC % Kr::MR == 0 && Kr::NC % Kr::NR == 0, "blocks must hold whole micro-tiles");
   if (double(p.batch) * double(p.M) * double(p.N) * double(p.K) < kMinFmasForThreads) nthreads = 1;
@@ -720,12 +652,61 @@ void run_on_active_isa(Problem<T> p, int nthreads) {
 
 }  // namespace
 
+namespace {
+
+// A short float32 product (gemm_runs_wide: K <= 32): the float64 order on the operands widened
+// exactly, each output rounded once to float32 and made canonical — GemmSum's short rule. Blocks
+// of rows keep the float64 copies small; the float64 GEMM threads inside each block.
+void gemm_wide(const Problem<float>& p, int nthreads) {
+  const int64_t rows = std::max<int64_t>(1, std::min<int64_t>(p.M, (int64_t(1) << 18) / std::max<int64_t>(p.N, 1)));
+  std::vector<double> a(size_t(rows * p.K)), b(size_t(p.K * p.N)), c(size_t(rows * p.N));
+  for (int64_t bi = 0; bi < p.batch; ++bi) {
+    if (bi == 0 || p.sBb != 0)
+      for (int64_t k = 0; k < p.K; ++k)
+        for (int64_t j = 0; j < p.N; ++j) b[size_t(k * p.N + j)] = p.B[bi * p.sBb + k * p.sBk + j * p.sBn];
+    for (int64_t i0 = 0; i0 < p.M; i0 += rows) {
+      const int64_t m = std::min(rows, p.M - i0);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t k = 0; k < p.K; ++k) a[size_t(i * p.K + k)] = p.A[bi * p.sAb + (i0 + i) * p.sAm + k * p.sAk];
+      run_on_active_isa(Problem<double>{1, m, p.N, p.K, a.data(), 0, p.K, 1, b.data(), 0, p.N, 1, c.data(), 0, p.N, 1},
+                        nthreads);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < p.N; ++j)
+          p.C[bi * p.sCb + (i0 + i) * p.sCm + j * p.sCn] = canon(static_cast<float>(c[size_t(i * p.N + j)]));
+    }
+  }
+}
+
+// gemm_segments with short float32 segments: each segment's sum by gemm_wide into a buffer, then
+// added to C in segment order (the first stored unless `accumulate`), canonical NaNs at the end
+// when `finish`: the additions of tile_segments, on the short rule's segment sums.
+void gemm_segments_wide(const Problem<float>& p, int nthreads) {
+  std::vector<float> part(size_t(p.M * p.N));
+  for (int64_t s = 0; s * p.seg < p.K; ++s) {
+    gemm_wide(Problem<float>{1, p.M, p.N, p.seg, p.A + s * p.seg * p.sAk, 0, p.sAm, p.sAk, p.B + s * p.seg * p.sBk, 0,
+                             p.sBk, p.sBn, part.data(), 0, p.N, 1},
+              nthreads);
+    const bool store = s == 0 && !p.accumulate, end = p.finish && (s + 1) * p.seg == p.K;
+    for (int64_t i = 0; i < p.M; ++i)
+      for (int64_t j = 0; j < p.N; ++j) {
+        float& c = p.C[i * p.sCm + j * p.sCn];
+        const float v = store ? part[size_t(i * p.N + j)] : c + part[size_t(i * p.N + j)];
+        c = end ? canon(v) : v;
+      }
+  }
+}
+
+}  // namespace
+
 template <typename T>
 void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk, const T* B,
           int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads) {
   Problem<T> p{batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk, sBn, C, sCb, sCm, sCn};
   if (batch <= 0 || M <= 0 || N <= 0) return;
   if (K <= 0) return fill_zero(p);
+  if constexpr (std::is_same_v<T, float>) {
+    if (gemm_runs_wide<float>(K)) return gemm_wide(p, nthreads);
+  }
   run_on_active_isa(p, nthreads);
 }
 
@@ -735,8 +716,11 @@ void gemm_segments(int64_t M, int64_t N, int64_t K, int64_t seg, const T* A, int
                    int nthreads) {
   if (seg <= 0 || seg > kGemmChunk || K % seg != 0) throw std::invalid_argument("gemm_segments: bad segment length");
   if (M <= 0 || N <= 0 || K <= 0) return;  // no segment: C keeps its values
-  run_on_active_isa(Problem<T>{1, M, N, K, A, 0, sAm, sAk, B, 0, sBk, sBn, C, 0, sCm, sCn, seg, accumulate, finish},
-                    nthreads);
+  const Problem<T> p{1, M, N, K, A, 0, sAm, sAk, B, 0, sBk, sBn, C, 0, sCm, sCn, seg, accumulate, finish};
+  if constexpr (std::is_same_v<T, float>) {
+    if (gemm_runs_wide<float>(seg)) return gemm_segments_wide(p, nthreads);
+  }
+  run_on_active_isa(p, nthreads);
 }
 
 // The plain reference: each output fed term by term through GemmSum (csrc/common/matmul.h).
@@ -746,7 +730,7 @@ void gemm_reference(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, 
   for (int64_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
-        GemmSum<T> acc;
+        GemmSum<T> acc(K);
         for (int64_t k = 0; k < K; ++k) acc.step(A[b * sAb + i * sAm + k * sAk], B[b * sBb + k * sBk + j * sBn]);
         C[b * sCb + i * sCm + j * sCn] = acc.finish();
       }

@@ -1,6 +1,7 @@
-"""mm/addmm/bmm: the canonical order over k (chunks of 256 fma chains from +0, chunk partials summed
-per group of 64 chunks, group sums summed), checked against exact rational arithmetic, and
-invariance to threads, ISA, layout and batch composition."""
+"""mm/addmm/bmm: the canonical order over k (chains of 16 fma from +0, the 16 chains of a 256-k chunk
+summed in order, chunk partials summed per group of 64 chunks, group sums summed; a float32 product
+of at most 32 terms in that order in float64, rounded once), checked against exact rational
+arithmetic, and invariance to threads, ISA, layout and batch composition."""
 from __future__ import annotations
 
 import math
@@ -35,33 +36,47 @@ def round_to_float32(q: Fraction) -> float:
     return sign * float(np.float32(value))
 
 
-CHUNK, GROUP = 256, 64  # the definition's sizes (docs/semantics.md "Matrix products"), typed independently
+CHAIN, CHUNK, GROUP = 16, 256, 64  # the definition's sizes (docs/semantics.md "Matrix products"), typed independently
+SHORT_K = 32  # float32 sums of at most this many terms run in float64
+
+
+def round_to_float64(q: Fraction) -> float:
+    """Round an exact rational to the nearest float64, ties to even (Python's int / int division is
+    correctly rounded)."""
+    return q.numerator / q.denominator
+
+
+def _in_order(parts: list[float], rnd) -> float:
+    """The first part, then the others added in order, each addition rounded once."""
+    s = parts[0]
+    for p in parts[1:]:
+        s = _add(s, p, rnd)
+    return s
 
 
 def model_dot(terms: list[tuple[Fraction, Fraction]], rnd=None) -> float:
-    """The order over k, each IEEE operation an exact rational rounded once: chunk q is the chain
-    c = round(a*b + c) from +0 over its terms; a group's sum starts at its first chunk's c and adds
-    the others' in order; the total starts at the first group's sum and adds the others' in order."""
-    rnd = rnd or round_to_float32
+    """The order over k, each IEEE operation an exact rational rounded once: a chain is
+    c = round(a*b + c) from +0 over 16 terms; a chunk's sum starts at its first chain and adds the
+    others in order; a group's sum starts at its first chunk's sum and adds the others' in order; the
+    total starts at the first group's sum and adds the others' in order. A float32 sum of at most 32
+    terms (the default `rnd`) runs all of this in float64 and is rounded once to float32."""
     K = len(terms)
     if K == 0:
         return 0.0
-    chunks = []
-    for q0 in range(0, K, CHUNK):
+    if rnd is None:
+        if K <= SHORT_K:
+            return round_to_float32(Fraction(model_dot(terms, round_to_float64)))
+        rnd = round_to_float32
+    chains = []
+    for h0 in range(0, K, CHAIN):
         c = 0.0
-        for x, y in terms[q0:q0 + CHUNK]:
+        for x, y in terms[h0:h0 + CHAIN]:
             c = rnd(x * y + Fraction(c))
-        chunks.append(c)
-    groups = []
-    for g0 in range(0, len(chunks), GROUP):
-        s = chunks[g0]
-        for c in chunks[g0 + 1:g0 + GROUP]:
-            s = _add(s, c, rnd)
-        groups.append(s)
-    t = groups[0]
-    for s in groups[1:]:
-        t = _add(t, s, rnd)
-    return t
+        chains.append(c)
+    per_chunk = CHUNK // CHAIN
+    chunks = [_in_order(chains[q0:q0 + per_chunk], rnd) for q0 in range(0, len(chains), per_chunk)]
+    groups = [_in_order(chunks[g0:g0 + GROUP], rnd) for g0 in range(0, len(chunks), GROUP)]
+    return _in_order(groups, rnd)
 
 
 def _add(x: float, y: float, rnd) -> float:
@@ -84,7 +99,8 @@ def model_mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 
 @pytest.mark.parametrize("shape", [(1, 1, 1), (3, 5, 7), (7, 13, 17), (17, 9, 33), (6, 40, 16), (2, 0, 3),
-                                   (2, 256, 3), (3, 257, 2), (2, 700, 3)])
+                                   (3, 16, 5), (4, 31, 3), (3, 32, 4), (5, 33, 3), (2, 47, 3), (2, 256, 3),
+                                   (3, 257, 2), (2, 700, 3)])
 def test_mm_equals_exact_rational_model(rng, shape):
     M, K, N = shape
     # wide exponent range so the rounding of every step matters
@@ -122,6 +138,42 @@ def test_the_order_is_not_the_single_chain(rng):
                 acc = round_to_float32(x * y + Fraction(acc))
             chain.append(acc)
     assert sum(g != c for g, c in zip(got, chain)) >= 8
+
+
+def test_the_order_is_not_version_6s_chunk_chains(rng):
+    """The chain level means something: chunks of one 256-term fma chain (NUMERICS_VERSION 3-6)
+    give other bits on most outputs of a 250-long product."""
+    a = torch.randn(4, 250, generator=rng)
+    b = torch.randn(250, 4, generator=rng)
+    with repmode.enabled():
+        got = (a @ b).flatten().tolist()
+    A = [[Fraction(v) for v in row] for row in a.tolist()]
+    B = [[Fraction(v) for v in row] for row in b.t().tolist()]
+    chunk_chain = []
+    for i in range(4):
+        for j in range(4):
+            acc = 0.0
+            for x, y in zip(A[i], B[j]):
+                acc = round_to_float32(x * y + Fraction(acc))
+            chunk_chain.append(acc)
+    assert sum(g != c for g, c in zip(got, chunk_chain)) >= 8
+
+
+@pytest.mark.parametrize("isa", available_isas())
+def test_short_float32_products_round_the_float64_sum_once(isa):
+    """k <= 32: the sum runs in float64, so a float32 overflow inside it does not stick, a float64
+    value past float32's range rounds to inf, and cancellation keeps the small terms exactly."""
+    big = 3e38
+    a = torch.tensor([[big, big, -big], [big, big, 0.0], [1.0, 2.0 ** -30, -1.0]])
+    b = torch.ones(3, 1)
+    with cpu_isa(isa), repmode.enabled():
+        got = (a @ b).flatten().tolist()
+    assert got == [float(np.float32(big)), float("inf"), 2.0 ** -30]
+    # k = 33 is a float32 chain: the first two terms overflow and stay inf
+    a33 = torch.zeros(1, 33)
+    a33[0, :3] = torch.tensor([big, big, -big])
+    with cpu_isa(isa), repmode.enabled():
+        assert (a33 @ torch.ones(33, 1)).item() == float("inf")
 
 
 def test_round_to_float32_model_itself():
