@@ -1,8 +1,10 @@
 """The direct depthwise kernel (groups = in = out channels; csrc/cpu/convolution_depthwise.cpp) computes
-the documented chains of "Convolution" bit for bit: against the plain reference of every order, on every
+the documented orders of "Convolution" bit for bit: against the plain reference of every order, on every
 ISA path, at 1, 2 and 3 threads, for channel counts around the lane widths (16 float32 / 8 float64
-lanes), output counts around the 4-position blocks, weight-gradient sums past one chunk (256 positions)
-and one group (16,384 positions), special values, transposed and strided/channels-last inputs."""
+lanes, 8 float64 lanes for short float32 sums), output counts around the 4-position blocks, kernel
+volumes and weight-gradient sums around the GEMM order's boundaries (chains of 16, the short float32
+rule's 32 terms, one chunk of 256 positions, one group of 16,384 positions), special values,
+transposed and strided/channels-last inputs."""
 from __future__ import annotations
 
 import pytest
@@ -28,6 +30,26 @@ CASES = [
     ((2, 6, 4, 5, 6), (3, 2, 3), (1, 2, 1), 1, 1, True, False, 0),  # 3-d
     ((2, 19, 5, 6), (3, 3), 2, 1, 1, True, True, 1),       # transposed depthwise
     ((1, 40, 18, 17), (3, 3), 1, 1, 1, False, False, 0),   # 306 positions: two chunks per image
+]
+
+# Around the GEMM order's boundaries (csrc/common/matmul.h): forward sums of kvol terms (float32 kvol <= 32
+# runs in float64; chains of 16 offsets), weight-gradient partials of L = positions terms (the same rule;
+# chains of 16 positions). 18 channels: 16 + 2 float32 lanes, 2 × 8 + 2 float64 lanes.
+BOUNDARY_CASES = [
+    ((2, 18, 9, 10), (5, 5), 1, 2, 1, True, False, 0),     # kvol 25: two chains, short float32 sum
+    ((2, 18, 8, 9), (4, 8), 1, (1, 3), 1, True, False, 0),  # kvol 32: the longest short float32 sum
+    ((2, 18, 8, 12), (3, 11), 1, (1, 5), 1, True, False, 0),  # kvol 33: three chains in float32
+    ((1, 18, 9, 9), (9, 9), 1, 4, 1, False, False, 0),     # kvol 81: six chains, the last one short
+    ((1, 9, 17, 17), (16, 16), 1, 7, 1, True, False, 0),   # kvol 256: sixteen chains, one whole chunk
+    ((2, 18, 1, 17), (1, 17), 1, (0, 8), 1, False, False, 0),  # kvol 17: a chain and one term
+    ((3, 18, 4, 4), (3, 3), 1, 1, 1, True, False, 0),      # L 16: one chain of positions
+    ((2, 18, 17), (3,), 1, 1, 1, False, False, 0),         # L 17: a chain and one position
+    ((2, 18, 31), (5,), 1, 2, 1, True, False, 0),          # L 31
+    ((2, 18, 4, 8), (3, 3), 1, 1, 1, False, False, 0),     # L 32: the longest short float32 partial
+    ((2, 18, 3, 11), (3, 3), 1, 1, 1, True, False, 0),     # L 33: three chains in float32
+    ((2, 9, 257), (5,), 1, 2, 1, False, False, 0),         # L 257: a chunk and one position
+    ((2, 18, 4, 4), (3, 3), 2, 1, 1, True, True, 1),       # transposed: L 16 (its input), 9-term input gradient
+    ((2, 18, 5, 5), (7, 7), 1, 3, 1, True, True, 0),       # transposed: L 25, 49-term input gradient
 ]
 
 
@@ -96,7 +118,7 @@ def _check(got, want, what):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0]}k{c[1]}{'T' if c[6] else ''}")
+@pytest.mark.parametrize("case", CASES + BOUNDARY_CASES, ids=lambda c: f"{c[0]}k{c[1]}{'T' if c[6] else ''}")
 def test_depthwise_equals_reference_on_every_isa_and_thread_count(case, dtype):
     x, w, b, gy = _inputs(case, dtype)
     want = _reference(case, x, w, b, gy)
@@ -107,7 +129,8 @@ def test_depthwise_equals_reference_on_every_isa_and_thread_count(case, dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-@pytest.mark.parametrize("case", [CASES[1], CASES[3], CASES[8]], ids=str)
+@pytest.mark.parametrize("case", [CASES[1], CASES[3], CASES[8], BOUNDARY_CASES[0], BOUNDARY_CASES[6],
+                                  BOUNDARY_CASES[10]], ids=str)
 def test_depthwise_special_values_follow_the_reference(case, dtype):
     x, w, b, gy = _inputs(case, dtype, seed=1, special=True)
     want = _reference(case, x, w, b, gy)
@@ -121,6 +144,31 @@ def test_depthwise_special_values_follow_the_reference(case, dtype):
     for k in ("y", "gx", "gw"):
         nan = got[k][got[k].isnan()]
         assert (nan.view(as_int) == nan_bits).all(), f"{k}: NaNs are canonical"
+
+
+def test_depthwise_short_float32_sums_run_in_float64():
+    """The short float32 rule, seen from outside: products of 2^100 overflow float32 but not float64, so a
+    3×3 forward (9 terms) and a weight-gradient partial over 9 positions of 2^100·2^100 − 2^100·2^100 + 2^100
+    give 2^100 exactly, where a float32 chain would give inf − inf = NaN."""
+    big = 2.0 ** 100
+    case = ((1, 3, 3, 3), (3, 3), 1, 0, 1, False, False, 0)  # one output position, 9 positions per offset
+    x = torch.full((1, 3, 3, 3), big)
+    w = torch.zeros(3, 1, 3, 3)
+    w.view(3, 9)[:, :3] = torch.tensor([big, -big, 1.0])
+    gy = torch.ones(1, 3, 1, 1)
+    case_gw = ((1, 3, 5, 5), (3, 3), 1, 0, 1, False, False, 0)  # 3 × 3 = 9 output positions
+    x_gw = torch.full((1, 3, 5, 5), big)
+    gy_gw = torch.zeros(1, 3, 3, 3)
+    gy_gw.view(3, 9)[:, :3] = torch.tensor([big, -big, 1.0])
+    w_gw = torch.ones(3, 1, 3, 3)
+    for isa in available_isas():
+        with cpu_isa(isa), num_threads(1):
+            got = _repmode(case, x, w, None, gy)
+            got_gw = _repmode(case_gw, x_gw, w_gw, None, gy_gw)
+        assert (got["y"] == big).all(), f"y isa={isa}"
+        assert (got_gw["gw"] == big).all(), f"gw isa={isa}"
+    _check(got, _reference(case, x, w, None, gy), "forward case")
+    _check(got_gw, _reference(case_gw, x_gw, w_gw, None, gy_gw), "weight-gradient case")
 
 
 def test_depthwise_weight_gradient_past_one_group_of_chunks():
