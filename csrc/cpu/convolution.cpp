@@ -4,11 +4,11 @@
 //
 // Forward: for image n and group g, Y_g (Co/G × L) = W_g (Co/G × K) · col (K × L), where
 // col[(ci, f), pos] = x_padded[n, ci, pos·stride − pad + f·dil] (im2col) and K runs over
-// (ci, f) row-major: each output is the GEMM's fma chain over k, which is exactly the
-// chain of conv_forward_at. Output positions are cut into chunks so that a chunk's
+// (ci, f) row-major: each output is the GEMM order over k (matmul.h), which is exactly the
+// sum of conv_forward_at. Output positions are cut into chunks so that a chunk's
 // columns stay in L2; chunks only partition outputs.
 //
-// Input gradient: gcol (K × L) = W_g^T · gY_g (each entry one fma chain over co), then
+// Input gradient: gcol (K × L) = W_g^T · gY_g (each entry the GEMM order over co), then
 // col2im adds gcol[(ci, f), pos] into gx at the position pos reads. For one input element
 // the partials must arrive in increasing f. Chunks of whole output rows (all leading
 // spatial dims but the last) are processed from the last row chunk to the first: a
@@ -16,10 +16,10 @@
 // rows visited later carry the larger offsets, and inside a chunk col2im walks f in
 // increasing order.
 //
-// Weight gradient: per image, P_n^T (K × Co/G) = col (K × L) · gY_g^T (L × Co/G) — an fma
-// chain over positions; then gw = P_0 + P_1 + ... in increasing n. Several images run at
+// Weight gradient: per image, P_n^T (K × Co/G) = col (K × L) · gY_g^T (L × Co/G) — the GEMM
+// order over positions; then gw = P_0 + P_1 + ... in increasing n. Several images run at
 // once (one per thread, each in its own buffer), and their partials are added in order; for
-// L <= 256 (one chain per image) the partials and their sum are fused into one segmented GEMM.
+// L <= 256 (one chunk per image) the partials and their sum are fused into one segmented GEMM.
 
 #include "convolution.h"
 #include "dispatch.h"
@@ -253,10 +253,11 @@ void conv_grad_weight_small(const ConvGeom& g, const T* x, const T* gy, T* gw, i
 }
 
 // Weight gradient when an image has at most one chunk of positions (L <= 256): each image's
-// partial is one fma chain over its L positions, and the partials are added in image order, so
-// gemm_segments computes them fused (segments of L terms): the running sum stays in the output
-// tile between images instead of going through a partial per image in memory. A round of images
-// is lowered side by side into cols (K × images·L), their gy copied beside each other. With many
+// partial is one chunk of the GEMM order over its L positions (short float32 ones in float64),
+// and the partials are added in image order, so gemm_segments computes them fused (segments of
+// L terms): the running sum stays in the output tile between images instead of going through a
+// partial per image in memory. A round of images is lowered side by side into cols
+// (K × images·L), their gy copied beside each other. With many
 // output channels (Co/G >= 256) the product is gw_g (Co/G × K) = gy · colsᵀ, written straight
 // into gw; with few, the wide side K is the GEMM's rows, acc (K × Co/G) = cols · gyᵀ, and acc is
 // then transposed into gw (cheap when Co/G is small). fma(a, b, c) = fma(b, a, c), so both are

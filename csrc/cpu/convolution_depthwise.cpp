@@ -278,8 +278,7 @@ void grad_weight_lanes(const ConvGeom& g, const T* x, const T* gy, T* gw, int nt
         to_lanes<T, A, W>(gy + (n * C + c0) * L, L, L, nl, gyt);
         image_partials<A, W>(xt, gyt, tp, kvol, L, st);
         const A* total = st + 3 * kvol * W;
-        for (int64_t e = 0; e < kvol * W; ++e)
-          acc[e] = A(conv_grad_weight_step(T(acc[e]), sum_finish<T>(total[e]), n));
+        for (int64_t e = 0; e < kvol * W; ++e) acc[e] = A(conv_grad_weight_step(T(acc[e]), sum_finish<T>(total[e]), n));
       }
       // gw[c, 0, f] for the block's channels
       for (int64_t l = 0; l < nl; ++l)

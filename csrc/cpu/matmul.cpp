@@ -171,44 +171,44 @@ __attribute__((target("avx2,fma"))) void pack6_rows(const float* a, int64_t rs, 
 //    sum taken straight from the registers; then the chunk's sum is stored into c or added to the
 //    group's partial there (`add`), canonical NaN if `last`. The same operations, per output, as
 //    GemmTree (csrc/common/matmul.h); the extra addition per output and chain is 1/16 of the fmas.
-#define REPMODE_GEMM_SIMD_KERNELS(NAME, ATTR, REG)                                                               \
-  template <typename T, int Rows, int MR>                                                                        \
-  ATTR inline void NAME##_chains(int64_t kc, const T* a, const T* b, typename REG<T>::V(&acc)[Rows][2]) {        \
-    using R = REG<T>;                                                                                            \
-    _Pragma("GCC unroll 16") for (int i = 0; i < Rows; ++i) acc[i][0] = acc[i][1] = R::zero();                   \
-    _Pragma("GCC unroll 2") for (int64_t k = 0; k < kc; ++k, a += MR, b += 2 * R::L) {                           \
-      const typename R::V b0 = R::load(b), b1 = R::load(b + R::L);                                               \
-      _Pragma("GCC unroll 16") for (int i = 0; i < Rows; ++i) {                                                  \
-        const typename R::V ai = R::bcast(a + i);                                                                \
-        acc[i][0] = R::fmadd(ai, b0, acc[i][0]);                                                                 \
-        acc[i][1] = R::fmadd(ai, b1, acc[i][1]);                                                                 \
-      }                                                                                                          \
-    }                                                                                                            \
-  }                                                                                                              \
-  template <typename T, int MR>                                                                                  \
-  ATTR void NAME##_tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool add, bool last) {            \
-    using R = REG<T>;                                                                                            \
-    using V = typename R::V;                                                                                     \
-    constexpr int L = R::L, NR = 2 * L;                                                                          \
-    alignas(64) T part[MR * NR];                                                                                 \
-    V acc[MR][2];                                                                                                \
-    _Pragma("GCC unroll 1") for (int64_t s = 0; s < kc; s += kGemmChain) {                                      \
-      const int64_t n = kc - s < kGemmChain ? kc - s : kGemmChain;                                               \
-      NAME##_chains<T, MR, MR>(n, a + s * MR, b + s * NR, acc);                                                  \
-      const bool first = s == 0, final = s + n == kc;                                                            \
-      _Pragma("GCC unroll 16") for (int i = 0; i < MR; ++i) {                                                    \
-        _Pragma("GCC unroll 2") for (int h = 0; h < 2; ++h) {                                                    \
-          /* gemm_chain_combine: the first chain starts the chunk's sum, later ones are added */                 \
-          V v = first ? acc[i][h] : R::add(R::load(part + i * NR + h * L), acc[i][h]);                           \
-          if (!final) {                                                                                          \
-            R::store(part + i * NR + h * L, v);                                                                  \
-            continue;                                                                                            \
-          }                                                                                                      \
-          if (add) v = R::add(R::load(c + i * ldc + h * L), v); /* gemm_chunk_combine */                         \
-          R::store(c + i * ldc + h * L, last ? R::canon(v) : v);                                                 \
-        }                                                                                                        \
-      }                                                                                                          \
-    }                                                                                                            \
+#define REPMODE_GEMM_SIMD_KERNELS(NAME, ATTR, REG)                                                        \
+  template <typename T, int Rows, int MR>                                                                 \
+  ATTR inline void NAME##_chains(int64_t kc, const T* a, const T* b, typename REG<T>::V(&acc)[Rows][2]) { \
+    using R = REG<T>;                                                                                     \
+    _Pragma("GCC unroll 16") for (int i = 0; i < Rows; ++i) acc[i][0] = acc[i][1] = R::zero();            \
+    _Pragma("GCC unroll 2") for (int64_t k = 0; k < kc; ++k, a += MR, b += 2 * R::L) {                    \
+      const typename R::V b0 = R::load(b), b1 = R::load(b + R::L);                                        \
+      _Pragma("GCC unroll 16") for (int i = 0; i < Rows; ++i) {                                           \
+        const typename R::V ai = R::bcast(a + i);                                                         \
+        acc[i][0] = R::fmadd(ai, b0, acc[i][0]);                                                          \
+        acc[i][1] = R::fmadd(ai, b1, acc[i][1]);                                                          \
+      }                                                                                                   \
+    }                                                                                                     \
+  }                                                                                                       \
+  template <typename T, int MR>                                                                           \
+  ATTR void NAME##_tile(int64_t kc, const T* a, const T* b, T* c, int64_t ldc, bool add, bool last) {     \
+    using R = REG<T>;                                                                                     \
+    using V = typename R::V;                                                                              \
+    constexpr int L = R::L, NR = 2 * L;                                                                   \
+    alignas(64) T part[MR * NR];                                                                          \
+    V acc[MR][2];                                                                                         \
+    _Pragma("GCC unroll 1") for (int64_t s = 0; s < kc; s += kGemmChain) {                                \
+      const int64_t n = kc - s < kGemmChain ? kc - s : kGemmChain;                                        \
+      NAME##_chains<T, MR, MR>(n, a + s * MR, b + s * NR, acc);                                           \
+      const bool first = s == 0, final = s + n == kc;                                                     \
+      _Pragma("GCC unroll 16") for (int i = 0; i < MR; ++i) {                                             \
+        _Pragma("GCC unroll 2") for (int h = 0; h < 2; ++h) {                                             \
+          /* gemm_chain_combine: the first chain starts the chunk's sum, later ones are added */          \
+          V v = first ? acc[i][h] : R::add(R::load(part + i * NR + h * L), acc[i][h]);                    \
+          if (!final) {                                                                                   \
+            R::store(part + i * NR + h * L, v);                                                           \
+            continue;                                                                                     \
+          }                                                                                               \
+          if (add) v = R::add(R::load(c + i * ldc + h * L), v); /* gemm_chunk_combine */                  \
+          R::store(c + i * ldc + h * L, last ? R::canon(v) : v);                                          \
+        }                                                                                                 \
+      }                                                                                                   \
+    }                                                                                                     \
   }
 
 // The AVX2 register traits of REPMODE_GEMM_SIMD_KERNELS: a 6-row tile is 12 chains (with the two

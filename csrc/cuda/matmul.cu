@@ -483,8 +483,8 @@ void gemm_async(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int6
   }
   if constexpr (std::is_same_v<T, float>) {
     if (gemm_runs_wide<float>(K)) {
-      gemm_short_kernel<<<blocks_for(batch * M * N), kBlock, 0, stream>>>(batch, M, N, K, A, sAb, sAm, sAk, B, sBb,
-                                                                         sBk, sBn, C, sCb, sCm, sCn);
+      gemm_short_kernel<<<blocks_for(batch * M * N), kBlock, 0, stream>>>(batch, M, N, K, A, sAb, sAm, sAk, B, sBb, sBk,
+                                                                          sBn, C, sCb, sCm, sCn);
       check_launch("gemm_short_kernel");
       return;
     }
