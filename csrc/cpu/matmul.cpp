@@ -344,14 +344,17 @@ using Avx512F64Kernel = Avx512Kernel<double, 12, 96, 256>;
 
 // Packs the m×kc block of A (row stride rs, column stride cs) as micro-panels of MR
 // rows: row i0+i, column k goes to dst[i0*kc + k*MR + i].
-template <class Kr, typename T = typename Kr::Elem>
-void pack_a(const T* A, int64_t rs, int64_t cs, int64_t m, int64_t kc, T* dst) {
+template <class Kr, typename S, typename T = typename Kr::Elem>
+void pack_a(const S* A, int64_t rs, int64_t cs, int64_t m, int64_t kc, T* dst) {
   constexpr int MR = Kr::MR;
   for (int64_t i0 = 0; i0 < m; i0 += MR, dst += MR * kc) {
-    const T* a = A + i0 * rs;
+    const S* a = A + i0 * rs;
     const int64_t mr = std::min<int64_t>(MR, m - i0);
-    if (mr == MR && cs == 1) {  // row-major A: gather MR rows
-      Kr::pack_a_rows(a, rs, kc, dst);
+    if (std::is_same_v<S, T> && mr == MR && cs == 1) {  // row-major A: gather MR rows (widening: below)
+      if constexpr (std::is_same_v<S, T>) Kr::pack_a_rows(a, rs, kc, dst);
+    } else if (mr == MR && cs == 1) {  // row-major A widened: each row read contiguously
+      for (int i = 0; i < MR; ++i)
+        for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = a[i * rs + k];
     } else if (mr == MR && rs == 1) {  // column-major A: MR contiguous elements per k
       for (int64_t k = 0; k < kc; ++k)
         for (int i = 0; i < MR; ++i) dst[k * MR + i] = a[k * cs + i];
@@ -364,8 +367,8 @@ void pack_a(const T* A, int64_t rs, int64_t cs, int64_t m, int64_t kc, T* dst) {
 
 // Packs the kc×n block of B (row stride rs, column stride cs) as micro-panels of NR
 // columns: row k, column j0+j goes to dst[j0*kc + k*NR + j].
-template <int NR, typename T>
-void pack_b(const T* B, int64_t rs, int64_t cs, int64_t kc, int64_t n, T* dst) {
+template <int NR, typename S, typename T>
+void pack_b(const S* B, int64_t rs, int64_t cs, int64_t kc, int64_t n, T* dst) {
   int64_t j0 = 0;
   if (cs == 1) {
     // Row-major B: read each row once, left to right, across all full micro-panels;
@@ -538,6 +541,38 @@ void run_output_tile_segments(const Problem<T>& p, int64_t bi, int64_t i0, int64
   }
 }
 
+// A short float32 product (gemm_runs_wide: K <= kGemmShortK, one k-block) through a float64
+// kernel Kr: the panels are widened exactly while packed, each micro-tile is computed into a
+// float64 tile (the order in float64, canonical NaN) and rounded once into C, then made canonical:
+// GemmSum's short rule, with no float64 copy of A, B or C beyond the panels.
+template <class Kr>
+void run_output_tile_wide(const Problem<float>& p, int64_t bi, int64_t i0, int64_t m, int64_t j0, int64_t n,
+                          double* apack, double* bpack) {
+  static_assert(std::is_same_v<typename Kr::Elem, double> && kGemmShortK <= Kr::KC, "one float64 k-block");
+  const auto [A, B, C] = TaskOrigin<float>(p, bi, i0, j0);
+  const int64_t mc = even_chunk(m, Kr::MC, Kr::MR), kc = p.K;
+  pack_b<Kr::NR>(B, p.sBk, p.sBn, kc, n, bpack);
+  for (int64_t ic = 0; ic < m; ic += mc) {
+    const int64_t rows = std::min(mc, m - ic);
+    pack_a<Kr>(A + ic * p.sAm, p.sAm, p.sAk, rows, kc, apack);
+    for (int64_t jr = 0; jr < n; jr += Kr::NR)
+      for (int64_t ir = 0; ir < rows; ir += Kr::MR) {
+        alignas(64) double tile[Kr::MR * Kr::NR];
+        Kr::tile(kc, apack + ir * kc, bpack + jr * kc, tile, Kr::NR, false, true);
+        const int64_t mr = std::min<int64_t>(Kr::MR, rows - ir), nr = std::min<int64_t>(Kr::NR, n - jr);
+        float* c = C + (ic + ir) * p.sCm + jr * p.sCn;
+        for (int64_t i = 0; i < mr; ++i) {
+          const double* t = tile + i * Kr::NR;
+          float* ci = c + i * p.sCm;
+          if (p.sCn == 1)  // contiguous rows: a loop the compiler vectorizes
+            for (int64_t j = 0; j < nr; ++j) ci[j] = canon(static_cast<float>(t[j]));
+          else
+            for (int64_t j = 0; j < nr; ++j) ci[j * p.sCn] = canon(static_cast<float>(t[j]));
+        }
+      }
+  }
+}
+
 // How the output is cut into tasks (one task = one thread's tile for the whole k
 // range). Task sizes never change results, only speed.
 struct TilePlan {
@@ -567,8 +602,11 @@ TilePlan plan_tasks(int64_t batch, int64_t M, int64_t N, int nthreads) {
 // Work below this many fmas runs on the calling thread: waking a team costs more.
 constexpr double kMinFmasForThreads = 1 << 18;
 
-template <class Kr, typename T = typename Kr::Elem>
-void run_gemm(const Problem<T>& p, int nthreads) {
+// Runs problem p (elements S) on kernel Kr; S = float with a float64 Kr is a short float32 product
+// (run_output_tile_wide).
+template <class Kr, typename S>
+void run_gemm(const Problem<S>& p, int nthreads) {
+  using T = typename Kr::Elem;
   static_assert(Kr::KC == kGemmChunk, "a k-block is one chunk of the canonical order");
   static_assert(kGemmChunk % kGemmChain == 0, "a chunk is whole chains");
   static_assert(scratch_bytes<Kr>() <= kScratchBytes, "packing panels exceed scratch");
@@ -588,11 +626,13 @@ void run_gemm(const Problem<T>& p, int nthreads) {
     T* bpack = apack + Kr::MC * Kr::KC;
     const int64_t jb = t % plan.nb, ib = (t / plan.nb) % plan.mb, bi = t / (plan.nb * plan.mb);
     const int64_t i0 = ib * plan.mt, j0 = jb * plan.nt;
-    if (p.seg > 0)
-      run_output_tile_segments<Kr>(p, bi, i0, std::min(plan.mt, p.M - i0), j0, std::min(plan.nt, p.N - j0), apack,
-                                   bpack);
+    const int64_t m = std::min(plan.mt, p.M - i0), n = std::min(plan.nt, p.N - j0);
+    if constexpr (!std::is_same_v<S, T>)
+      run_output_tile_wide<Kr>(p, bi, i0, m, j0, n, apack, bpack);
+    else if (p.seg > 0)
+      run_output_tile_segments<Kr>(p, bi, i0, m, j0, n, apack, bpack);
     else
-      run_output_tile<Kr>(p, bi, i0, std::min(plan.mt, p.M - i0), j0, std::min(plan.nt, p.N - j0), apack, bpack);
+      run_output_tile<Kr>(p, bi, i0, m, j0, n, apack, bpack);
   };
 
   if (nthreads <= 1) {
@@ -638,44 +678,26 @@ struct Kernels<double> {
 #endif
 };
 
-// A column-major C goes through its transpose; then the active ISA's kernels run the problem.
-template <typename T>
+// A column-major C goes through its transpose; then the active ISA's kernels for elements E run
+// the problem (E = double for a short float32 product: run_output_tile_wide).
+template <typename E, typename T>
 void run_on_active_isa(Problem<T> p, int nthreads) {
   if (p.sCn != 1 && p.sCm == 1) p = transposed(p);
   nthreads = std::max(nthreads, 1);
 #if REPMODE_GEMM_X86
-  if (active_isa() == Isa::avx512) return run_gemm<typename Kernels<T>::Avx512>(p, nthreads);
-  if (active_isa() == Isa::avx2) return run_gemm<typename Kernels<T>::Avx2>(p, nthreads);
+  if (active_isa() == Isa::avx512) return run_gemm<typename Kernels<E>::Avx512>(p, nthreads);
+  if (active_isa() == Isa::avx2) return run_gemm<typename Kernels<E>::Avx2>(p, nthreads);
 #endif
-  run_gemm<typename Kernels<T>::Scalar>(p, nthreads);
+  run_gemm<typename Kernels<E>::Scalar>(p, nthreads);
 }
 
 }  // namespace
 
 namespace {
 
-// A short float32 product (gemm_runs_wide: K <= 32): the float64 order on the operands widened
-// exactly, each output rounded once to float32 and made canonical — GemmSum's short rule. Blocks
-// of rows keep the float64 copies small; the float64 GEMM threads inside each block.
-void gemm_wide(const Problem<float>& p, int nthreads) {
-  const int64_t rows = std::max<int64_t>(1, std::min<int64_t>(p.M, (int64_t(1) << 18) / std::max<int64_t>(p.N, 1)));
-  std::vector<double> a(size_t(rows * p.K)), b(size_t(p.K * p.N)), c(size_t(rows * p.N));
-  for (int64_t bi = 0; bi < p.batch; ++bi) {
-    if (bi == 0 || p.sBb != 0)
-      for (int64_t k = 0; k < p.K; ++k)
-        for (int64_t j = 0; j < p.N; ++j) b[size_t(k * p.N + j)] = p.B[bi * p.sBb + k * p.sBk + j * p.sBn];
-    for (int64_t i0 = 0; i0 < p.M; i0 += rows) {
-      const int64_t m = std::min(rows, p.M - i0);
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t k = 0; k < p.K; ++k) a[size_t(i * p.K + k)] = p.A[bi * p.sAb + (i0 + i) * p.sAm + k * p.sAk];
-      run_on_active_isa(Problem<double>{1, m, p.N, p.K, a.data(), 0, p.K, 1, b.data(), 0, p.N, 1, c.data(), 0, p.N, 1},
-                        nthreads);
-      for (int64_t i = 0; i < m; ++i)
-        for (int64_t j = 0; j < p.N; ++j)
-          p.C[bi * p.sCb + (i0 + i) * p.sCm + j * p.sCn] = canon(static_cast<float>(c[size_t(i * p.N + j)]));
-    }
-  }
-}
+// A short float32 product (gemm_runs_wide: K <= 32): the float64 kernels on panels widened while
+// packed, each output rounded once (run_output_tile_wide).
+void gemm_wide(const Problem<float>& p, int nthreads) { run_on_active_isa<double>(p, nthreads); }
 
 // gemm_segments with short float32 segments: each segment's sum by gemm_wide into a buffer, then
 // added to C in segment order (the first stored unless `accumulate`), canonical NaNs at the end
@@ -707,7 +729,7 @@ void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sA
   if constexpr (std::is_same_v<T, float>) {
     if (gemm_runs_wide<float>(K)) return gemm_wide(p, nthreads);
   }
-  run_on_active_isa(p, nthreads);
+  run_on_active_isa<T>(p, nthreads);
 }
 
 template <typename T>
@@ -720,7 +742,7 @@ void gemm_segments(int64_t M, int64_t N, int64_t K, int64_t seg, const T* A, int
   if constexpr (std::is_same_v<T, float>) {
     if (gemm_runs_wide<float>(seg)) return gemm_segments_wide(p, nthreads);
   }
-  run_on_active_isa(p, nthreads);
+  run_on_active_isa<T>(p, nthreads);
 }
 
 // The plain reference: each output fed term by term through GemmSum (csrc/common/matmul.h).
