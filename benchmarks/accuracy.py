@@ -722,9 +722,12 @@ def render(rows: list[Row], full: bool = False) -> str:
 
 
 def parse(text: str) -> list[tuple[str, ...]]:
-    """(op, case, dtype, metric, repmode) of each table row of a rendered table."""
+    """(op, case, dtype, metric, repmode) of each row of the battery's table (the first table: the
+    sections after it have tables of their own)."""
     rows = []
     for line in text.splitlines():
+        if line.startswith("## ") and rows:
+            break
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) == 7 and cells[0] not in ("op", "---"):
             rows.append(tuple(cells[:5]))
