@@ -541,6 +541,27 @@ void run_output_tile_segments(const Problem<T>& p, int64_t bi, int64_t i0, int64
   }
 }
 
+// One row of a float64 micro-tile into C (column stride cs): each value rounded once to float32
+// and made canonical, then stored (`store`) or added to C; canonical NaNs after it when `end`.
+// The contiguous case is written as plain loops the compiler vectorizes (this runs once per
+// output and segment).
+inline void add_rounded_row(const double* t, float* c, int64_t cs, int64_t n, bool store, bool end) {
+  if (cs == 1) {
+    if (store)
+      for (int64_t j = 0; j < n; ++j) c[j] = canon(static_cast<float>(t[j]));
+    else
+      for (int64_t j = 0; j < n; ++j) c[j] = c[j] + canon(static_cast<float>(t[j]));
+    if (end)
+      for (int64_t j = 0; j < n; ++j) c[j] = canon(c[j]);
+    return;
+  }
+  for (int64_t j = 0; j < n; ++j) {
+    const float part = canon(static_cast<float>(t[j]));
+    const float v = store ? part : c[j * cs] + part;
+    c[j * cs] = end ? canon(v) : v;
+  }
+}
+
 // A short float32 product (gemm_runs_wide: K <= kGemmShortK, one k-block) through a float64
 // kernel Kr: the panels are widened exactly while packed, each micro-tile is computed into a
 // float64 tile (the order in float64, canonical NaN) and rounded once into C, then made canonical:
@@ -561,15 +582,39 @@ void run_output_tile_wide(const Problem<float>& p, int64_t bi, int64_t i0, int64
         Kr::tile(kc, apack + ir * kc, bpack + jr * kc, tile, Kr::NR, false, true);
         const int64_t mr = std::min<int64_t>(Kr::MR, rows - ir), nr = std::min<int64_t>(Kr::NR, n - jr);
         float* c = C + (ic + ir) * p.sCm + jr * p.sCn;
-        for (int64_t i = 0; i < mr; ++i) {
-          const double* t = tile + i * Kr::NR;
-          float* ci = c + i * p.sCm;
-          if (p.sCn == 1)  // contiguous rows: a loop the compiler vectorizes
-            for (int64_t j = 0; j < nr; ++j) ci[j] = canon(static_cast<float>(t[j]));
-          else
-            for (int64_t j = 0; j < nr; ++j) ci[j * p.sCn] = canon(static_cast<float>(t[j]));
-        }
+        for (int64_t i = 0; i < mr; ++i) add_rounded_row(tile + i * Kr::NR, c + i * p.sCm, p.sCn, nr, true, false);
       }
+  }
+}
+
+// gemm_segments with short float32 segments (gemm_runs_wide(seg)) through a float64 kernel Kr:
+// each segment's sum is the float64 chunk order on panels widened while packed, rounded once and
+// made canonical (GemmSum's short rule), then stored into C (the first, unless `accumulate`) or
+// added to it in segment order; canonical NaNs after the last segment when `finish`.
+template <class Kr>
+void run_output_tile_segments_wide(const Problem<float>& p, int64_t bi, int64_t i0, int64_t m, int64_t j0, int64_t n,
+                                   double* apack, double* bpack) {
+  const auto [A, B, C] = TaskOrigin<float>(p, bi, i0, j0);
+  const int64_t mc = even_chunk(m, Kr::MC, Kr::MR);
+  const int64_t block = (Kr::KC / p.seg) * p.seg;
+  for (int64_t k0 = 0; k0 < p.K; k0 += block) {
+    const int64_t kc = std::min<int64_t>(block, p.K - k0);
+    pack_b<Kr::NR>(B + k0 * p.sBk, p.sBk, p.sBn, kc, n, bpack);
+    for (int64_t ic = 0; ic < m; ic += mc) {
+      const int64_t rows = std::min(mc, m - ic);
+      pack_a<Kr>(A + ic * p.sAm + k0 * p.sAk, p.sAm, p.sAk, rows, kc, apack);
+      for (int64_t jr = 0; jr < n; jr += Kr::NR)
+        for (int64_t ir = 0; ir < rows; ir += Kr::MR) {
+          const int64_t mr = std::min<int64_t>(Kr::MR, rows - ir), nr = std::min<int64_t>(Kr::NR, n - jr);
+          float* c = C + (ic + ir) * p.sCm + jr * p.sCn;
+          for (int64_t s = 0; s < kc; s += p.seg) {
+            alignas(64) double tile[Kr::MR * Kr::NR];
+            Kr::tile(p.seg, apack + ir * kc + s * Kr::MR, bpack + jr * kc + s * Kr::NR, tile, Kr::NR, false, true);
+            const bool store = k0 + s == 0 && !p.accumulate, end = p.finish && k0 + s + p.seg == p.K;
+            for (int64_t i = 0; i < mr; ++i) add_rounded_row(tile + i * Kr::NR, c + i * p.sCm, p.sCn, nr, store, end);
+          }
+        }
+    }
   }
 }
 
@@ -627,9 +672,12 @@ void run_gemm(const Problem<S>& p, int nthreads) {
     const int64_t jb = t % plan.nb, ib = (t / plan.nb) % plan.mb, bi = t / (plan.nb * plan.mb);
     const int64_t i0 = ib * plan.mt, j0 = jb * plan.nt;
     const int64_t m = std::min(plan.mt, p.M - i0), n = std::min(plan.nt, p.N - j0);
-    if constexpr (!std::is_same_v<S, T>)
-      run_output_tile_wide<Kr>(p, bi, i0, m, j0, n, apack, bpack);
-    else if (p.seg > 0)
+    if constexpr (!std::is_same_v<S, T>) {
+      if (p.seg > 0)
+        run_output_tile_segments_wide<Kr>(p, bi, i0, m, j0, n, apack, bpack);
+      else
+        run_output_tile_wide<Kr>(p, bi, i0, m, j0, n, apack, bpack);
+    } else if (p.seg > 0)
       run_output_tile_segments<Kr>(p, bi, i0, m, j0, n, apack, bpack);
     else
       run_output_tile<Kr>(p, bi, i0, m, j0, n, apack, bpack);
@@ -693,33 +741,6 @@ void run_on_active_isa(Problem<T> p, int nthreads) {
 
 }  // namespace
 
-namespace {
-
-// A short float32 product (gemm_runs_wide: K <= 32): the float64 kernels on panels widened while
-// packed, each output rounded once (run_output_tile_wide).
-void gemm_wide(const Problem<float>& p, int nthreads) { run_on_active_isa<double>(p, nthreads); }
-
-// gemm_segments with short float32 segments: each segment's sum by gemm_wide into a buffer, then
-// added to C in segment order (the first stored unless `accumulate`), canonical NaNs at the end
-// when `finish`: the additions of tile_segments, on the short rule's segment sums.
-void gemm_segments_wide(const Problem<float>& p, int nthreads) {
-  std::vector<float> part(size_t(p.M * p.N));
-  for (int64_t s = 0; s * p.seg < p.K; ++s) {
-    gemm_wide(Problem<float>{1, p.M, p.N, p.seg, p.A + s * p.seg * p.sAk, 0, p.sAm, p.sAk, p.B + s * p.seg * p.sBk, 0,
-                             p.sBk, p.sBn, part.data(), 0, p.N, 1},
-              nthreads);
-    const bool store = s == 0 && !p.accumulate, end = p.finish && (s + 1) * p.seg == p.K;
-    for (int64_t i = 0; i < p.M; ++i)
-      for (int64_t j = 0; j < p.N; ++j) {
-        float& c = p.C[i * p.sCm + j * p.sCn];
-        const float v = store ? part[size_t(i * p.N + j)] : c + part[size_t(i * p.N + j)];
-        c = end ? canon(v) : v;
-      }
-  }
-}
-
-}  // namespace
-
 template <typename T>
 void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sAb, int64_t sAm, int64_t sAk, const T* B,
           int64_t sBb, int64_t sBk, int64_t sBn, T* C, int64_t sCb, int64_t sCm, int64_t sCn, int nthreads) {
@@ -727,7 +748,7 @@ void gemm(int64_t batch, int64_t M, int64_t N, int64_t K, const T* A, int64_t sA
   if (batch <= 0 || M <= 0 || N <= 0) return;
   if (K <= 0) return fill_zero(p);
   if constexpr (std::is_same_v<T, float>) {
-    if (gemm_runs_wide<float>(K)) return gemm_wide(p, nthreads);
+    if (gemm_runs_wide<float>(K)) return run_on_active_isa<double>(p, nthreads);  // run_output_tile_wide
   }
   run_on_active_isa<T>(p, nthreads);
 }
@@ -740,7 +761,7 @@ void gemm_segments(int64_t M, int64_t N, int64_t K, int64_t seg, const T* A, int
   if (M <= 0 || N <= 0 || K <= 0) return;  // no segment: C keeps its values
   const Problem<T> p{1, M, N, K, A, 0, sAm, sAk, B, 0, sBk, sBn, C, 0, sCm, sCn, seg, accumulate, finish};
   if constexpr (std::is_same_v<T, float>) {
-    if (gemm_runs_wide<float>(seg)) return gemm_segments_wide(p, nthreads);
+    if (gemm_runs_wide<float>(seg)) return run_on_active_isa<double>(p, nthreads);  // run_output_tile_segments_wide
   }
   run_on_active_isa<T>(p, nthreads);
 }
