@@ -77,7 +77,7 @@ def check(expect_digest: str, repo: Path) -> None:
     table = _run("repmode ops", exe + ["ops"])
     rows = [line for line in table.splitlines() if line.startswith("| `aten.")]
     _check(len(rows) > 500 and any(r.startswith("| `aten.mm.default` | kernel |") for r in rows)
-           and "each output a three-level sum over k" in table, "repmode ops",
+           and "each output a four-level sum over k" in table, "repmode ops",
            f"the table has {len(rows)} rows, or lacks aten.mm.default's row with its order summary")
     one = _run("repmode ops mm", [sys.executable, "-m", "repmode", "ops", "aten.mm.default"])
     _check(one.splitlines()[2].startswith("| `aten.mm.default` | matmul | kernel |"), "repmode ops aten.mm.default",

@@ -237,7 +237,7 @@ def test_accuracy_against_float64(rng):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 @pytest.mark.parametrize("K", [4096, 65536, 300000])
 def test_error_stays_flat_in_k(rng, dtype, K):
-    """All-positive inputs (no cancellation, the error is the summation's): the three-level order
+    """All-positive inputs (no cancellation, the error is the summation's): the four-level order
     keeps the relative error a few units of roundoff at any k, where one chain over k grew like k·u
     (36x native torch at k = 65,536). Bound: the worst draws measured here stay under 6u
     (docs/semantics.md gives the derivation and benchmarks/accuracy.py the comparison with native)."""
