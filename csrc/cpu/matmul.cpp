@@ -2,7 +2,7 @@
 // output is the canonical four-level sum over k of csrc/common/matmul.h (chains of 16 k, each an
 // fma chain from +0.0; the 16 chains of a 256-k chunk summed in order; chunk partials summed per
 // group of 64 chunks; group sums summed), or, for a float32 sum of at most 32 terms, that order in
-// float64 on the widened operands rounded once (gemm_wide).
+// float64 on the widened operands rounded once (run_output_tile_wide).
 //
 // How the blocking keeps the order:
 //  * Threads own whole output tiles (a task: one batch item, a range of rows and a
@@ -350,11 +350,12 @@ void pack_a(const S* A, int64_t rs, int64_t cs, int64_t m, int64_t kc, T* dst) {
   for (int64_t i0 = 0; i0 < m; i0 += MR, dst += MR * kc) {
     const S* a = A + i0 * rs;
     const int64_t mr = std::min<int64_t>(MR, m - i0);
-    if (std::is_same_v<S, T> && mr == MR && cs == 1) {  // row-major A: gather MR rows (widening: below)
-      if constexpr (std::is_same_v<S, T>) Kr::pack_a_rows(a, rs, kc, dst);
-    } else if (mr == MR && cs == 1) {  // row-major A widened: each row read contiguously
-      for (int i = 0; i < MR; ++i)
-        for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = a[i * rs + k];
+    if (mr == MR && cs == 1) {  // row-major A: gather MR rows (a widening copy reads each row in turn)
+      if constexpr (std::is_same_v<S, T>)
+        Kr::pack_a_rows(a, rs, kc, dst);
+      else
+        for (int i = 0; i < MR; ++i)
+          for (int64_t k = 0; k < kc; ++k) dst[k * MR + i] = a[i * rs + k];
     } else if (mr == MR && rs == 1) {  // column-major A: MR contiguous elements per k
       for (int64_t k = 0; k < kc; ++k)
         for (int i = 0; i < MR; ++i) dst[k * MR + i] = a[k * cs + i];
@@ -551,7 +552,7 @@ inline void add_rounded_row(const double* t, float* c, int64_t cs, int64_t n, bo
       for (int64_t j = 0; j < n; ++j) c[j] = canon(static_cast<float>(t[j]));
     else
       for (int64_t j = 0; j < n; ++j) c[j] = c[j] + canon(static_cast<float>(t[j]));
-    if (end)
+    if (end && !store)  // (a stored value is canonical already)
       for (int64_t j = 0; j < n; ++j) c[j] = canon(c[j]);
     return;
   }
@@ -562,41 +563,19 @@ inline void add_rounded_row(const double* t, float* c, int64_t cs, int64_t n, bo
   }
 }
 
-// A short float32 product (gemm_runs_wide: K <= kGemmShortK, one k-block) through a float64
-// kernel Kr: the panels are widened exactly while packed, each micro-tile is computed into a
-// float64 tile (the order in float64, canonical NaN) and rounded once into C, then made canonical:
-// GemmSum's short rule, with no float64 copy of A, B or C beyond the panels.
+// Short float32 sums through a float64 kernel Kr (GemmSum's short rule): a short product
+// (gemm_runs_wide(K), seg = 0: one segment of K terms) or gemm_segments with short segments
+// (gemm_runs_wide(seg)). Each segment's sum is the float64 chunk order on panels widened exactly
+// while packed, rounded once and made canonical, then stored into C (the first, unless
+// `accumulate`) or added to it in segment order; canonical NaNs after the last one when `finish`.
+// No float64 copy of A, B or C beyond the panels and one micro-tile.
 template <class Kr>
 void run_output_tile_wide(const Problem<float>& p, int64_t bi, int64_t i0, int64_t m, int64_t j0, int64_t n,
                           double* apack, double* bpack) {
-  static_assert(std::is_same_v<typename Kr::Elem, double> && kGemmShortK <= Kr::KC, "one float64 k-block");
+  static_assert(std::is_same_v<typename Kr::Elem, double> && kGemmShortK <= Kr::KC, "a float64 k-block");
   const auto [A, B, C] = TaskOrigin<float>(p, bi, i0, j0);
-  const int64_t mc = even_chunk(m, Kr::MC, Kr::MR), kc = p.K;
-  pack_b<Kr::NR>(B, p.sBk, p.sBn, kc, n, bpack);
-  for (int64_t ic = 0; ic < m; ic += mc) {
-    const int64_t rows = std::min(mc, m - ic);
-    pack_a<Kr>(A + ic * p.sAm, p.sAm, p.sAk, rows, kc, apack);
-    for (int64_t jr = 0; jr < n; jr += Kr::NR)
-      for (int64_t ir = 0; ir < rows; ir += Kr::MR) {
-        alignas(64) double tile[Kr::MR * Kr::NR];
-        Kr::tile(kc, apack + ir * kc, bpack + jr * kc, tile, Kr::NR, false, true);
-        const int64_t mr = std::min<int64_t>(Kr::MR, rows - ir), nr = std::min<int64_t>(Kr::NR, n - jr);
-        float* c = C + (ic + ir) * p.sCm + jr * p.sCn;
-        for (int64_t i = 0; i < mr; ++i) add_rounded_row(tile + i * Kr::NR, c + i * p.sCm, p.sCn, nr, true, false);
-      }
-  }
-}
-
-// gemm_segments with short float32 segments (gemm_runs_wide(seg)) through a float64 kernel Kr:
-// each segment's sum is the float64 chunk order on panels widened while packed, rounded once and
-// made canonical (GemmSum's short rule), then stored into C (the first, unless `accumulate`) or
-// added to it in segment order; canonical NaNs after the last segment when `finish`.
-template <class Kr>
-void run_output_tile_segments_wide(const Problem<float>& p, int64_t bi, int64_t i0, int64_t m, int64_t j0, int64_t n,
-                                   double* apack, double* bpack) {
-  const auto [A, B, C] = TaskOrigin<float>(p, bi, i0, j0);
-  const int64_t mc = even_chunk(m, Kr::MC, Kr::MR);
-  const int64_t block = (Kr::KC / p.seg) * p.seg;
+  const int64_t mc = even_chunk(m, Kr::MC, Kr::MR), seg = p.seg > 0 ? p.seg : p.K;
+  const int64_t block = (Kr::KC / seg) * seg;
   for (int64_t k0 = 0; k0 < p.K; k0 += block) {
     const int64_t kc = std::min<int64_t>(block, p.K - k0);
     pack_b<Kr::NR>(B + k0 * p.sBk, p.sBk, p.sBn, kc, n, bpack);
@@ -607,10 +586,10 @@ void run_output_tile_segments_wide(const Problem<float>& p, int64_t bi, int64_t 
         for (int64_t ir = 0; ir < rows; ir += Kr::MR) {
           const int64_t mr = std::min<int64_t>(Kr::MR, rows - ir), nr = std::min<int64_t>(Kr::NR, n - jr);
           float* c = C + (ic + ir) * p.sCm + jr * p.sCn;
-          for (int64_t s = 0; s < kc; s += p.seg) {
+          for (int64_t s = 0; s < kc; s += seg) {
             alignas(64) double tile[Kr::MR * Kr::NR];
-            Kr::tile(p.seg, apack + ir * kc + s * Kr::MR, bpack + jr * kc + s * Kr::NR, tile, Kr::NR, false, true);
-            const bool store = k0 + s == 0 && !p.accumulate, end = p.finish && k0 + s + p.seg == p.K;
+            Kr::tile(seg, apack + ir * kc + s * Kr::MR, bpack + jr * kc + s * Kr::NR, tile, Kr::NR, false, true);
+            const bool store = k0 + s == 0 && !p.accumulate, end = p.finish && k0 + s + seg == p.K;
             for (int64_t i = 0; i < mr; ++i) add_rounded_row(tile + i * Kr::NR, c + i * p.sCm, p.sCn, nr, store, end);
           }
         }
@@ -672,12 +651,9 @@ void run_gemm(const Problem<S>& p, int nthreads) {
     const int64_t jb = t % plan.nb, ib = (t / plan.nb) % plan.mb, bi = t / (plan.nb * plan.mb);
     const int64_t i0 = ib * plan.mt, j0 = jb * plan.nt;
     const int64_t m = std::min(plan.mt, p.M - i0), n = std::min(plan.nt, p.N - j0);
-    if constexpr (!std::is_same_v<S, T>) {
-      if (p.seg > 0)
-        run_output_tile_segments_wide<Kr>(p, bi, i0, m, j0, n, apack, bpack);
-      else
-        run_output_tile_wide<Kr>(p, bi, i0, m, j0, n, apack, bpack);
-    } else if (p.seg > 0)
+    if constexpr (!std::is_same_v<S, T>)
+      run_output_tile_wide<Kr>(p, bi, i0, m, j0, n, apack, bpack);
+    else if (p.seg > 0)
       run_output_tile_segments<Kr>(p, bi, i0, m, j0, n, apack, bpack);
     else
       run_output_tile<Kr>(p, bi, i0, m, j0, n, apack, bpack);
@@ -761,7 +737,7 @@ void gemm_segments(int64_t M, int64_t N, int64_t K, int64_t seg, const T* A, int
   if (M <= 0 || N <= 0 || K <= 0) return;  // no segment: C keeps its values
   const Problem<T> p{1, M, N, K, A, 0, sAm, sAk, B, 0, sBk, sBn, C, 0, sCm, sCn, seg, accumulate, finish};
   if constexpr (std::is_same_v<T, float>) {
-    if (gemm_runs_wide<float>(seg)) return run_on_active_isa<double>(p, nthreads);  // run_output_tile_segments_wide
+    if (gemm_runs_wide<float>(seg)) return run_on_active_isa<double>(p, nthreads);  // run_output_tile_wide
   }
   run_on_active_isa<T>(p, nthreads);
 }
