@@ -121,42 +121,32 @@ def test_mm_past_one_group_equals_exact_rational_model(rng):
     assert_bitwise_equal(got, model_mm(a, b))
 
 
-def test_the_order_is_not_the_single_chain(rng):
-    """The model checks mean something: one fma chain over all k (the order of NUMERICS_VERSION <= 2)
-    gives other bits on most outputs of a 2,000-long product."""
-    a = torch.rand(4, 2000, generator=rng)
-    b = torch.rand(2000, 4, generator=rng)
+def _differs_from_one_chain(a: torch.Tensor, b: torch.Tensor) -> int:
+    """How many outputs of repmode's a @ b differ from one float32 fma chain over all of k."""
     with repmode.enabled():
         got = (a @ b).flatten().tolist()
     A = [[Fraction(v) for v in row] for row in a.tolist()]
     B = [[Fraction(v) for v in row] for row in b.t().tolist()]
     chain = []
-    for i in range(4):
-        for j in range(4):
+    for row in A:
+        for col in B:
             acc = 0.0
-            for x, y in zip(A[i], B[j]):
+            for x, y in zip(row, col):
                 acc = round_to_float32(x * y + Fraction(acc))
             chain.append(acc)
-    assert sum(g != c for g, c in zip(got, chain)) >= 8
+    return sum(g != c for g, c in zip(got, chain))
+
+
+def test_the_order_is_not_the_single_chain(rng):
+    """The model checks mean something: one fma chain over all k (the order of NUMERICS_VERSION <= 2)
+    gives other bits on most outputs of a 2,000-long product."""
+    assert _differs_from_one_chain(torch.rand(4, 2000, generator=rng), torch.rand(2000, 4, generator=rng)) >= 8
 
 
 def test_the_order_is_not_version_6s_chunk_chains(rng):
-    """The chain level means something: chunks of one 256-term fma chain (NUMERICS_VERSION 3-6)
-    give other bits on most outputs of a 250-long product."""
-    a = torch.randn(4, 250, generator=rng)
-    b = torch.randn(250, 4, generator=rng)
-    with repmode.enabled():
-        got = (a @ b).flatten().tolist()
-    A = [[Fraction(v) for v in row] for row in a.tolist()]
-    B = [[Fraction(v) for v in row] for row in b.t().tolist()]
-    chunk_chain = []
-    for i in range(4):
-        for j in range(4):
-            acc = 0.0
-            for x, y in zip(A[i], B[j]):
-                acc = round_to_float32(x * y + Fraction(acc))
-            chunk_chain.append(acc)
-    assert sum(g != c for g, c in zip(got, chunk_chain)) >= 8
+    """The chain level means something: chunks of one 256-term fma chain (NUMERICS_VERSION 3-6; a
+    250-long product is one such chunk) give other bits on most outputs."""
+    assert _differs_from_one_chain(torch.randn(4, 250, generator=rng), torch.randn(250, 4, generator=rng)) >= 8
 
 
 @pytest.mark.parametrize("isa", available_isas())
